@@ -1,0 +1,62 @@
+# s2s — build, tests, sanitizers, benchmarks.
+#   make          build ./s2s
+#   make test     unit, gradient-check and end-to-end tests (Criterion)
+#   make asan     the same suite under AddressSanitizer + UndefinedBehaviorSanitizer
+#   make bench    benchmarks against the PyTorch reference (not part of test)
+
+PKGS      := openblas libutf8proc
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+
+CC       ?= cc
+OPT      ?= -O2 -g
+SAN      ?=
+BUILD    ?= build/release
+BIN      ?= s2s
+PYTHON   ?= /usr/bin/python3
+CFLAGS_ALL = -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow -Wno-unused-parameter \
+             $(OPT) $(SAN) -Isrc $(PKG_CFLAGS) -MMD -MP $(CFLAGS)
+LDLIBS_ALL = $(SAN) $(PKG_LIBS) -lm -lpthread $(LDLIBS)
+
+LIB_SRC  := $(sort $(filter-out src/main.c,$(shell find src -name '*.c')))
+LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
+TEST_SRC := $(sort $(shell find tests -name '*.c'))
+TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
+TEST_BIN := $(BUILD)/s2s-tests
+
+.PHONY: all test asan bench clean check-deps
+all: $(BIN)
+
+check-deps:
+	@pkg-config --exists $(PKGS) || { echo "s2s: missing libraries; install them with:"; \
+	  echo "  sudo apt-get install -y build-essential pkg-config libopenblas-dev libutf8proc-dev libcriterion-dev"; exit 1; }
+
+$(BUILD)/libs2s.a: $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BIN): $(BUILD)/src/main.o $(BUILD)/libs2s.a | check-deps
+	$(CC) -o $@ $^ $(LDLIBS_ALL)
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -Itests -c -o $@ $<
+
+$(TEST_BIN): $(TEST_OBJ) $(BUILD)/libs2s.a
+	$(CC) -o $@ $^ -lcriterion $(LDLIBS_ALL)
+
+# Tests run from the repository root; end-to-end tests run the binary named by S2S.
+test: $(BIN) $(TEST_BIN)
+	S2S=./$(BIN) PYTHON=$(PYTHON) $(TEST_BIN) -j2
+
+ASAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+asan:
+	$(MAKE) --no-print-directory BUILD=build/asan BIN=build/asan/s2s OPT="-O1 -g" SAN="$(ASAN_FLAGS)" test
+
+bench: $(BIN)
+	bench/run.sh
+
+clean:
+	rm -rf build $(BIN)
+
+-include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BUILD)/src/main.d

@@ -1,0 +1,26 @@
+/* A growable byte buffer, always NUL-terminated. */
+#ifndef S2S_BASE_BUF_H
+#define S2S_BASE_BUF_H
+
+#include <stddef.h>
+#include "base/err.h"
+
+typedef struct Buf {
+    char *data;  /* NUL-terminated; NULL until the first append */
+    size_t len;
+    size_t cap;
+} Buf;
+
+void buf_reserve(Buf *b, size_t extra);
+void buf_append(Buf *b, const void *p, size_t n);
+void buf_puts(Buf *b, const char *s);
+void buf_putc(Buf *b, char c);
+void buf_printf(Buf *b, const char *fmt, ...) S2S_PRINTF(2, 3);
+/* Appends s as a JSON string literal, quotes included. */
+void buf_json_str(Buf *b, const char *s, size_t n);
+void buf_clear(Buf *b);
+void buf_free(Buf *b);
+/* Returns the contents (never NULL) and leaves b empty; the caller frees it. */
+char *buf_take(Buf *b);
+
+#endif

@@ -1,0 +1,6 @@
+/* The subcommands, one file each (src/cmd_NAME.c). argv[0] is the subcommand name. */
+#ifndef S2S_COMMANDS_H
+#define S2S_COMMANDS_H
+
+
+#endif

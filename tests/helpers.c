@@ -1,0 +1,141 @@
+#include "helpers.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+char *strf(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *s = NULL;
+    if (vasprintf(&s, fmt, ap) < 0)
+        abort();
+    va_end(ap);
+    return s;
+}
+
+char *slurp(const char *path, size_t *len)
+{
+    FILE *fp = fopen(path, "rb");
+    if (!fp)
+        return NULL;
+    size_t cap = 4096, n = 0;
+    char *buf = malloc(cap);
+    size_t got;
+    while ((got = fread(buf + n, 1, cap - n - 1, fp)) > 0) {
+        n += got;
+        if (cap - n - 1 == 0)
+            buf = realloc(buf, cap *= 2);
+    }
+    fclose(fp);
+    buf[n] = '\0';
+    if (len)
+        *len = n;
+    return buf;
+}
+
+void write_file(const char *path, const char *data)
+{
+    FILE *fp = fopen(path, "wb");
+    if (!fp)
+        abort();
+    fwrite(data, 1, strlen(data), fp);
+    fclose(fp);
+}
+
+int file_exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+int dir_count(const char *path)
+{
+    DIR *d = opendir(path);
+    if (!d)
+        return -1;
+    int n = 0;
+    struct dirent *de;
+    while ((de = readdir(d)))
+        if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+            n++;
+    closedir(d);
+    return n;
+}
+
+char *tmpdir_new(void)
+{
+    char *t = strdup("/tmp/s2s-test-XXXXXX");
+    if (!mkdtemp(t))
+        abort();
+    return t;
+}
+
+void rm_rf(const char *path)
+{
+    char *cmd = strf("rm -rf '%s'", path);
+    if (system(cmd) != 0)
+        fprintf(stderr, "warning: could not remove %s\n", path);
+    free(cmd);
+}
+
+const char *fra_corpus(void)
+{
+    static const char *p = "../shared/data/fra.txt";
+    return file_exists(p) ? p : NULL;
+}
+
+RunResult run_s2s(const char *stdin_data, const char *const *args)
+{
+    RunResult r = {0};
+    char *dir = tmpdir_new();
+    char *in = strf("%s/in", dir), *out = strf("%s/out", dir), *err = strf("%s/err", dir);
+    write_file(in, stdin_data ? stdin_data : "");
+    const char *bin = getenv("S2S");
+    if (!bin || !*bin)
+        bin = "./s2s";
+    size_t n = 0;
+    while (args[n])
+        n++;
+    char **argv = calloc(n + 2, sizeof *argv);
+    argv[0] = (char *)bin;
+    for (size_t i = 0; i < n; i++)
+        argv[i + 1] = (char *)args[i];
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        int fi = open(in, O_RDONLY), fo = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644),
+            fe = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        dup2(fi, 0);
+        dup2(fo, 1);
+        dup2(fe, 2);
+        execv(bin, argv);
+        _exit(127);
+    }
+    int st = 0;
+    waitpid(pid, &st, 0);
+    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    r.out = slurp(out, &r.out_len);
+    r.err = slurp(err, &r.err_len);
+    free(argv);
+    rm_rf(dir);
+    free(in);
+    free(out);
+    free(err);
+    free(dir);
+    return r;
+}
+
+void run_free(RunResult *r)
+{
+    free(r->out);
+    free(r->err);
+    r->out = r->err = NULL;
+}

@@ -1,0 +1,37 @@
+/* Shared helpers for the Criterion test suite. */
+#ifndef S2S_TESTS_HELPERS_H
+#define S2S_TESTS_HELPERS_H
+
+#include <stddef.h>
+
+/* The outcome of running the real s2s binary (path from $S2S, default ./s2s). */
+typedef struct RunResult {
+    int status;     /* exit status, or 128+signal when killed */
+    char *out;      /* stdout, NUL-terminated */
+    char *err;      /* stderr, NUL-terminated */
+    size_t out_len, err_len;
+} RunResult;
+
+/* Runs s2s with the NULL-terminated args (without the program name), feeding
+   stdin_data (NULL: empty stdin). */
+RunResult run_s2s(const char *stdin_data, const char *const *args);
+#define RUN_S2S(stdin_data, ...) run_s2s((stdin_data), (const char *const[]){__VA_ARGS__, NULL})
+void run_free(RunResult *r);
+
+/* A fresh empty directory under /tmp; rm_rf removes it and everything below. */
+char *tmpdir_new(void);
+void rm_rf(const char *path);
+/* path_fmt with printf arguments, freshly allocated. */
+char *strf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Whole file or NULL when it cannot be read; len may be NULL. */
+char *slurp(const char *path, size_t *len);
+void write_file(const char *path, const char *data);
+int file_exists(const char *path);
+/* Number of entries in a directory, not counting . and .. (-1 if it cannot be opened). */
+int dir_count(const char *path);
+
+/* The full Tatoeba corpus when present beside the repository, else NULL. */
+const char *fra_corpus(void);
+
+#endif
