@@ -20,9 +20,22 @@ LDLIBS_ALL = $(SAN) $(PKG_LIBS) -lm -lpthread $(LDLIBS)
 
 LIB_SRC  := $(sort $(filter-out src/main.c,$(shell find src -name '*.c')))
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
-TEST_SRC := $(sort $(shell find tests -name '*.c'))
+TEST_SRC := $(sort $(filter-out tests/gradcheck/%,$(shell find tests -name '*.c')))
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 TEST_BIN := $(BUILD)/s2s-tests
+
+# Gradient checks: the engine and model sources (float in libs2s.a) are compiled a
+# second time with real = double into $(BUILD)/double/ and linked, with the base
+# objects and tests/gradcheck/, into a second Criterion binary.
+NUM_SRC  := $(sort $(shell find src/nn src/model -name '*.c' 2>/dev/null))
+BASE_OBJ := $(filter $(BUILD)/src/base/%,$(LIB_OBJ))
+GC_SRC   := $(sort $(shell find tests/gradcheck -name '*.c' 2>/dev/null))
+GC_OBJ   := $(NUM_SRC:%.c=$(BUILD)/double/%.o) $(GC_SRC:%.c=$(BUILD)/double/%.o)
+GC_BIN   := $(BUILD)/s2s-gradcheck
+
+# The engine's inner loops are written to vectorise; have the compiler do so at -O2.
+NUM_CFLAGS := -ftree-vectorize -fvect-cost-model=dynamic
+$(NUM_SRC:%.c=$(BUILD)/%.o) $(NUM_SRC:%.c=$(BUILD)/double/%.o): CFLAGS_ALL += $(NUM_CFLAGS)
 
 .PHONY: all test asan bench clean check-deps
 all: $(BIN)
@@ -38,6 +51,10 @@ $(BUILD)/libs2s.a: $(LIB_OBJ)
 $(BIN): $(BUILD)/src/main.o $(BUILD)/libs2s.a | check-deps
 	$(CC) -o $@ $^ $(LDLIBS_ALL)
 
+$(BUILD)/double/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -DS2S_REAL_DOUBLE -Itests -c -o $@ $<
+
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -Itests -c -o $@ $<
@@ -45,8 +62,12 @@ $(BUILD)/%.o: %.c
 $(TEST_BIN): $(TEST_OBJ) $(BUILD)/libs2s.a
 	$(CC) -o $@ $^ -lcriterion $(LDLIBS_ALL)
 
+$(GC_BIN): $(GC_OBJ) $(BASE_OBJ)
+	$(CC) -o $@ $^ -lcriterion $(LDLIBS_ALL)
+
 # Tests run from the repository root; end-to-end tests run the binary named by S2S.
-test: $(BIN) $(TEST_BIN)
+test: $(BIN) $(TEST_BIN) $(GC_BIN)
+	$(GC_BIN) -j2
 	S2S=./$(BIN) PYTHON=$(PYTHON) $(TEST_BIN) -j2
 
 ASAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
@@ -59,4 +80,4 @@ bench: $(BIN)
 clean:
 	rm -rf build $(BIN)
 
--include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BUILD)/src/main.d
+-include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(GC_OBJ:.o=.d) $(BUILD)/src/main.d

@@ -1,0 +1,97 @@
+/* Elementwise operations, embedding lookup, concatenation and dropout.
+   Every operation is a forward/backward pair; backward accumulates (+=) into the
+   gradients it is given and skips a NULL gradient. Nothing here allocates. */
+#ifndef S2S_NN_OPS_H
+#define S2S_NN_OPS_H
+
+#include <stddef.h>
+
+#include "base/rng.h"
+#include "nn/real.h"
+
+/* out = inp + b (b broadcast over rows); out may equal inp. */
+void nn_bias_forward(real *out,        // (N,C)
+                     const real *inp,  // (N,C)
+                     const real *b,    // (C)
+                     int N, int C);
+/* dinp += dout, db += sum over rows of dout. */
+void nn_bias_backward(real *dinp,        // (N,C) or NULL
+                      real *db,          // (C) or NULL
+                      const real *dout,  // (N,C)
+                      int N, int C);
+
+/* out = tanh(inp); out may equal inp. */
+void nn_tanh_forward(real *out,        // (n)
+                     const real *inp,  // (n)
+                     size_t n);
+/* dinp += dout * (1 - out^2), from the forward output. */
+void nn_tanh_backward(real *dinp,        // (n)
+                      const real *dout,  // (n)
+                      const real *out,   // (n)
+                      size_t n);
+
+/* out = 1 / (1 + exp(-inp)); out may equal inp. */
+void nn_sigmoid_forward(real *out,        // (n)
+                        const real *inp,  // (n)
+                        size_t n);
+/* dinp += dout * out * (1 - out), from the forward output. */
+void nn_sigmoid_backward(real *dinp,        // (n)
+                         const real *dout,  // (n)
+                         const real *out,   // (n)
+                         size_t n);
+
+/* out[i] = E[ids[i]]; every id must lie in [0, V) (the padding id is looked up like
+   any other). */
+void nn_embedding_forward(real *out,        // (N,D)
+                          const int *ids,   // (N)
+                          const real *E,    // (V,D)
+                          int N, int V, int D);
+/* dE[ids[i]] += dout[i] (repeated ids add up). */
+void nn_embedding_backward(real *dE,          // (V,D)
+                           const real *dout,  // (N,D)
+                           const int *ids,    // (N)
+                           int N, int V, int D);
+
+/* out = [parts[0] | parts[1] | ...] along the last axis; part k is (N, widths[k]). */
+void nn_concat_forward(real *out,                 // (N, sum of widths)
+                       const real *const *parts,  // nparts x (N, widths[k])
+                       const int *widths,         // (nparts)
+                       int nparts, int N);
+/* dparts[k] += the slice of dout that part k filled; a NULL dparts[k] is skipped. */
+void nn_concat_backward(real *const *dparts,  // nparts x (N, widths[k]), entries may be NULL
+                        const real *dout,     // (N, sum of widths)
+                        const int *widths,    // (nparts)
+                        int nparts, int N);
+
+/* parts[k] = slice k of inp along the last axis (the inverse of concat). */
+void nn_split_forward(real *const *parts,  // nparts x (N, widths[k]), entries may be NULL
+                      const real *inp,     // (N, sum of widths)
+                      const int *widths,   // (nparts)
+                      int nparts, int N);
+/* The slices of dinp += dparts[k]; a NULL dparts[k] adds nothing. */
+void nn_split_backward(real *dinp,                 // (N, sum of widths)
+                       const real *const *dparts,  // nparts x (N, widths[k]), entries may be NULL
+                       const int *widths,          // (nparts)
+                       int nparts, int N);
+
+/* Inverted dropout: mask[i] = 0 with probability p, else 1/(1-p), drawn from rng;
+   out = inp * mask; out may equal inp. 0 <= p < 1. With p == 0 the mask is all ones,
+   out is an exact copy and rng is not touched. */
+void nn_dropout_forward(real *out,        // (n)
+                        real *mask,       // (n) written
+                        const real *inp,  // (n)
+                        size_t n, real p, Rng *rng);
+/* dinp += dout * mask. */
+void nn_dropout_backward(real *dinp,        // (n)
+                         const real *dout,  // (n)
+                         const real *mask,  // (n)
+                         size_t n);
+
+/* Sum of x[i]^2 accumulated in double (global gradient norm for clipping). */
+double nn_sumsq(const real *x,  // (n)
+                size_t n);
+/* x *= s. */
+void nn_scale(real *x,  // (n)
+              size_t n, real s);
+
+#endif
