@@ -9,6 +9,7 @@
 #include "model/seq2seq.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -62,9 +63,12 @@ void model_init_random(Model *m, Rng *rng)
         else if (p->ndim == 2)
             fan_in = p->shape[1];
         else {
-            /* a linear layer's bias: the fan-in of the weight just before it */
-            CHECK(i > 0 && m->layout.info[i - 1].ndim == 2);
-            fan_in = m->layout.info[i - 1].shape[1];
+            /* a linear layer's bias: the fan-in of its weight (the tied projection's is P) */
+            char wname[PARAM_NAME_MAX];
+            size_t n = strlen(p->name) - strlen("bias");
+            snprintf(wname, sizeof wname, "%.*sweight", (int)n, p->name);
+            int wi = param_find(&m->layout, wname);
+            fan_in = wi >= 0 ? m->layout.info[wi].shape[1] : c->deep_out;
         }
         double bound = 1.0 / sqrt((double)fan_in);
         for (size_t k = 0; k < p->size; k++)
