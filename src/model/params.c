@@ -1,0 +1,122 @@
+#include "model/params.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/err.h"
+
+/*
+ * The one place that defines the order, names and shapes of the parameters.
+ * It either records ParamInfo entries (info != NULL) or binds pointers (base != NULL).
+ */
+typedef struct Walker {
+    ParamInfo *info;
+    int n;
+    size_t total;
+    real *base;
+} Walker;
+
+static real *add(Walker *w, const char *name, int rows, int cols)
+{
+    size_t size = (size_t)rows * (size_t)(cols ? cols : 1);
+    if (w->info) {
+        ParamInfo *p = &w->info[w->n];
+        CHECK(strlen(name) < PARAM_NAME_MAX);
+        strcpy(p->name, name);
+        p->ndim = cols ? 2 : 1;
+        p->shape[0] = rows;
+        p->shape[1] = cols;
+        p->offset = w->total;
+        p->size = size;
+    }
+    real *ptr = w->base ? w->base + w->total : NULL;
+    w->n++;
+    w->total += size;
+    return ptr;
+}
+
+static void add_rnn(Walker *w, RnnWeights *rw, const char *module, int layer, const char *suffix,
+                    int gates, int hc, int in)
+{
+    char name[PARAM_NAME_MAX];
+    snprintf(name, sizeof name, "%s.weight_ih_l%d%s", module, layer, suffix);
+    rw->w_ih = add(w, name, gates * hc, in);
+    snprintf(name, sizeof name, "%s.weight_hh_l%d%s", module, layer, suffix);
+    rw->w_hh = add(w, name, gates * hc, hc);
+    snprintf(name, sizeof name, "%s.bias_ih_l%d%s", module, layer, suffix);
+    rw->b_ih = add(w, name, gates * hc, 0);
+    snprintf(name, sizeof name, "%s.bias_hh_l%d%s", module, layer, suffix);
+    rw->b_hh = add(w, name, gates * hc, 0);
+}
+
+static void walk(Walker *w, Weights *out, const ModelConfig *c)
+{
+    Weights dummy;
+    Weights *ws = out ? out : &dummy;
+    memset(ws, 0, sizeof *ws);
+    int G = model_gates(c), E = c->emb, H = c->hidden, D = c->dec_hidden, A = c->attn,
+        P = c->deep_out, K = model_enc_size(c), dirs = c->bidir ? 2 : 1;
+    char name[PARAM_NAME_MAX];
+
+    ws->src_emb = add(w, "src_emb.weight", c->src_vocab, E);
+    ws->tgt_emb = add(w, "tgt_emb.weight", c->tgt_vocab, E);
+    for (int l = 0; l < c->layers; l++)
+        for (int d = 0; d < dirs; d++)
+            add_rnn(w, &ws->enc[l][d], "encoder", l, d ? "_reverse" : "", G, H, l ? K : E);
+    for (int l = 0; l < c->layers; l++) {
+        snprintf(name, sizeof name, "bridge.%d.weight", l);
+        ws->bridge_w[l] = add(w, name, D, K);
+        snprintf(name, sizeof name, "bridge.%d.bias", l);
+        ws->bridge_b[l] = add(w, name, D, 0);
+    }
+    if (c->cell == CELL_LSTM)
+        for (int l = 0; l < c->layers; l++) {
+            snprintf(name, sizeof name, "bridge_c.%d.weight", l);
+            ws->bridge_cw[l] = add(w, name, D, K);
+            snprintf(name, sizeof name, "bridge_c.%d.bias", l);
+            ws->bridge_cb[l] = add(w, name, D, 0);
+        }
+    ws->att_q = add(w, "attention.query.weight", A, D);
+    ws->att_k = add(w, "attention.key.weight", A, K);
+    ws->att_kb = add(w, "attention.key.bias", A, 0);
+    ws->att_v = add(w, "attention.v.weight", 1, A);
+    for (int l = 0; l < c->layers; l++)
+        add_rnn(w, &ws->dec[l], "decoder", l, "", G, D, l ? D : E + K);
+    ws->pre_w = add(w, "out.pre.weight", P, D + K + E);
+    ws->pre_b = add(w, "out.pre.bias", P, 0);
+    ws->proj_w = c->tie_embeddings ? ws->tgt_emb : add(w, "out.proj.weight", c->tgt_vocab, P);
+    ws->proj_b = add(w, "out.proj.bias", c->tgt_vocab, 0);
+}
+
+void param_layout_init(ParamLayout *l, const ModelConfig *c)
+{
+    Walker count = {0};
+    walk(&count, NULL, c);
+    Walker rec = {.info = xcalloc((size_t)count.n, sizeof(ParamInfo))};
+    walk(&rec, NULL, c);
+    l->info = rec.info;
+    l->n = rec.n;
+    l->total = rec.total;
+}
+
+void param_layout_free(ParamLayout *l)
+{
+    free(l->info);
+    l->info = NULL;
+    l->n = 0;
+}
+
+void weights_bind(Weights *w, real *base, const ModelConfig *c)
+{
+    Walker bind = {.base = base};
+    walk(&bind, w, c);
+}
+
+int param_find(const ParamLayout *l, const char *name)
+{
+    for (int i = 0; i < l->n; i++)
+        if (strcmp(l->info[i].name, name) == 0)
+            return i;
+    return -1;
+}

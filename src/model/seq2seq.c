@@ -1,0 +1,704 @@
+/*
+ * Encoder–decoder with Bahdanau attention (docs/model.md).
+ *
+ * Layout: everything is time-major. Source positions (S,B,·), target steps (T,B,·).
+ * The batch is sorted by source length, so at encoder time step t the valid rows are
+ * the prefix [0, n_t). Rows beyond it keep a zero state and a zero output, which is
+ * what PyTorch's packed sequences compute.
+ */
+#include "model/seq2seq.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/err.h"
+#include "nn/attention.h"
+#include "nn/linalg.h"
+#include "nn/loss.h"
+#include "nn/ops.h"
+#include "nn/rnn_cell.h"
+
+/* ------------------------------------------------------------------ model */
+
+void model_init(Model *m, const ModelConfig *cfg, bool with_grads)
+{
+    memset(m, 0, sizeof *m);
+    m->cfg = *cfg;
+    param_layout_init(&m->layout, cfg);
+    m->params = xcalloc(m->layout.total, sizeof(real));
+    weights_bind(&m->w, m->params, cfg);
+    if (with_grads) {
+        m->grads = xcalloc(m->layout.total, sizeof(real));
+        weights_bind(&m->g, m->grads, cfg);
+    }
+}
+
+void model_free(Model *m)
+{
+    param_layout_free(&m->layout);
+    free(m->params);
+    free(m->grads);
+    memset(m, 0, sizeof *m);
+}
+
+void model_init_random(Model *m, Rng *rng)
+{
+    const ModelConfig *c = &m->cfg;
+    for (int i = 0; i < m->layout.n; i++) {
+        const ParamInfo *p = &m->layout.info[i];
+        real *x = m->params + p->offset;
+        if (strstr(p->name, "_emb.")) {
+            for (size_t k = 0; k < p->size; k++)
+                x[k] = (real)rng_normal(rng);
+            continue;
+        }
+        /* fan_in: the hidden size for RNN tensors (as nn.GRU/nn.LSTM), else the input width */
+        int fan_in;
+        if (strncmp(p->name, "encoder.", 8) == 0)
+            fan_in = c->hidden;
+        else if (strncmp(p->name, "decoder.", 8) == 0)
+            fan_in = c->dec_hidden;
+        else if (p->ndim == 2)
+            fan_in = p->shape[1];
+        else {
+            /* a linear layer's bias: the fan-in of its weight (the tied projection's is P) */
+            char wname[PARAM_NAME_MAX];
+            size_t n = strlen(p->name) - strlen("bias");
+            snprintf(wname, sizeof wname, "%.*sweight", (int)n, p->name);
+            int wi = param_find(&m->layout, wname);
+            fan_in = wi >= 0 ? m->layout.info[wi].shape[1] : c->deep_out;
+        }
+        double bound = 1.0 / sqrt((double)fan_in);
+        for (size_t k = 0; k < p->size; k++)
+            x[k] = (real)((2.0 * rng_uniform(rng) - 1.0) * bound);
+    }
+}
+
+/* ------------------------------------------------------------------ work */
+
+typedef struct EncDir {
+    real *gi;    /* (S,B,G*H) input projections of all steps */
+    real *st;    /* (S,B,H) hidden states, zero where invalid */
+    real *cst;   /* (S,B,H) LSTM cell states */
+    real *cache; /* (S,B,C*H) gate values */
+    real *dst, *dcst, *dgi; /* gradients of the same */
+} EncDir;
+
+typedef struct DecLayer {
+    real *in;    /* (T,B,D) input of layers > 0 (dropout of the layer below) */
+    real *mask;  /* (T,B,D) its dropout mask */
+    real *gi;    /* (B,G*D) scratch */
+    real *gh;    /* (B,G*D) scratch */
+    real *s;     /* (T,B,D) states */
+    real *c;     /* (T,B,D) LSTM cell states */
+    real *cache; /* (T,B,C*D) */
+    real *ds, *dc, *din; /* (T,B,D) */
+    real *s0, *c0, *ds0, *dc0; /* (B,D) initial states and their gradients */
+    real *bin, *cbin; /* (B,K) bridge inputs [hf; hb] for h and c */
+} DecLayer;
+
+struct Work {
+    ModelConfig cfg;
+    int max_b, max_s, max_t;
+    bool training;
+    real *mem;
+    /* encoder */
+    real *xs, *xs_mask;                       /* (S,B,E) */
+    real *lin[MODEL_MAX_LAYERS], *lin_mask[MODEL_MAX_LAYERS]; /* (S,B,K) layers > 0 */
+    real *out[MODEL_MAX_LAYERS];              /* (S,B,K) layer outputs */
+    real *dout[MODEL_MAX_LAYERS];             /* (S,B,K) */
+    real *dlin;                               /* (S,B,K) */
+    real *dxs;                                /* (S,B,E) */
+    EncDir enc[MODEL_MAX_LAYERS][2];
+    real *zeros;                              /* (B, max(H,D)) */
+    real *egh, *edgh;                         /* (B,G*H) scratch */
+    real *keys, *dkeys;                       /* (S,B,A) */
+    real *dbin;                               /* (B,K) */
+    /* decoder */
+    DecLayer dec[MODEL_MAX_LAYERS];
+    real *y, *y_mask, *dy;                    /* (T,B,E) */
+    real *q, *dq;                             /* (T,B,A), (B,A) */
+    real *att_cache;                          /* (T,S,B,A) */
+    real *e, *de;                             /* (T,B,S), (B,S) */
+    real *a, *da;                             /* (T,B,S), (B,S) */
+    real *ctx, *dctx;                         /* (T,B,K) */
+    real *x0, *dx0;                           /* (T,B,E+K), (B,E+K) */
+    real *dgi, *dgh;                          /* (B,G*D) */
+    real *feat, *dfeat;                       /* (T,B,D+K+E) */
+    real *pre, *dpre;                         /* (T,B,P) */
+    real *pre_drop, *pre_mask;                /* (T,B,P) */
+    real *logits;                             /* (T,B,V) */
+    real *probs;                              /* (T,B,V) softmax, then its gradient */
+    /* the batch currently held */
+    int B, S, T;
+};
+
+/* Carves buffers from one allocation; a first pass with base NULL only counts. */
+typedef struct Carver {
+    real *base;
+    size_t used;
+} Carver;
+
+static real *carve(Carver *cv, size_t n)
+{
+    real *p = cv->base ? cv->base + cv->used : NULL;
+    cv->used += (n + 15) & ~(size_t)15; /* 64-byte aligned slices for float */
+    return p;
+}
+
+static void work_carve(Work *w, Carver *cv)
+{
+    const ModelConfig *c = &w->cfg;
+    size_t B = (size_t)w->max_b, S = (size_t)w->max_s, T = (size_t)w->max_t;
+    size_t E = (size_t)c->emb, H = (size_t)c->hidden, D = (size_t)c->dec_hidden,
+           A = (size_t)c->attn, P = (size_t)c->deep_out, V = (size_t)c->tgt_vocab,
+           K = (size_t)model_enc_size(c), G = (size_t)model_gates(c);
+    size_t C = c->cell == CELL_GRU ? NN_GRU_CACHE : NN_LSTM_CACHE;
+    bool tr = w->training, lstm = c->cell == CELL_LSTM;
+    int dirs = c->bidir ? 2 : 1;
+
+    w->xs = carve(cv, S * B * E);
+    w->xs_mask = carve(cv, S * B * E);
+    for (int l = 0; l < c->layers; l++) {
+        if (l > 0) {
+            w->lin[l] = carve(cv, S * B * K);
+            w->lin_mask[l] = carve(cv, S * B * K);
+        }
+        w->out[l] = carve(cv, S * B * K);
+        if (tr)
+            w->dout[l] = carve(cv, S * B * K);
+        for (int d = 0; d < dirs; d++) {
+            EncDir *ed = &w->enc[l][d];
+            ed->gi = carve(cv, S * B * G * H);
+            ed->st = carve(cv, S * B * H);
+            ed->cache = carve(cv, S * B * C * H);
+            if (lstm)
+                ed->cst = carve(cv, S * B * H);
+            if (tr) {
+                ed->dst = carve(cv, S * B * H);
+                ed->dgi = carve(cv, S * B * G * H);
+                if (lstm)
+                    ed->dcst = carve(cv, S * B * H);
+            }
+        }
+    }
+    if (tr) {
+        w->dlin = carve(cv, S * B * K);
+        w->dxs = carve(cv, S * B * E);
+        w->edgh = carve(cv, B * G * H);
+        w->dkeys = carve(cv, S * B * A);
+        w->dbin = carve(cv, B * K);
+    }
+    w->zeros = carve(cv, B * (H > D ? H : D));
+    w->egh = carve(cv, B * G * H);
+    w->keys = carve(cv, S * B * A);
+
+    for (int l = 0; l < c->layers; l++) {
+        DecLayer *dl = &w->dec[l];
+        if (l > 0) {
+            dl->in = carve(cv, T * B * D);
+            dl->mask = carve(cv, T * B * D);
+        }
+        dl->gi = carve(cv, B * G * D);
+        dl->gh = carve(cv, B * G * D);
+        dl->s = carve(cv, T * B * D);
+        dl->cache = carve(cv, T * B * C * D);
+        dl->s0 = carve(cv, B * D);
+        dl->bin = carve(cv, B * K);
+        if (lstm) {
+            dl->c = carve(cv, T * B * D);
+            dl->c0 = carve(cv, B * D);
+            dl->cbin = carve(cv, B * K);
+        }
+        if (tr) {
+            dl->ds = carve(cv, T * B * D);
+            dl->ds0 = carve(cv, B * D);
+            if (l > 0)
+                dl->din = carve(cv, B * D);
+            if (lstm) {
+                dl->dc = carve(cv, T * B * D);
+                dl->dc0 = carve(cv, B * D);
+            }
+        }
+    }
+    w->y = carve(cv, T * B * E);
+    w->y_mask = carve(cv, T * B * E);
+    w->q = carve(cv, T * B * A);
+    w->att_cache = carve(cv, T * S * B * A);
+    w->e = carve(cv, T * B * S);
+    w->a = carve(cv, T * B * S);
+    w->ctx = carve(cv, T * B * K);
+    w->x0 = carve(cv, T * B * (E + K));
+    w->feat = carve(cv, T * B * (D + K + E));
+    w->pre = carve(cv, T * B * P);
+    w->pre_drop = carve(cv, T * B * P);
+    w->pre_mask = carve(cv, T * B * P);
+    w->logits = carve(cv, T * B * V);
+    w->probs = carve(cv, T * B * V);
+    if (tr) {
+        w->dy = carve(cv, T * B * E);
+        w->dq = carve(cv, B * A);
+        w->de = carve(cv, B * S);
+        w->da = carve(cv, B * S);
+        w->dctx = carve(cv, T * B * K);
+        w->dx0 = carve(cv, B * (E + K));
+        w->dgi = carve(cv, B * G * D);
+        w->dgh = carve(cv, B * G * D);
+        w->dfeat = carve(cv, T * B * (D + K + E));
+        w->dpre = carve(cv, T * B * P);
+    }
+}
+
+Work *work_new(const ModelConfig *cfg, int max_b, int max_s, int max_t, bool training)
+{
+    Work *w = xcalloc(1, sizeof *w);
+    w->cfg = *cfg;
+    w->max_b = max_b;
+    w->max_s = max_s;
+    w->max_t = max_t;
+    w->training = training;
+    Carver count = {0};
+    work_carve(w, &count);
+    w->mem = xcalloc(count.used, sizeof(real));
+    Carver cv = {.base = w->mem};
+    work_carve(w, &cv);
+    return w;
+}
+
+void work_free(Work *w)
+{
+    if (!w)
+        return;
+    free(w->mem);
+    free(w);
+}
+
+const real *work_logits(const Work *w) { return w->logits; }
+
+/* ------------------------------------------------------------------ encoder */
+
+/* Rows valid at source position t: the batch is sorted by length. */
+static int active_rows(const Batch *b, int t)
+{
+    int n = b->B;
+    while (n > 0 && b->src_len[n - 1] <= t)
+        n--;
+    return n;
+}
+
+static void dropout_fwd(real *out, real *mask, const real *in, size_t n, real p, Rng *rng)
+{
+    nn_dropout_forward(out, mask, in, n, rng ? p : 0, rng);
+}
+
+/* One direction of one encoder layer over the whole batch. */
+static void enc_dir_forward(Work *w, const RnnWeights *rw, EncDir *ed, const real *x, int in_size,
+                            bool reverse, const Batch *b)
+{
+    const ModelConfig *c = &w->cfg;
+    int B = b->B, S = b->S, H = c->hidden, G = model_gates(c);
+    bool lstm = c->cell == CELL_LSTM;
+    int C = lstm ? NN_LSTM_CACHE : NN_GRU_CACHE;
+    size_t step = (size_t)B * H;
+
+    /* Input projections of all positions in one product. */
+    nn_linear_forward(ed->gi, x, rw->w_ih, rw->b_ih, S * B, in_size, G * H);
+    memset(ed->st, 0, (size_t)S * step * sizeof(real));
+    if (lstm)
+        memset(ed->cst, 0, (size_t)S * step * sizeof(real));
+    for (int k = 0; k < S; k++) {
+        int t = reverse ? S - 1 - k : k;
+        int n = active_rows(b, t);
+        int tp = reverse ? t + 1 : t - 1; /* previous position in this direction */
+        bool first = tp < 0 || tp >= S;
+        const real *h = first ? w->zeros : ed->st + (size_t)tp * step;
+        real *gi = ed->gi + (size_t)t * B * G * H;
+        nn_linear_forward(w->egh, h, rw->w_hh, rw->b_hh, n, H, G * H);
+        real *cache = ed->cache + (size_t)t * B * C * H;
+        if (lstm) {
+            const real *cprev = first ? w->zeros : ed->cst + (size_t)tp * step;
+            nn_lstm_cell_forward(ed->st + (size_t)t * step, ed->cst + (size_t)t * step, cache, gi,
+                                 w->egh, cprev, n, H);
+        } else {
+            nn_gru_cell_forward(ed->st + (size_t)t * step, cache, gi, w->egh, h, n, H);
+        }
+    }
+}
+
+static void enc_dir_backward(Work *w, const RnnWeights *rw, RnnWeights *gw, EncDir *ed,
+                             const real *x, real *dx, int in_size, bool reverse, const Batch *b)
+{
+    const ModelConfig *c = &w->cfg;
+    int B = b->B, S = b->S, H = c->hidden, G = model_gates(c);
+    bool lstm = c->cell == CELL_LSTM;
+    int C = lstm ? NN_LSTM_CACHE : NN_GRU_CACHE;
+    size_t step = (size_t)B * H;
+
+    memset(ed->dgi, 0, (size_t)S * B * G * H * sizeof(real));
+    for (int k = S - 1; k >= 0; k--) {
+        int t = reverse ? S - 1 - k : k;
+        int n = active_rows(b, t);
+        int tp = reverse ? t + 1 : t - 1;
+        bool first = tp < 0 || tp >= S;
+        const real *h = first ? w->zeros : ed->st + (size_t)tp * step;
+        real *dh = first ? NULL : ed->dst + (size_t)tp * step;
+        real *dgi = ed->dgi + (size_t)t * B * G * H;
+        const real *cache = ed->cache + (size_t)t * B * C * H;
+        memset(w->edgh, 0, (size_t)n * G * H * sizeof(real));
+        if (lstm) {
+            const real *cprev = first ? w->zeros : ed->cst + (size_t)tp * step;
+            real *dcprev = first ? NULL : ed->dcst + (size_t)tp * step;
+            nn_lstm_cell_backward(dgi, dcprev, ed->dst + (size_t)t * step, ed->dcst + (size_t)t * step,
+                                  cache, cprev, n, H);
+            memcpy(w->edgh, dgi, (size_t)n * G * H * sizeof(real));
+        } else {
+            nn_gru_cell_backward(dgi, w->edgh, dh, ed->dst + (size_t)t * step, cache, h, n, H);
+        }
+        nn_linear_backward(dh, gw->w_hh, gw->b_hh, w->edgh, h, rw->w_hh, n, H, G * H);
+    }
+    nn_linear_backward(dx, gw->w_ih, gw->b_ih, ed->dgi, x, rw->w_ih, S * B, in_size, G * H);
+}
+
+static void encoder_forward(Model *m, Work *w, const Batch *b, Rng *rng)
+{
+    const ModelConfig *c = &m->cfg;
+    int B = b->B, S = b->S, E = c->emb, H = c->hidden, K = model_enc_size(c);
+    size_t SB = (size_t)S * B;
+
+    nn_embedding_forward(w->xs, b->src, m->w.src_emb, S * B, c->src_vocab, E);
+    dropout_fwd(w->xs, w->xs_mask, w->xs, SB * E, c->dropout, rng);
+    for (int l = 0; l < c->layers; l++) {
+        const real *x = w->xs;
+        int in_size = E;
+        if (l > 0) {
+            dropout_fwd(w->lin[l], w->lin_mask[l], w->out[l - 1], SB * K, c->dropout, rng);
+            x = w->lin[l];
+            in_size = K;
+        }
+        for (int d = 0; d < (c->bidir ? 2 : 1); d++)
+            enc_dir_forward(w, &m->w.enc[l][d], &w->enc[l][d], x, in_size, d == 1, b);
+        if (c->bidir) {
+            const real *parts[2] = {w->enc[l][0].st, w->enc[l][1].st};
+            int widths[2] = {H, H};
+            nn_concat_forward(w->out[l], parts, widths, 2, S * B);
+        } else {
+            memcpy(w->out[l], w->enc[l][0].st, SB * H * sizeof(real));
+        }
+    }
+    nn_linear_forward(w->keys, w->out[c->layers - 1], m->w.att_k, m->w.att_kb, S * B, K, c->attn);
+
+    /* Bridge: [final forward state; backward state at position 0] per layer. */
+    for (int l = 0; l < c->layers; l++) {
+        DecLayer *dl = &w->dec[l];
+        for (int k = 0; k < 2 && (k == 0 || c->cell == CELL_LSTM); k++) {
+            real *bin = k ? dl->cbin : dl->bin;
+            for (int r = 0; r < B; r++) {
+                const EncDir *f = &w->enc[l][0];
+                const real *src = k ? f->cst : f->st;
+                memcpy(bin + (size_t)r * K, src + ((size_t)(b->src_len[r] - 1) * B + r) * H,
+                       (size_t)H * sizeof(real));
+                if (c->bidir) {
+                    const EncDir *bw = &w->enc[l][1];
+                    const real *bsrc = k ? bw->cst : bw->st;
+                    memcpy(bin + (size_t)r * K + H, bsrc + (size_t)r * H, (size_t)H * sizeof(real));
+                }
+            }
+            real *s0 = k ? dl->c0 : dl->s0;
+            nn_linear_forward(s0, bin, k ? m->w.bridge_cw[l] : m->w.bridge_w[l],
+                              k ? m->w.bridge_cb[l] : m->w.bridge_b[l], B, K, c->dec_hidden);
+            nn_tanh_forward(s0, s0, (size_t)B * c->dec_hidden);
+        }
+    }
+}
+
+static void encoder_backward(Model *m, Work *w, const Batch *b)
+{
+    const ModelConfig *c = &m->cfg;
+    int B = b->B, S = b->S, E = c->emb, H = c->hidden, K = model_enc_size(c), D = c->dec_hidden;
+    size_t SB = (size_t)S * B;
+    int top = c->layers - 1;
+    bool lstm = c->cell == CELL_LSTM;
+
+    /* keys = out_top Wk^T + bk */
+    nn_linear_backward(w->dout[top], m->g.att_k, m->g.att_kb, w->dkeys, w->out[top], m->w.att_k,
+                       S * B, K, c->attn);
+
+    for (int l = top; l >= 0; l--) {
+        int dirs = c->bidir ? 2 : 1;
+        for (int d = 0; d < dirs; d++) {
+            memset(w->enc[l][d].dst, 0, SB * H * sizeof(real));
+            if (lstm)
+                memset(w->enc[l][d].dcst, 0, SB * H * sizeof(real));
+        }
+        /* outputs → per-direction states; invalid positions carry no gradient */
+        if (c->bidir) {
+            real *parts[2] = {w->enc[l][0].dst, w->enc[l][1].dst};
+            int widths[2] = {H, H};
+            nn_concat_backward(parts, w->dout[l], widths, 2, S * B);
+        } else {
+            memcpy(w->enc[l][0].dst, w->dout[l], SB * H * sizeof(real));
+        }
+        for (int t = 0; t < S; t++) {
+            int n = active_rows(b, t);
+            for (int d = 0; d < dirs; d++) {
+                memset(w->enc[l][d].dst + ((size_t)t * B + n) * H, 0, (size_t)(B - n) * H * sizeof(real));
+            }
+        }
+        /* bridge */
+        DecLayer *dl = &w->dec[l];
+        for (int k = 0; k < 2 && (k == 0 || lstm); k++) {
+            real *s0 = k ? dl->c0 : dl->s0, *ds0 = k ? dl->dc0 : dl->ds0;
+            real *bin = k ? dl->cbin : dl->bin;
+            /* ds0 becomes the gradient before tanh, in place */
+            for (size_t i = 0; i < (size_t)B * D; i++)
+                ds0[i] *= 1 - s0[i] * s0[i];
+            real *dbin = w->dbin;
+            memset(dbin, 0, (size_t)B * K * sizeof(real));
+            nn_linear_backward(dbin, k ? m->g.bridge_cw[l] : m->g.bridge_w[l],
+                               k ? m->g.bridge_cb[l] : m->g.bridge_b[l], ds0, bin,
+                               k ? m->w.bridge_cw[l] : m->w.bridge_w[l], B, K, D);
+            for (int r = 0; r < B; r++) {
+                real *df = (k ? w->enc[l][0].dcst : w->enc[l][0].dst) +
+                           ((size_t)(b->src_len[r] - 1) * B + r) * H;
+                for (int i = 0; i < H; i++)
+                    df[i] += dbin[(size_t)r * K + i];
+                if (c->bidir) {
+                    real *dbw = (k ? w->enc[l][1].dcst : w->enc[l][1].dst) + (size_t)r * H;
+                    for (int i = 0; i < H; i++)
+                        dbw[i] += dbin[(size_t)r * K + H + i];
+                }
+            }
+        }
+        const real *x = l > 0 ? w->lin[l] : w->xs;
+        int in_size = l > 0 ? K : E;
+        real *dx = l > 0 ? w->dlin : w->dxs;
+        memset(dx, 0, SB * in_size * sizeof(real));
+        for (int d = 0; d < dirs; d++)
+            enc_dir_backward(w, &m->w.enc[l][d], &m->g.enc[l][d], &w->enc[l][d], x, dx, in_size, d == 1, b);
+        if (l > 0) {
+            memset(w->dout[l - 1], 0, SB * K * sizeof(real));
+            nn_dropout_backward(w->dout[l - 1], w->dlin, w->lin_mask[l], SB * K);
+        }
+    }
+    /* embedding dropout, then the lookup */
+    for (size_t i = 0; i < SB * E; i++)
+        w->dxs[i] *= w->xs_mask[i];
+    nn_embedding_backward(m->g.src_emb, w->dxs, b->src, S * B, c->src_vocab, E);
+}
+
+/* ------------------------------------------------------------------ decoder */
+
+/* One decoder step t from the target embeddings y[t] (already looked up). */
+static void dec_step(Model *m, Work *w, const Batch *b, int t, Rng *rng)
+{
+    const ModelConfig *c = &m->cfg;
+    int B = b->B, S = b->S, E = c->emb, K = model_enc_size(c), D = c->dec_hidden, A = c->attn,
+        G = model_gates(c), top = c->layers - 1;
+    bool lstm = c->cell == CELL_LSTM;
+    int C = lstm ? NN_LSTM_CACHE : NN_GRU_CACHE;
+    size_t BD = (size_t)B * D;
+
+    /* attention with the previous top state as query */
+    const real *sprev = t ? w->dec[top].s + (size_t)(t - 1) * BD : w->dec[top].s0;
+    real *q = w->q + (size_t)t * B * A;
+    nn_linear_forward(q, sprev, m->w.att_q, NULL, B, D, A);
+    real *e = w->e + (size_t)t * B * S, *a = w->a + (size_t)t * B * S;
+    nn_attn_score_forward(e, w->att_cache + (size_t)t * S * B * A, q, w->keys, m->w.att_v, S, B, A);
+    nn_masked_softmax_forward(a, e, b->src_len, B, S);
+    real *ctx = w->ctx + (size_t)t * B * K;
+    nn_attn_context_forward(ctx, a, w->out[top], S, B, K);
+
+    /* RNN layers */
+    real *y = w->y + (size_t)t * B * E;
+    real *x0 = w->x0 + (size_t)t * B * (E + K);
+    const real *parts[2] = {y, ctx};
+    int widths[2] = {E, K};
+    nn_concat_forward(x0, parts, widths, 2, B);
+    for (int l = 0; l < c->layers; l++) {
+        DecLayer *dl = &w->dec[l];
+        const real *x = x0;
+        int in_size = E + K;
+        if (l > 0) {
+            real *in = dl->in + (size_t)t * BD;
+            dropout_fwd(in, dl->mask + (size_t)t * BD, w->dec[l - 1].s + (size_t)t * BD, BD, c->dropout, rng);
+            x = in;
+            in_size = D;
+        }
+        const real *h = t ? dl->s + (size_t)(t - 1) * BD : dl->s0;
+        nn_linear_forward(dl->gi, x, m->w.dec[l].w_ih, m->w.dec[l].b_ih, B, in_size, G * D);
+        nn_linear_forward(dl->gh, h, m->w.dec[l].w_hh, m->w.dec[l].b_hh, B, D, G * D);
+        real *cache = dl->cache + (size_t)t * B * C * D;
+        if (lstm) {
+            const real *cp = t ? dl->c + (size_t)(t - 1) * BD : dl->c0;
+            nn_lstm_cell_forward(dl->s + (size_t)t * BD, dl->c + (size_t)t * BD, cache, dl->gi, dl->gh, cp, B, D);
+        } else {
+            nn_gru_cell_forward(dl->s + (size_t)t * BD, cache, dl->gi, dl->gh, h, B, D);
+        }
+    }
+}
+
+/* Deep output and logits for steps [t0, t0+nt). */
+static void output_forward(Model *m, Work *w, const Batch *b, int t0, int nt, Rng *rng)
+{
+    const ModelConfig *c = &m->cfg;
+    int B = b->B, E = c->emb, K = model_enc_size(c), D = c->dec_hidden, P = c->deep_out,
+        top = c->layers - 1, F = D + K + E;
+    int N = nt * B;
+    size_t off = (size_t)t0 * B;
+    const real *parts[3] = {w->dec[top].s + off * D, w->ctx + off * K, w->y + off * E};
+    int widths[3] = {D, K, E};
+    nn_concat_forward(w->feat + off * F, parts, widths, 3, N);
+    real *pre = w->pre + off * P;
+    nn_linear_forward(pre, w->feat + off * F, m->w.pre_w, m->w.pre_b, N, F, P);
+    nn_tanh_forward(pre, pre, (size_t)N * P);
+    dropout_fwd(w->pre_drop + off * P, w->pre_mask + off * P, pre, (size_t)N * P, c->dropout, rng);
+    nn_linear_forward(w->logits + off * c->tgt_vocab, w->pre_drop + off * P, m->w.proj_w, m->w.proj_b, N, P,
+                      c->tgt_vocab);
+}
+
+double model_forward(Model *m, Work *w, const Batch *b, Rng *rng)
+{
+    const ModelConfig *c = &m->cfg;
+    CHECK(b->B <= w->max_b && b->S <= w->max_s && b->T <= w->max_t);
+    w->B = b->B;
+    w->S = b->S;
+    w->T = b->T;
+    int B = b->B, T = b->T, E = c->emb;
+    encoder_forward(m, w, b, rng);
+    nn_embedding_forward(w->y, b->tgt_in, m->w.tgt_emb, T * B, c->tgt_vocab, E);
+    dropout_fwd(w->y, w->y_mask, w->y, (size_t)T * B * E, c->dropout, rng);
+    for (int t = 0; t < T; t++)
+        dec_step(m, w, b, t, rng);
+    output_forward(m, w, b, 0, T, rng);
+    int count = 0;
+    return nn_xent_forward(w->probs, &count, w->logits, b->tgt_out, T * B, c->tgt_vocab, c->label_smoothing, 0);
+}
+
+void model_backward(Model *m, Work *w, const Batch *b, real scale)
+{
+    const ModelConfig *c = &m->cfg;
+    CHECK(w->training && b->B == w->B && b->S == w->S && b->T == w->T);
+    int B = b->B, S = b->S, T = b->T, E = c->emb, K = model_enc_size(c), D = c->dec_hidden,
+        A = c->attn, P = c->deep_out, V = c->tgt_vocab, G = model_gates(c), top = c->layers - 1,
+        F = D + K + E, N = T * B;
+    bool lstm = c->cell == CELL_LSTM;
+    int C = lstm ? NN_LSTM_CACHE : NN_GRU_CACHE;
+    size_t BD = (size_t)B * D;
+
+    /* output layer over all steps at once */
+    nn_xent_backward_inplace(w->probs, b->tgt_out, N, V, c->label_smoothing, 0, scale);
+    memset(w->dpre, 0, (size_t)N * P * sizeof(real));
+    nn_linear_backward(w->dpre, m->g.proj_w, m->g.proj_b, w->probs, w->pre_drop, m->w.proj_w, N, P, V);
+    for (size_t i = 0; i < (size_t)N * P; i++)
+        w->dpre[i] *= w->pre_mask[i];
+    memset(w->dfeat, 0, (size_t)N * F * sizeof(real));
+    /* dpre: gradient w.r.t. tanh output → pre-activation, in place */
+    for (size_t i = 0; i < (size_t)N * P; i++)
+        w->dpre[i] *= 1 - w->pre[i] * w->pre[i];
+    nn_linear_backward(w->dfeat, m->g.pre_w, m->g.pre_b, w->dpre, w->feat, m->w.pre_w, N, F, P);
+
+    for (int l = 0; l < c->layers; l++) {
+        memset(w->dec[l].ds, 0, (size_t)T * BD * sizeof(real));
+        memset(w->dec[l].ds0, 0, BD * sizeof(real));
+        if (lstm) {
+            memset(w->dec[l].dc, 0, (size_t)T * BD * sizeof(real));
+            memset(w->dec[l].dc0, 0, BD * sizeof(real));
+        }
+    }
+    memset(w->dctx, 0, (size_t)N * K * sizeof(real));
+    memset(w->dy, 0, (size_t)N * E * sizeof(real));
+    {
+        real *parts[3] = {w->dec[top].ds, w->dctx, w->dy};
+        int widths[3] = {D, K, E};
+        nn_concat_backward(parts, w->dfeat, widths, 3, N);
+    }
+    memset(w->dout[top], 0, (size_t)S * B * K * sizeof(real));
+    memset(w->dkeys, 0, (size_t)S * B * A * sizeof(real));
+
+    for (int t = T - 1; t >= 0; t--) {
+        /* RNN layers, top down */
+        memset(w->dx0, 0, (size_t)B * (E + K) * sizeof(real));
+        for (int l = top; l >= 0; l--) {
+            DecLayer *dl = &w->dec[l];
+            const real *h = t ? dl->s + (size_t)(t - 1) * BD : dl->s0;
+            real *dh = t ? dl->ds + (size_t)(t - 1) * BD : dl->ds0;
+            const real *cache = dl->cache + (size_t)t * B * C * D;
+            memset(w->dgi, 0, (size_t)B * G * D * sizeof(real));
+            if (lstm) {
+                const real *cp = t ? dl->c + (size_t)(t - 1) * BD : dl->c0;
+                real *dcp = t ? dl->dc + (size_t)(t - 1) * BD : dl->dc0;
+                nn_lstm_cell_backward(w->dgi, dcp, dl->ds + (size_t)t * BD, dl->dc + (size_t)t * BD, cache, cp, B, D);
+                nn_linear_backward(dh, m->g.dec[l].w_hh, m->g.dec[l].b_hh, w->dgi, h, m->w.dec[l].w_hh, B, D, G * D);
+            } else {
+                memset(w->dgh, 0, (size_t)B * G * D * sizeof(real));
+                nn_gru_cell_backward(w->dgi, w->dgh, dh, dl->ds + (size_t)t * BD, cache, h, B, D);
+                nn_linear_backward(dh, m->g.dec[l].w_hh, m->g.dec[l].b_hh, w->dgh, h, m->w.dec[l].w_hh, B, D, G * D);
+            }
+            if (l > 0) {
+                memset(dl->din, 0, BD * sizeof(real));
+                nn_linear_backward(dl->din, m->g.dec[l].w_ih, m->g.dec[l].b_ih, w->dgi, dl->in + (size_t)t * BD,
+                                   m->w.dec[l].w_ih, B, D, G * D);
+                nn_dropout_backward(w->dec[l - 1].ds + (size_t)t * BD, dl->din, dl->mask + (size_t)t * BD, BD);
+            } else {
+                nn_linear_backward(w->dx0, m->g.dec[0].w_ih, m->g.dec[0].b_ih, w->dgi,
+                                   w->x0 + (size_t)t * B * (E + K), m->w.dec[0].w_ih, B, E + K, G * D);
+            }
+        }
+        real *dctx = w->dctx + (size_t)t * B * K;
+        {
+            real *parts[2] = {w->dy + (size_t)t * B * E, dctx};
+            int widths[2] = {E, K};
+            nn_concat_backward(parts, w->dx0, widths, 2, B);
+        }
+        /* attention */
+        memset(w->da, 0, (size_t)B * S * sizeof(real));
+        nn_attn_context_backward(w->da, w->dout[top], dctx, w->a + (size_t)t * B * S, w->out[top], S, B, K);
+        memset(w->de, 0, (size_t)B * S * sizeof(real));
+        nn_masked_softmax_backward(w->de, w->da, w->a + (size_t)t * B * S, b->src_len, B, S);
+        memset(w->dq, 0, (size_t)B * A * sizeof(real));
+        nn_attn_score_backward(w->dq, w->dkeys, m->g.att_v, w->de, w->att_cache + (size_t)t * S * B * A,
+                               m->w.att_v, S, B, A);
+        const real *sprev = t ? w->dec[top].s + (size_t)(t - 1) * BD : w->dec[top].s0;
+        real *dsprev = t ? w->dec[top].ds + (size_t)(t - 1) * BD : w->dec[top].ds0;
+        nn_linear_backward(dsprev, m->g.att_q, NULL, w->dq, sprev, m->w.att_q, B, D, A);
+    }
+    /* target embeddings */
+    for (size_t i = 0; i < (size_t)N * E; i++)
+        w->dy[i] *= w->y_mask[i];
+    nn_embedding_backward(m->g.tgt_emb, w->dy, b->tgt_in, N, V, E);
+    encoder_backward(m, w, b);
+}
+
+/* ------------------------------------------------------------------ translation */
+
+void model_encode(Model *m, Work *w, const Batch *b)
+{
+    CHECK(b->B <= w->max_b && b->S <= w->max_s);
+    w->B = b->B;
+    w->S = b->S;
+    w->T = 0;
+    encoder_forward(m, w, b, NULL);
+}
+
+void model_decode_step(Model *m, Work *w, const Batch *b, const int *prev, int t)
+{
+    const ModelConfig *c = &m->cfg;
+    CHECK(t < w->max_t);
+    int B = b->B, E = c->emb;
+    nn_embedding_forward(w->y + (size_t)t * B * E, prev, m->w.tgt_emb, B, c->tgt_vocab, E);
+    dec_step(m, w, b, t, NULL);
+    output_forward(m, w, b, t, 1, NULL);
+    w->T = t + 1;
+}
+
+const real *work_step_logits(const Work *w)
+{
+    return w->logits + (size_t)(w->T - 1) * w->B * w->cfg.tgt_vocab;
+}
+
+const real *work_step_attention(const Work *w)
+{
+    return w->a + (size_t)(w->T - 1) * w->B * w->S;
+}

@@ -1,0 +1,62 @@
+/* The encoder–decoder with Bahdanau attention of docs/model.md: forward and backward
+   over one batch, and the single decoder step used at translation time. */
+#ifndef S2S_MODEL_SEQ2SEQ_H
+#define S2S_MODEL_SEQ2SEQ_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "base/rng.h"
+#include "model/config.h"
+#include "model/params.h"
+#include "nn/real.h"
+
+/* One batch, time-major, sorted by source length (descending): the encoder then runs
+   each time step on a prefix of the rows, as pack_padded_sequence does. */
+typedef struct Batch {
+    int B, S, T;
+    int *src;     /* (S,B) padded with 0 */
+    int *src_len; /* (B) descending, >= 1 */
+    int *tgt_in;  /* (T,B) <bos> y1..yn, padded with 0 */
+    int *tgt_out; /* (T,B) y1..yn <eos>, padded with 0 */
+    long ntok;    /* non-pad entries of tgt_out */
+} Batch;
+
+typedef struct Model {
+    ModelConfig cfg;
+    ParamLayout layout;
+    real *params; /* (layout.total) */
+    real *grads;  /* (layout.total), NULL when the model only translates */
+    Weights w, g;
+} Model;
+
+/* Allocates parameters (zeroed) and, when with_grads, gradients. */
+void model_init(Model *m, const ModelConfig *cfg, bool with_grads);
+void model_free(Model *m);
+/* PyTorch's default initialisation: U(-1/sqrt(fan_in), 1/sqrt(fan_in)) for RNN and
+   linear weights and biases, N(0,1) for embeddings. */
+void model_init_random(Model *m, Rng *rng);
+
+/* Activations of one batch, sized once for the largest batch (no allocation per step). */
+typedef struct Work Work;
+Work *work_new(const ModelConfig *cfg, int max_b, int max_s, int max_t, bool training);
+void work_free(Work *w);
+
+/* Runs the model on a batch and returns the summed label-smoothed cross-entropy over
+   the non-pad targets. With rng, dropout is applied (training); NULL disables it. */
+double model_forward(Model *m, Work *w, const Batch *b, Rng *rng);
+/* Accumulates into m->grads the gradient of (loss sum * scale), after model_forward
+   on the same batch (scale is usually 1/ntok). */
+void model_backward(Model *m, Work *w, const Batch *b, real scale);
+/* Logits of the last model_forward, (T,B,Vt). */
+const real *work_logits(const Work *w);
+
+/* Translation: encodes a batch (tgt fields unused) and prepares decoder state. */
+void model_encode(Model *m, Work *w, const Batch *b);
+/* One decoder step from the previous tokens prev (B) at step t (0-based); writes the
+   logits (B,Vt) and the attention weights (B,S) into w (see work_step_*). */
+void model_decode_step(Model *m, Work *w, const Batch *b, const int *prev, int t);
+const real *work_step_logits(const Work *w);   /* (B,Vt) of the last step */
+const real *work_step_attention(const Work *w); /* (B,S) of the last step */
+
+#endif
