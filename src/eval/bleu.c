@@ -1,0 +1,521 @@
+#include "eval/bleu.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eval/ngram.h"
+
+/* A token of the current segment, interned: equal strings share one id. */
+typedef struct Interned {
+    uint32_t off, len; /* in BleuScratch.text */
+    uint32_t slot;
+    uint64_t hash;
+} Interned;
+
+struct BleuScratch {
+    Buf a, b;        /* tokenizer passes */
+    Buf text;        /* tokenized hypothesis and references of the segment */
+    uint32_t *ids;   /* token ids, hypothesis then each kept reference */
+    size_t nids, capids;
+    size_t *start;   /* per source: first index in ids; start[k+1]-start[k] = length */
+    size_t capstart;
+    Interned *tok;   /* distinct tokens; id = index */
+    size_t ntok, captok;
+    uint32_t *slots; /* token index + 1; 0 empty */
+    size_t nslots;
+    NgramTable ng;
+};
+
+/* ---- 13a tokenizer --------------------------------------------------------- */
+
+/* Appends in[0..n-1] to out with every occurrence of pat replaced by rep
+   (Python's str.replace: left to right, non-overlapping). */
+static void replace_all(const char *in, size_t n, const char *pat, const char *rep, Buf *out)
+{
+    size_t pl = strlen(pat), rl = strlen(rep);
+    const char *p = in, *end = in + n;
+    buf_clear(out);
+    buf_reserve(out, n);
+    while (p < end) {
+        const char *q = memmem(p, (size_t)(end - p), pat, pl);
+        if (!q) {
+            buf_append(out, p, (size_t)(end - p));
+            break;
+        }
+        buf_append(out, p, (size_t)(q - p));
+        buf_append(out, rep, rl);
+        p = q + pl;
+    }
+}
+
+static void swap_bufs(Buf *x, Buf *y)
+{
+    Buf t = *x;
+    *x = *y;
+    *y = t;
+}
+
+static bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+/* mteval-v13a's punctuation class [\{-\~\[-\` -\&\(-\+\:-\@\/]. */
+static bool is_punct13a(unsigned char c)
+{
+    return (c >= 0x7B && c <= 0x7E) || (c >= 0x5B && c <= 0x60) || (c >= 0x20 && c <= 0x26) ||
+           (c >= 0x28 && c <= 0x2B) || (c >= 0x3A && c <= 0x40) || c == '/';
+}
+
+/*
+ * The four regular expressions of mteval-v13a, each applied to the whole
+ * string with Python re.sub semantics (leftmost, non-overlapping matches,
+ * scanning on after each match). They work byte by byte: every pattern
+ * character is ASCII, a non-ASCII code point only ever plays the part of
+ * [^0-9], and its UTF-8 bytes are copied unchanged whichever way the scan
+ * steps over them, so the output equals the code-point-wise substitution.
+ */
+static void regex_passes(Buf *x, Buf *y)
+{
+    /* Each pass writes at most 3x (pass 1) or 2x (passes 2-4) its input. */
+    const char *s;
+    char *o;
+    size_t n;
+
+    /* 1. ([\{-\~\[-\` -\&\(-\+\:-\@\/]) -> " \1 " */
+    buf_clear(y);
+    buf_reserve(y, x->len * 3);
+    s = x->data, n = x->len, o = y->data;
+    for (size_t i = 0; i < n; i++) {
+        if (is_punct13a((unsigned char)s[i])) {
+            *o++ = ' ';
+            *o++ = s[i];
+            *o++ = ' ';
+        } else {
+            *o++ = s[i];
+        }
+    }
+    y->len = (size_t)(o - y->data);
+    y->data[y->len] = '\0';
+    swap_bufs(x, y);
+
+    /* 2. ([^0-9])([\.,]) -> "\1 \2 " */
+    buf_clear(y);
+    buf_reserve(y, x->len * 2);
+    s = x->data, n = x->len, o = y->data;
+    for (size_t i = 0; i < n;) {
+        if (i + 1 < n && !is_digit(s[i]) && (s[i + 1] == '.' || s[i + 1] == ',')) {
+            *o++ = s[i];
+            *o++ = ' ';
+            *o++ = s[i + 1];
+            *o++ = ' ';
+            i += 2;
+        } else {
+            *o++ = s[i++];
+        }
+    }
+    y->len = (size_t)(o - y->data);
+    y->data[y->len] = '\0';
+    swap_bufs(x, y);
+
+    /* 3. ([\.,])([^0-9]) -> " \1 \2" */
+    buf_clear(y);
+    buf_reserve(y, x->len * 2);
+    s = x->data, n = x->len, o = y->data;
+    for (size_t i = 0; i < n;) {
+        if ((s[i] == '.' || s[i] == ',') && i + 1 < n && !is_digit(s[i + 1])) {
+            *o++ = ' ';
+            *o++ = s[i];
+            *o++ = ' ';
+            *o++ = s[i + 1];
+            i += 2;
+        } else {
+            *o++ = s[i++];
+        }
+    }
+    y->len = (size_t)(o - y->data);
+    y->data[y->len] = '\0';
+    swap_bufs(x, y);
+
+    /* 4. ([0-9])(-) -> "\1 \2 " */
+    buf_clear(y);
+    buf_reserve(y, x->len * 2);
+    s = x->data, n = x->len, o = y->data;
+    for (size_t i = 0; i < n;) {
+        if (is_digit(s[i]) && i + 1 < n && s[i + 1] == '-') {
+            *o++ = s[i];
+            *o++ = ' ';
+            *o++ = '-';
+            *o++ = ' ';
+            i += 2;
+        } else {
+            *o++ = s[i++];
+        }
+    }
+    y->len = (size_t)(o - y->data);
+    y->data[y->len] = '\0';
+    swap_bufs(x, y);
+}
+
+/*
+ * Tokenizes s as sacreBLEU's BLEU._preprocess_segment + Tokenizer13a do:
+ * rstrip, drop "<skipped>", join "-\n" hyphenations, newlines to spaces,
+ * unescape &quot; &amp; &lt; &gt; (in that order, each over the whole string),
+ * pad with a space on each side, the four regexes, split on whitespace.
+ * Appends the tokens to out separated by single spaces; x and y are scratch.
+ * Returns the token count, or -1 with *bad the offset of invalid UTF-8.
+ */
+static long tok13a(const char *s, Buf *x, Buf *y, Buf *out, size_t *bad)
+{
+    size_t n = strlen(s), end = 0;
+    for (size_t i = 0; i < n;) {
+        uint32_t cp;
+        int k = ngram_utf8_next(s + i, n - i, &cp);
+        if (k < 0) {
+            *bad = i;
+            return -1;
+        }
+        i += (size_t)k;
+        if (!ngram_is_space(cp))
+            end = i;
+    }
+
+    static const char *const repl[][2] = {
+        {"<skipped>", ""}, {"-\n", ""}, {"\n", " "}, {"&quot;", "\""},
+        {"&amp;", "&"},    {"&lt;", "<"}, {"&gt;", ">"},
+    };
+    buf_clear(x);
+    buf_putc(x, ' ');
+    buf_append(x, s, end);
+    buf_putc(x, ' ');
+    /* The padding spaces cannot take part in any replacement pattern. Most
+       lines contain none of the patterns' first characters: skip the passes. */
+    bool lt = memchr(x->data, '<', x->len), nl = memchr(x->data, '\n', x->len),
+         amp = memchr(x->data, '&', x->len);
+    for (size_t r = 0; r < sizeof repl / sizeof repl[0]; r++) {
+        char c0 = repl[r][0][0];
+        if (!(c0 == '<' ? lt : c0 == '&' ? amp : nl))
+            continue;
+        if (!memmem(x->data, x->len, repl[r][0], strlen(repl[r][0])))
+            continue;
+        replace_all(x->data, x->len, repl[r][0], repl[r][1], y);
+        swap_bufs(x, y);
+    }
+    regex_passes(x, y);
+
+    long ntok = 0;
+    size_t len = x->len;
+    const char *t = x->data;
+    for (size_t i = 0; i < len;) {
+        uint32_t cp;
+        int k = ngram_utf8_next(t + i, len - i, &cp);
+        CHECK(k > 0);
+        if (ngram_is_space(cp)) {
+            i += (size_t)k;
+            continue;
+        }
+        size_t j = i + (size_t)k;
+        while (j < len) {
+            k = ngram_utf8_next(t + j, len - j, &cp);
+            CHECK(k > 0);
+            if (ngram_is_space(cp))
+                break;
+            j += (size_t)k;
+        }
+        if (ntok)
+            buf_putc(out, ' ');
+        buf_append(out, t + i, j - i);
+        ntok++;
+        i = j;
+    }
+    return ntok;
+}
+
+long bleu_tokenize(const char *s, Buf *out, Err *e)
+{
+    Buf x = {0}, y = {0};
+    size_t bad = 0;
+    long n = tok13a(s, &x, &y, out, &bad);
+    buf_free(&x);
+    buf_free(&y);
+    if (n < 0)
+        return err_set(e, "invalid UTF-8 at byte %zu", bad);
+    return n;
+}
+
+/* ---- per-segment statistics ---------------------------------------------- */
+
+void bleu_init(BleuStats *s) { memset(s, 0, sizeof *s); }
+
+void bleu_free(BleuStats *s)
+{
+    struct BleuScratch *sc = s->scratch;
+    if (sc) {
+        buf_free(&sc->a);
+        buf_free(&sc->b);
+        buf_free(&sc->text);
+        free(sc->ids);
+        free(sc->start);
+        free(sc->tok);
+        free(sc->slots);
+        ngram_free(&sc->ng);
+        free(sc);
+    }
+    memset(s, 0, sizeof *s);
+}
+
+static uint64_t hash_bytes(const char *p, size_t n)
+{
+    uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
+    for (size_t i = 0; i < n; i++) {
+        h ^= (unsigned char)p[i];
+        h *= 0x100000001b3ull;
+    }
+    return h ^ (h >> 31);
+}
+
+static size_t tok_probe(const struct BleuScratch *sc, uint64_t h, const char *p, uint32_t len)
+{
+    size_t mask = sc->nslots - 1, i = (size_t)h & mask;
+    while (sc->slots[i]) {
+        const Interned *t = &sc->tok[sc->slots[i] - 1];
+        if (t->hash == h && t->len == len && memcmp(sc->text.data + t->off, p, len) == 0)
+            break;
+        i = (i + 1) & mask;
+    }
+    return i;
+}
+
+static uint32_t intern(struct BleuScratch *sc, uint32_t off, uint32_t len)
+{
+    if ((sc->ntok + 1) * 2 > sc->nslots) {
+        size_t nslots = sc->nslots ? sc->nslots * 2 : 256;
+        free(sc->slots);
+        sc->slots = xcalloc(nslots, sizeof *sc->slots);
+        sc->nslots = nslots;
+        for (size_t k = 0; k < sc->ntok; k++) {
+            Interned *t = &sc->tok[k];
+            size_t i = tok_probe(sc, t->hash, sc->text.data + t->off, t->len);
+            sc->slots[i] = (uint32_t)(k + 1);
+            t->slot = (uint32_t)i;
+        }
+    }
+    const char *p = sc->text.data + off;
+    uint64_t h = hash_bytes(p, len);
+    size_t i = tok_probe(sc, h, p, len);
+    if (sc->slots[i])
+        return sc->slots[i] - 1;
+    if (sc->ntok == sc->captok) {
+        sc->captok = sc->captok ? sc->captok * 2 : 256;
+        sc->tok = xrealloc(sc->tok, sc->captok * sizeof *sc->tok);
+    }
+    CHECK(sc->ntok < UINT32_MAX);
+    sc->tok[sc->ntok] = (Interned){off, len, (uint32_t)i, h};
+    sc->slots[i] = (uint32_t)(++sc->ntok);
+    return (uint32_t)(sc->ntok - 1);
+}
+
+static void clear_segment(struct BleuScratch *sc)
+{
+    for (size_t k = 0; k < sc->ntok; k++)
+        sc->slots[sc->tok[k].slot] = 0;
+    sc->ntok = 0;
+    sc->nids = 0;
+    buf_clear(&sc->text);
+    ngram_clear(&sc->ng);
+}
+
+/* Tokenizes one source, appends its token ids; -1 with *bad on invalid UTF-8. */
+static int add_source(struct BleuScratch *sc, const char *str, size_t *bad)
+{
+    size_t from = sc->text.len;
+    long n = tok13a(str, &sc->a, &sc->b, &sc->text, bad);
+    if (n < 0)
+        return -1;
+    CHECK(sc->text.len < UINT32_MAX);
+    if (sc->nids + (size_t)n > sc->capids) {
+        while (sc->nids + (size_t)n > sc->capids)
+            sc->capids = sc->capids ? sc->capids * 2 : 256;
+        sc->ids = xrealloc(sc->ids, sc->capids * sizeof *sc->ids);
+    }
+    size_t i = from;
+    while (i < sc->text.len) {
+        size_t j = i;
+        while (j < sc->text.len && sc->text.data[j] != ' ')
+            j++;
+        sc->ids[sc->nids++] = intern(sc, (uint32_t)i, (uint32_t)(j - i));
+        i = j + 1;
+    }
+    buf_putc(&sc->text, ' '); /* keeps the next source's first token apart */
+    return 0;
+}
+
+static bool ref_present(const char *r) { return r != NULL && r[0] != '\0'; }
+
+int bleu_add(BleuStats *s, const char *hyp, const char *const *refs, size_t nrefs, Err *e)
+{
+    size_t kept = 0;
+    for (size_t k = 0; k < nrefs; k++)
+        kept += ref_present(refs[k]);
+    if (kept == 0)
+        return err_set(e, "no reference (empty references are ignored)");
+
+    if (!s->scratch)
+        s->scratch = xcalloc(1, sizeof *s->scratch);
+    struct BleuScratch *sc = s->scratch;
+    clear_segment(sc);
+    if (kept + 2 > sc->capstart) {
+        sc->capstart = kept + 2;
+        sc->start = xrealloc(sc->start, sc->capstart * sizeof *sc->start);
+    }
+
+    size_t bad = 0, nsrc = 0;
+    sc->start[nsrc++] = 0;
+    if (add_source(sc, hyp, &bad) < 0)
+        return err_set(e, "invalid UTF-8 at byte %zu of the hypothesis", bad);
+    for (size_t k = 0; k < nrefs; k++) {
+        if (!ref_present(refs[k]))
+            continue;
+        sc->start[nsrc++] = sc->nids;
+        if (add_source(sc, refs[k], &bad) < 0)
+            return err_set(e, "invalid UTF-8 at byte %zu of reference %zu", bad, k + 1);
+    }
+    sc->start[nsrc] = sc->nids;
+
+    /* Hypothesis n-grams. */
+    const uint32_t *h = sc->ids;
+    size_t hlen = sc->start[1];
+    for (size_t i = 0; i < hlen; i++) {
+        uint64_t st = NGRAM_HASH_SEED;
+        for (unsigned n = 1; n <= BLEU_MAX_ORDER && i + n <= hlen; n++) {
+            st = ngram_hash_step(st, h[i + n - 1]);
+            ngram_add(&sc->ng, h + i, n, ngram_hash_final(st))->hyp++;
+        }
+    }
+
+    /* Largest count of each hypothesis n-gram in any one reference, and the
+       reference length closest to the hypothesis length (ties: shorter). */
+    size_t best_len = 0, best_diff = SIZE_MAX;
+    for (size_t k = 1; k < nsrc; k++) {
+        const uint32_t *r = sc->ids + sc->start[k];
+        size_t rlen = sc->start[k + 1] - sc->start[k];
+        size_t diff = rlen > hlen ? rlen - hlen : hlen - rlen;
+        if (diff < best_diff || (diff == best_diff && rlen < best_len)) {
+            best_diff = diff;
+            best_len = rlen;
+        }
+        for (size_t i = 0; i < rlen; i++) {
+            uint64_t st = NGRAM_HASH_SEED;
+            for (unsigned n = 1; n <= BLEU_MAX_ORDER && i + n <= rlen; n++) {
+                st = ngram_hash_step(st, r[i + n - 1]);
+                NgramEntry *en = ngram_find(&sc->ng, r + i, n, ngram_hash_final(st));
+                if (!en)
+                    continue;
+                if (en->stamp != k) {
+                    en->stamp = (uint32_t)k;
+                    en->cur = 0;
+                }
+                if (++en->cur > en->best)
+                    en->best = en->cur;
+            }
+        }
+    }
+
+    for (size_t i = 0; i < sc->ng.len; i++) {
+        const NgramEntry *en = &sc->ng.e[i];
+        s->counts[en->n - 1] += en->hyp < en->best ? en->hyp : en->best;
+    }
+    for (unsigned n = 1; n <= BLEU_MAX_ORDER; n++)
+        if (hlen >= n)
+            s->totals[n - 1] += (long long)(hlen - n + 1);
+    s->sys_len += (long long)hlen;
+    s->ref_len += (long long)best_len;
+    if (s->nsegs == 0)
+        s->nrefs = (long)kept;
+    else if (s->nrefs != (long)kept)
+        s->nrefs = BLEU_NREFS_VAR;
+    s->nsegs++;
+    return 0;
+}
+
+/* ---- scores ----------------------------------------------------------------- */
+
+/* sacreBLEU's my_log: log, with log(0) taken as -9999999999. */
+static double my_log(double x) { return x == 0.0 ? -9999999999.0 : log(x); }
+
+void bleu_compute(const long long counts[BLEU_MAX_ORDER], const long long totals[BLEU_MAX_ORDER],
+                  long long sys_len, long long ref_len, bool effective_order, BleuResult *r)
+{
+    memset(r, 0, sizeof *r);
+    memcpy(r->counts, counts, sizeof r->counts);
+    memcpy(r->totals, totals, sizeof r->totals);
+    r->sys_len = sys_len;
+    r->ref_len = ref_len;
+    r->ratio = ref_len ? (double)sys_len / (double)ref_len : 0.0;
+    if (sys_len < ref_len)
+        r->bp = sys_len > 0 ? exp(1.0 - (double)ref_len / (double)sys_len) : 0.0;
+    else
+        r->bp = 1.0;
+
+    bool any = false;
+    for (int n = 0; n < BLEU_MAX_ORDER; n++)
+        any |= counts[n] != 0;
+    if (!any)
+        return; /* score 0, precisions 0 */
+
+    double smooth = 1.0;
+    int eff_order = BLEU_MAX_ORDER;
+    for (int n = 1; n <= BLEU_MAX_ORDER; n++) {
+        if (totals[n - 1] == 0)
+            break;
+        if (effective_order)
+            eff_order = n;
+        if (counts[n - 1] == 0) {
+            smooth *= 2.0;
+            r->precisions[n - 1] = 100.0 / (smooth * (double)totals[n - 1]);
+        } else {
+            r->precisions[n - 1] = 100.0 * (double)counts[n - 1] / (double)totals[n - 1];
+        }
+    }
+    double sum = 0.0;
+    for (int n = 0; n < eff_order; n++)
+        sum += my_log(r->precisions[n]);
+    r->score = r->bp * exp(sum / eff_order);
+}
+
+void bleu_score(const BleuStats *s, BleuResult *r)
+{
+    bleu_compute(s->counts, s->totals, s->sys_len, s->ref_len, false, r);
+}
+
+int bleu_sentence(const char *hyp, const char *const *refs, size_t nrefs, bool effective_order,
+                  BleuResult *r, Err *e)
+{
+    BleuStats s;
+    bleu_init(&s);
+    int rc = bleu_add(&s, hyp, refs, nrefs, e);
+    if (rc == 0)
+        bleu_compute(s.counts, s.totals, s.sys_len, s.ref_len, effective_order, r);
+    bleu_free(&s);
+    return rc;
+}
+
+void bleu_format(const BleuResult *r, const char *signature, Buf *out)
+{
+    buf_puts(out, "BLEU");
+    if (signature) {
+        buf_putc(out, '|');
+        buf_puts(out, signature);
+    }
+    buf_printf(out, " = %.2f %.1f/%.1f/%.1f/%.1f (BP = %.3f ratio = %.3f hyp_len = %lld ref_len = %lld)",
+               r->score, r->precisions[0], r->precisions[1], r->precisions[2], r->precisions[3],
+               r->bp, r->ratio, r->sys_len, r->ref_len);
+}
+
+void bleu_signature(const BleuStats *s, Buf *out)
+{
+    if (s->nrefs == BLEU_NREFS_VAR)
+        buf_puts(out, "nrefs:var");
+    else
+        buf_printf(out, "nrefs:%ld", s->nrefs);
+    buf_puts(out, "|case:mixed|eff:no|tok:13a|smooth:exp");
+}

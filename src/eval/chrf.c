@@ -1,0 +1,207 @@
+#include "eval/chrf.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eval/ngram.h"
+
+struct ChrfScratch {
+    uint32_t *hyp;  /* code points of the hypothesis, whitespace removed */
+    uint32_t *ref;  /* the same for all kept references, one after the other */
+    size_t nhyp, caphyp, nref, capref;
+    size_t *roff;   /* reference j: ref[roff[j] .. roff[j+1]) */
+    size_t caproff;
+    NgramTable ng;
+};
+
+void chrf_init(ChrfStats *s) { memset(s, 0, sizeof *s); }
+
+void chrf_free(ChrfStats *s)
+{
+    struct ChrfScratch *sc = s->scratch;
+    if (sc) {
+        free(sc->hyp);
+        free(sc->ref);
+        free(sc->roff);
+        ngram_free(&sc->ng);
+        free(sc);
+    }
+    memset(s, 0, sizeof *s);
+}
+
+/* Appends the code points of str, without whitespace, to (*cps)[*len..]; -1
+   with *bad the byte offset of invalid UTF-8. */
+static int decode(const char *str, uint32_t **cps, size_t *len, size_t *cap, size_t *bad)
+{
+    size_t n = strlen(str);
+    if (*len + n > *cap) {
+        *cap = (*len + n) * 2;
+        *cps = xrealloc(*cps, *cap * sizeof **cps);
+    }
+    uint32_t *out = *cps;
+    size_t m = *len;
+    for (size_t i = 0; i < n;) {
+        uint32_t cp;
+        int k = ngram_utf8_next(str + i, n - i, &cp);
+        if (k < 0) {
+            *bad = i;
+            return -1;
+        }
+        i += (size_t)k;
+        if (!ngram_is_space(cp))
+            out[m++] = cp;
+    }
+    *len = m;
+    return 0;
+}
+
+static bool ref_present(const char *r) { return r != NULL && r[0] != '\0'; }
+
+double chrf_compute(const long long hyp[CHRF_CHAR_ORDER], const long long ref[CHRF_CHAR_ORDER],
+                    const long long match[CHRF_CHAR_ORDER])
+{
+    /* Operation order follows sacreBLEU so that results agree to the last bit. */
+    const int factor = CHRF_BETA * CHRF_BETA;
+    double avg_prec = 0.0, avg_rec = 0.0;
+    int eff = 0;
+    for (int i = 0; i < CHRF_CHAR_ORDER; i++) {
+        if (hyp[i] > 0 && ref[i] > 0) {
+            avg_prec += (double)match[i] / (double)hyp[i];
+            avg_rec += (double)match[i] / (double)ref[i];
+            eff++;
+        }
+    }
+    if (eff == 0) {
+        avg_prec = avg_rec = 0.0;
+    } else {
+        avg_prec /= eff;
+        avg_rec /= eff;
+    }
+    if (avg_prec + avg_rec == 0.0)
+        return 0.0;
+    double score = (1 + factor) * avg_prec * avg_rec;
+    score /= factor * avg_prec + avg_rec;
+    return 100 * score;
+}
+
+int chrf_add(ChrfStats *s, const char *hyp, const char *const *refs, size_t nrefs, Err *e)
+{
+    size_t kept = 0;
+    for (size_t k = 0; k < nrefs; k++)
+        kept += ref_present(refs[k]);
+    if (kept == 0)
+        return err_set(e, "no reference (empty references are ignored)");
+
+    if (!s->scratch)
+        s->scratch = xcalloc(1, sizeof *s->scratch);
+    struct ChrfScratch *sc = s->scratch;
+
+    /* Decode (and validate) everything before touching the statistics. */
+    size_t bad = 0, nkept = 0;
+    if (kept + 1 > sc->caproff) {
+        sc->caproff = kept + 1;
+        sc->roff = xrealloc(sc->roff, sc->caproff * sizeof *sc->roff);
+    }
+    sc->nhyp = 0;
+    if (decode(hyp, &sc->hyp, &sc->nhyp, &sc->caphyp, &bad) < 0)
+        return err_set(e, "invalid UTF-8 at byte %zu of the hypothesis", bad);
+    sc->nref = 0;
+    for (size_t k = 0; k < nrefs; k++) {
+        if (!ref_present(refs[k]))
+            continue;
+        sc->roff[nkept++] = sc->nref;
+        if (decode(refs[k], &sc->ref, &sc->nref, &sc->capref, &bad) < 0)
+            return err_set(e, "invalid UTF-8 at byte %zu of reference %zu", bad, k + 1);
+    }
+    sc->roff[nkept] = sc->nref;
+    size_t hlen = sc->nhyp;
+
+    ngram_clear(&sc->ng);
+    for (size_t i = 0; i < hlen; i++) {
+        uint64_t h = NGRAM_HASH_SEED;
+        for (unsigned n = 1; n <= CHRF_CHAR_ORDER && i + n <= hlen; n++) {
+            h = ngram_hash_step(h, sc->hyp[i + n - 1]);
+            ngram_add(&sc->ng, sc->hyp + i, n, ngram_hash_final(h))->hyp++;
+        }
+    }
+
+    long long best[3][CHRF_CHAR_ORDER] = {{0}};
+    double best_f = -1.0;
+    for (size_t j = 0; j < kept; j++) {
+        const uint32_t *ref = sc->ref + sc->roff[j];
+        size_t rlen = sc->roff[j + 1] - sc->roff[j];
+        uint32_t stamp = (uint32_t)(j + 1);
+        long long st[3][CHRF_CHAR_ORDER] = {{0}};
+        for (unsigned n = 1; n <= CHRF_CHAR_ORDER && n <= rlen; n++) {
+            /* Orders the reference is too short for keep hyp, ref, match at 0. */
+            st[0][n - 1] = hlen >= n ? (long long)(hlen - n + 1) : 0;
+            st[1][n - 1] = (long long)(rlen - n + 1);
+        }
+        for (size_t i = 0; i < rlen; i++) {
+            uint64_t h = NGRAM_HASH_SEED;
+            for (unsigned n = 1; n <= CHRF_CHAR_ORDER && i + n <= rlen; n++) {
+                h = ngram_hash_step(h, ref[i + n - 1]);
+                NgramEntry *en = ngram_find(&sc->ng, ref + i, n, ngram_hash_final(h));
+                if (!en)
+                    continue;
+                if (en->stamp != stamp) {
+                    en->stamp = stamp;
+                    en->cur = 0;
+                }
+                /* min(hyp count, ref count) = reference occurrences up to hyp's count */
+                if (++en->cur <= en->hyp)
+                    st[2][n - 1]++;
+            }
+        }
+        double f = chrf_compute(st[0], st[1], st[2]);
+        if (f > best_f) {
+            best_f = f;
+            memcpy(best, st, sizeof best);
+        }
+    }
+
+    for (int i = 0; i < CHRF_CHAR_ORDER; i++) {
+        s->hyp[i] += best[0][i];
+        s->ref[i] += best[1][i];
+        s->match[i] += best[2][i];
+    }
+    if (s->nsegs == 0)
+        s->nrefs = (long)kept;
+    else if (s->nrefs != (long)kept)
+        s->nrefs = CHRF_NREFS_VAR;
+    s->nsegs++;
+    return 0;
+}
+
+double chrf_score(const ChrfStats *s) { return chrf_compute(s->hyp, s->ref, s->match); }
+
+int chrf_sentence(const char *hyp, const char *const *refs, size_t nrefs, double *score, Err *e)
+{
+    ChrfStats s;
+    chrf_init(&s);
+    int rc = chrf_add(&s, hyp, refs, nrefs, e);
+    if (rc == 0)
+        *score = chrf_score(&s);
+    chrf_free(&s);
+    return rc;
+}
+
+void chrf_format(double score, const char *signature, Buf *out)
+{
+    buf_printf(out, "chrF%d", CHRF_BETA);
+    if (signature) {
+        buf_putc(out, '|');
+        buf_puts(out, signature);
+    }
+    buf_printf(out, " = %.2f", score);
+}
+
+void chrf_signature(const ChrfStats *s, Buf *out)
+{
+    if (s->nrefs == CHRF_NREFS_VAR)
+        buf_puts(out, "nrefs:var");
+    else
+        buf_printf(out, "nrefs:%ld", s->nrefs);
+    buf_printf(out, "|case:mixed|eff:yes|nc:%d|nw:0|space:no", CHRF_CHAR_ORDER);
+}

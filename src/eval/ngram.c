@@ -1,0 +1,120 @@
+#include "eval/ngram.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <utf8proc.h>
+
+#include "base/err.h"
+
+void ngram_init(NgramTable *t) { memset(t, 0, sizeof *t); }
+
+void ngram_free(NgramTable *t)
+{
+    free(t->e);
+    free(t->slots);
+    memset(t, 0, sizeof *t);
+}
+
+void ngram_clear(NgramTable *t)
+{
+    for (size_t i = 0; i < t->len; i++)
+        t->slots[t->e[i].slot] = 0;
+    t->len = 0;
+}
+
+uint64_t ngram_hash(const uint32_t *sym, unsigned n)
+{
+    uint64_t h = NGRAM_HASH_SEED;
+    for (unsigned i = 0; i < n; i++)
+        h = ngram_hash_step(h, sym[i]);
+    return ngram_hash_final(h);
+}
+
+static bool same_key(const NgramEntry *e, const uint32_t *sym, unsigned n, uint64_t h)
+{
+    if (e->hash != h || e->n != n)
+        return false;
+    for (unsigned i = 0; i < n; i++)
+        if (e->sym[i] != sym[i])
+            return false;
+    return true;
+}
+
+/* Slot where the key lives, or the empty slot where it would be inserted. */
+static size_t probe(const NgramTable *t, const uint32_t *sym, unsigned n, uint64_t h)
+{
+    size_t mask = t->nslots - 1;
+    size_t i = (size_t)h & mask;
+    while (t->slots[i] && !same_key(&t->e[t->slots[i] - 1], sym, n, h))
+        i = (i + 1) & mask;
+    return i;
+}
+
+static void grow(NgramTable *t)
+{
+    size_t nslots = t->nslots ? t->nslots * 2 : 256;
+    free(t->slots);
+    t->slots = xcalloc(nslots, sizeof *t->slots);
+    t->nslots = nslots;
+    for (size_t k = 0; k < t->len; k++) {
+        NgramEntry *e = &t->e[k];
+        size_t i = probe(t, e->sym, e->n, e->hash);
+        t->slots[i] = (uint32_t)(k + 1);
+        e->slot = (uint32_t)i;
+    }
+}
+
+NgramEntry *ngram_add(NgramTable *t, const uint32_t *sym, unsigned n, uint64_t h)
+{
+    CHECK(n >= 1 && n <= NGRAM_MAX_N);
+    if ((t->len + 1) * 2 > t->nslots)
+        grow(t);
+    size_t i = probe(t, sym, n, h);
+    if (t->slots[i])
+        return &t->e[t->slots[i] - 1];
+    if (t->len == t->cap) {
+        t->cap = t->cap ? t->cap * 2 : 128;
+        t->e = xrealloc(t->e, t->cap * sizeof *t->e);
+    }
+    CHECK(t->len < UINT32_MAX);
+    NgramEntry *e = &t->e[t->len];
+    memset(e, 0, sizeof *e);
+    memcpy(e->sym, sym, n * sizeof *sym);
+    e->n = n;
+    e->hash = h;
+    e->slot = (uint32_t)i;
+    t->slots[i] = (uint32_t)(++t->len);
+    return e;
+}
+
+NgramEntry *ngram_find(const NgramTable *t, const uint32_t *sym, unsigned n, uint64_t h)
+{
+    if (!t->nslots)
+        return NULL;
+    size_t i = probe(t, sym, n, h);
+    return t->slots[i] ? &t->e[t->slots[i] - 1] : NULL;
+}
+
+bool ngram_is_space_slow(uint32_t cp)
+{
+    switch (cp) {
+    case 0x0009: case 0x000A: case 0x000B: case 0x000C: case 0x000D:
+    case 0x001C: case 0x001D: case 0x001E: case 0x001F: case 0x0020:
+    case 0x0085: case 0x00A0: case 0x1680: case 0x2028: case 0x2029:
+    case 0x202F: case 0x205F: case 0x3000:
+        return true;
+    default:
+        return cp >= 0x2000 && cp <= 0x200A;
+    }
+}
+
+int ngram_utf8_next_slow(const char *s, size_t len, uint32_t *cp)
+{
+    utf8proc_int32_t v;
+    utf8proc_ssize_t n = utf8proc_iterate((const utf8proc_uint8_t *)s,
+                                          len > 4 ? 4 : (utf8proc_ssize_t)len, &v);
+    if (n <= 0)
+        return -1;
+    *cp = (uint32_t)v;
+    return (int)n;
+}
