@@ -2,5 +2,6 @@
 #ifndef S2S_COMMANDS_H
 #define S2S_COMMANDS_H
 
+int cmd_tokenize(int argc, char **argv);
 
 #endif

@@ -15,6 +15,7 @@ struct command {
 
 static const struct command commands[] = {
     /* commands: one line each, in the order `s2s --help` lists them */
+    {"tokenize", cmd_tokenize, "tokenize or detokenize text on stdin, line by line"},
     {NULL, NULL, NULL},
 };
 
