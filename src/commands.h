@@ -2,6 +2,7 @@
 #ifndef S2S_COMMANDS_H
 #define S2S_COMMANDS_H
 
+int cmd_prepare(int argc, char **argv);
 int cmd_tokenize(int argc, char **argv);
 
 #endif

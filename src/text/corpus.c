@@ -1,0 +1,166 @@
+#include "text/corpus.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/file.h"
+#include "text/utf8val.h"
+
+int direction_parse(const char *s)
+{
+    if (strcmp(s, "en-fr") == 0)
+        return DIR_EN_FR;
+    if (strcmp(s, "fr-en") == 0)
+        return DIR_FR_EN;
+    return -1;
+}
+
+const char *direction_name(Direction d) { return d == DIR_FR_EN ? "fr-en" : "en-fr"; }
+
+Lang direction_src_lang(Direction d) { return d == DIR_FR_EN ? LANG_FR : LANG_EN; }
+
+Lang direction_tgt_lang(Direction d) { return d == DIR_FR_EN ? LANG_EN : LANG_FR; }
+
+void corpus_note_bad(Corpus *c, size_t line, const Err *msg)
+{
+    c->bad++;
+    size_t k = c->n_first_bad;
+    if (k == CORPUS_BAD_KEEP) {
+        if (line >= c->first_bad[k - 1].line)
+            return;
+        k--; /* the highest one drops out */
+    } else {
+        c->n_first_bad++;
+    }
+    while (k > 0 && c->first_bad[k - 1].line > line) {
+        c->first_bad[k] = c->first_bad[k - 1];
+        k--;
+    }
+    c->first_bad[k].line = line;
+    c->first_bad[k].err = *msg;
+}
+
+void corpus_free(Corpus *c)
+{
+    free(c->name);
+    free(c->data);
+    free(c->pairs);
+    memset(c, 0, sizeof *c);
+}
+
+/* Checks one line (without its line end) and fills p; returns -1 with e set on a fault. */
+static int parse_line(const Corpus *c, size_t lineno, char *s, size_t n, Direction dir,
+                      Pair *p, Err *e)
+{
+    const char *nul = memchr(s, '\0', n);
+    size_t bad = utf8val_check(s, nul ? (size_t)(nul - s) : n);
+    if (nul && bad == (size_t)(nul - s))
+        return err_set(e, "%s:%zu: NUL byte at byte %zu", c->name, lineno, bad + 1);
+    if (bad < n)
+        return err_set(e, "%s:%zu: invalid UTF-8 at byte %zu", c->name, lineno, bad + 1);
+    char *tab = memchr(s, '\t', n);
+    if (!tab)
+        return err_set(e, "%s:%zu: only one column (expected English<TAB>French)", c->name,
+                       lineno);
+    char *en = s, *fr = tab + 1;
+    size_t en_len = (size_t)(tab - s);
+    char *tab2 = memchr(fr, '\t', n - en_len - 1);
+    size_t fr_len = tab2 ? (size_t)(tab2 - fr) : n - en_len - 1;
+    if (utf8val_blank(en, en_len))
+        return err_set(e, "%s:%zu: empty English side", c->name, lineno);
+    if (utf8val_blank(fr, fr_len))
+        return err_set(e, "%s:%zu: empty French side", c->name, lineno);
+    en[en_len] = '\0';
+    fr[fr_len] = '\0';
+    if (dir == DIR_FR_EN) {
+        p->src = fr, p->src_len = fr_len;
+        p->tgt = en, p->tgt_len = en_len;
+    } else {
+        p->src = en, p->src_len = en_len;
+        p->tgt = fr, p->tgt_len = fr_len;
+    }
+    p->line = lineno;
+    return 0;
+}
+
+static bool only_spaces(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (s[i] != ' ')
+            return false;
+    return true;
+}
+
+int corpus_parse(Corpus *c, const char *name, char *data, size_t len, const CorpusOpts *o,
+                 Err *e)
+{
+    memset(c, 0, sizeof *c);
+    c->name = xstrdup(name);
+    c->data = data;
+    c->len = len;
+
+    char *p = data, *end = data + len;
+    if (len >= 3 && memcmp(p, "\xEF\xBB\xBF", 3) == 0)
+        p += 3;
+
+    /* One pass to size the pair array: at most one pair a line. */
+    size_t max_lines = 0;
+    for (const char *q = p; q < end; max_lines++) {
+        const char *nl = memchr(q, '\n', (size_t)(end - q));
+        if (!nl)
+            break;
+        q = nl + 1;
+    }
+    if (p < end && end[-1] != '\n')
+        max_lines++;
+    c->pairs = xmalloc((max_lines ? max_lines : 1) * sizeof *c->pairs);
+
+    size_t lineno = 0;
+    while (p < end) {
+        char *nl = memchr(p, '\n', (size_t)(end - p));
+        char *line_end = nl ? nl : end;
+        char *next = nl ? nl + 1 : end;
+        lineno++;
+        size_t n = (size_t)(line_end - p);
+        if (n && p[n - 1] == '\r')
+            n--;
+        if (only_spaces(p, n)) {
+            c->blank++;
+            p = next;
+            continue;
+        }
+        Err le;
+        if (parse_line(c, lineno, p, n, o->dir, &c->pairs[c->n], &le) != 0) {
+            if (!o->skip_bad) {
+                err_set(e, "%s", le.msg);
+                corpus_free(c);
+                return -1;
+            }
+            corpus_note_bad(c, lineno, &le);
+        } else {
+            c->n++;
+        }
+        p = next;
+    }
+    c->lines = lineno;
+    if (c->n == 0) {
+        if (c->bad)
+            err_set(e, "%s: no sentence pairs (all %zu non-blank lines are bad)", c->name,
+                    c->bad);
+        else
+            err_set(e, "%s: no sentence pairs", c->name);
+        corpus_free(c);
+        return -1;
+    }
+    return 0;
+}
+
+int corpus_read(Corpus *c, const char *path, const CorpusOpts *o, Err *e)
+{
+    memset(c, 0, sizeof *c);
+    char *data;
+    size_t len;
+    if (file_read_all(path, &data, &len, e) != 0)
+        return -1;
+    return corpus_parse(c, strcmp(path, "-") == 0 ? "<stdin>" : path, data, len, o, e);
+}
