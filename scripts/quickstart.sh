@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# The first command for a new machine: checks (and, as root, installs) the Debian
+# packages s2s needs, builds ./s2s, and runs the main job on the project's own small
+# corpus, data/sample.tsv.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need=(build-essential pkg-config libopenblas-dev libutf8proc-dev libcriterion-dev)
+missing=()
+for p in "${need[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+    if [ "$(id -u)" = 0 ]; then
+        echo "quickstart: installing ${missing[*]}"
+        apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+    else
+        echo "quickstart: missing Debian packages; install them with:" >&2
+        echo "  sudo apt-get install -y ${missing[*]}" >&2
+        exit 1
+    fi
+fi
+
+make -j"$(nproc)" s2s
+out=build/quickstart
+rm -rf "$out"
+mkdir -p "$out"
+
+echo "== s2s prepare data/sample.tsv -o $out/data"
+./s2s prepare data/sample.tsv -o "$out/data"
+echo "== the first training pairs, tokenized as the model sees them"
+head -n 3 "$out/data/train.tsv" | cut -f1 | ./s2s tokenize --lang en
+head -n 3 "$out/data/train.tsv" | cut -f2 | ./s2s tokenize --lang fr
