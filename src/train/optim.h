@@ -1,0 +1,82 @@
+/* Optimisation: Adam, global-norm gradient clipping and learning-rate schedules.
+   All of them work on one flat array of parameters and gradients (Model.params,
+   Model.grads, layout.total reals). */
+#ifndef S2S_TRAIN_OPTIM_H
+#define S2S_TRAIN_OPTIM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "nn/real.h"
+
+/* Adam as torch.optim.Adam (amsgrad off). For step t = 1, 2, ...:
+     g   = grad + weight_decay * param          (L2 form, as torch.optim.Adam's
+                                                 weight_decay; not decoupled AdamW)
+     m   = b1 m + (1-b1) g
+     v   = b2 v + (1-b2) g^2
+     param -= lr / (1-b1^t) * m / (sqrt(v) / sqrt(1-b2^t) + eps)
+   The bias corrections are computed in double. Moments m and v share one allocation. */
+typedef struct Adam {
+    size_t n;
+    double beta1, beta2, eps, weight_decay;
+    long step; /* steps taken so far */
+    real *m;   /* (n) first moment */
+    real *v;   /* (n) second moment, inside the same allocation as m */
+} Adam;
+
+#define OPTIM_BETA1 0.9
+#define OPTIM_BETA2 0.999
+#define OPTIM_EPS 1e-8
+
+/* Moments zeroed, step 0. */
+void optim_adam_init(Adam *a, size_t n, double beta1, double beta2, double eps,
+                     double weight_decay);
+void optim_adam_free(Adam *a);
+/* One update of params (n) from grads (n) with learning rate lr; grads are not changed. */
+void optim_adam_step(Adam *a, real *params, const real *grads, double lr);
+
+/* As torch.nn.utils.clip_grad_norm_: the L2 norm of all n gradients (accumulated in
+   double); when it exceeds max_norm the gradients are multiplied by
+   max_norm / (norm + 1e-6). Returns the norm before clipping. max_norm <= 0 only
+   measures. */
+double optim_clip_grad_norm(real *grads, size_t n, double max_norm);
+
+/* Learning-rate schedules. Steps are counted from 1 (the step about to be taken).
+   - SCHED_CONSTANT:      lr(s) = base.
+   - SCHED_WARMUP_DECAY:  lr(s) = base * min(s / W, sqrt(W / s)) with W = warmup >= 1:
+                          linear rise to base at step W, then inverse-square-root
+                          decay (base at s = W, base/2 at s = 4W). warmup 0: constant.
+   - SCHED_PLATEAU:       lr = base until optim_sched_observe reports `patience`
+                          validations in a row without improvement of the best metric;
+                          then lr = max(lr * factor, min_lr) and the count restarts. */
+typedef enum SchedKind { SCHED_CONSTANT = 0, SCHED_WARMUP_DECAY, SCHED_PLATEAU } SchedKind;
+
+typedef struct Sched {
+    SchedKind kind;
+    double base_lr;
+    long warmup;       /* W, warmup-decay */
+    double factor;     /* plateau: multiplier on each reduction (0.5) */
+    double min_lr;     /* plateau: floor */
+    int patience;      /* plateau: validations without improvement before reducing (1) */
+    bool higher_better;/* plateau: metric direction (true for BLEU, false for loss) */
+    /* plateau state */
+    double lr;         /* current rate */
+    double best;
+    bool have_best;
+    int bad;           /* validations since the last improvement or reduction */
+} Sched;
+
+/* A schedule of the given kind with base rate base_lr and the defaults above
+   (warmup 0, factor 0.5, min_lr 0, patience 1, higher_better true). */
+Sched optim_sched_make(SchedKind kind, double base_lr);
+/* The rate for step s (>= 1). */
+double optim_sched_lr(const Sched *s, long step);
+/* Plateau: records one validation metric; returns true when it reduced the rate.
+   Other kinds ignore it and return false. A metric improves when it is strictly
+   better than the best so far. */
+bool optim_sched_observe(Sched *s, double metric);
+/* "constant", "warmup-decay", "plateau"; optim_sched_parse returns -1 for other names. */
+const char *optim_sched_name(SchedKind k);
+int optim_sched_parse(const char *name, SchedKind *out);
+
+#endif

@@ -1,0 +1,161 @@
+/* Adam against torch.optim.Adam, clipping against torch.nn.utils.clip_grad_norm_, and
+   the learning-rate schedules' exact rates. */
+#include <criterion/criterion.h>
+#include <math.h>
+
+#include "train/optim.h"
+
+static void expect_close(const char *what, int i, double got, double want, double tol)
+{
+    cr_expect(fabs(got - want) <= tol, "%s[%d]: %.9g, expected %.9g", what, i, got, want);
+}
+
+/* Expected parameters after each of three steps, produced once with torch 1.13
+   (float32) by:
+     p = torch.tensor([0.5, -1.0, 2.0], requires_grad=True)
+     opt = torch.optim.Adam([p], lr=0.1, betas=(0.9, 0.999), eps=1e-8, weight_decay=wd)
+     for g in grads: p.grad = torch.tensor(g); opt.step()
+   with the gradients of `grads` below, for wd = 0 and wd = 0.01.
+   By hand, step 1: m̂ = g and v̂ = g², so every parameter moves by lr·sign(g) = 0.1
+   (up to eps): [0.4, -0.9, 1.9]. */
+static const float grads[3][3] = {{0.1f, -0.2f, 0.3f}, {-0.05f, 0.4f, 0.0f}, {0.2f, 0.1f, -1.5f}};
+static const double want_nowd[3][3] = {{0.400000006, -0.899999976, 1.89999998},
+                                       {0.373366296, -0.936610341, 1.83299422},
+                                       {0.307555139, -0.978175461, 1.88548923}};
+static const double want_wd[3][3] = {{0.400000006, -0.900000036, 1.89999998},
+                                     {0.368503481, -0.933872044, 1.82869935},
+                                     {0.300888062, -0.972317517, 1.87949562}};
+
+static void run_adam(double wd, const double want[3][3])
+{
+    Adam a;
+    optim_adam_init(&a, 3, OPTIM_BETA1, OPTIM_BETA2, OPTIM_EPS, wd);
+    float p[3] = {0.5f, -1.0f, 2.0f};
+    for (int s = 0; s < 3; s++) {
+        float g[3] = {grads[s][0], grads[s][1], grads[s][2]};
+        optim_adam_step(&a, p, g, 0.1);
+        cr_expect_eq(a.step, s + 1);
+        for (int i = 0; i < 3; i++) {
+            expect_close("param", s * 3 + i, p[i], want[s][i], 1e-6);
+            cr_expect_eq(g[i], grads[s][i], "gradients are left unchanged");
+        }
+    }
+    optim_adam_free(&a);
+}
+
+Test(optim, adam_matches_torch_three_steps) { run_adam(0.0, want_nowd); }
+Test(optim, adam_l2_weight_decay_matches_torch_three_steps) { run_adam(0.01, want_wd); }
+
+Test(optim, adam_moments_after_one_step)
+{
+    Adam a;
+    optim_adam_init(&a, 2, 0.9, 0.999, 1e-8, 0);
+    cr_assert_eq(a.v, a.m + 2, "moments share one allocation");
+    float p[2] = {0, 0}, g[2] = {2, -1};
+    optim_adam_step(&a, p, g, 0.01);
+    expect_close("m", 0, a.m[0], 0.2, 1e-7);
+    expect_close("m", 1, a.m[1], -0.1, 1e-7);
+    expect_close("v", 0, a.v[0], 0.004, 1e-9);
+    expect_close("v", 1, a.v[1], 0.001, 1e-9);
+    expect_close("p", 0, p[0], -0.01, 1e-8);
+    expect_close("p", 1, p[1], 0.01, 1e-8);
+    optim_adam_free(&a);
+}
+
+/* torch.nn.utils.clip_grad_norm_ on grad [3, -4, 12] with max_norm 6.5 returns 13 and
+   leaves [1.49999988, -1.99999988, 5.99999952] (coefficient 6.5 / (13 + 1e-6)). */
+Test(optim, clip_scales_when_norm_exceeds_max)
+{
+    float g[3] = {3, -4, 12};
+    double n = optim_clip_grad_norm(g, 3, 6.5);
+    cr_expect_eq(n, 13.0);
+    const double want[3] = {1.49999988, -1.99999988, 5.99999952};
+    for (int i = 0; i < 3; i++)
+        expect_close("clipped", i, g[i], want[i], 1e-7);
+    for (int i = 0; i < 3; i++)
+        cr_expect_eq(g[i], (float)((double)(i == 0 ? 3 : i == 1 ? -4 : 12) *
+                                   (float)(6.5 / (13 + 1e-6))));
+}
+
+Test(optim, clip_leaves_gradients_at_or_below_max)
+{
+    float g[3] = {3, -4, 12};
+    cr_expect_eq(optim_clip_grad_norm(g, 3, 13.0), 13.0);
+    cr_expect(g[0] == 3 && g[1] == -4 && g[2] == 12);
+    cr_expect_eq(optim_clip_grad_norm(g, 3, 0), 13.0, "max_norm 0 only measures");
+    cr_expect(g[0] == 3 && g[1] == -4 && g[2] == 12);
+    float z[2] = {0, 0};
+    cr_expect_eq(optim_clip_grad_norm(z, 2, 1.0), 0.0);
+}
+
+Test(optim, constant_schedule)
+{
+    Sched s = optim_sched_make(SCHED_CONSTANT, 0.001);
+    cr_expect_eq(optim_sched_lr(&s, 1), 0.001);
+    cr_expect_eq(optim_sched_lr(&s, 100000), 0.001);
+    cr_expect(!optim_sched_observe(&s, 1.0));
+    cr_expect_eq(optim_sched_lr(&s, 7), 0.001);
+}
+
+Test(optim, warmup_decay_schedule_exact_rates)
+{
+    Sched s = optim_sched_make(SCHED_WARMUP_DECAY, 0.002);
+    s.warmup = 100;
+    cr_expect_eq(optim_sched_lr(&s, 1), 0.002 * 1 / 100.0);
+    cr_expect_eq(optim_sched_lr(&s, 50), 0.002 * 50 / 100.0);
+    cr_expect_eq(optim_sched_lr(&s, 100), 0.002);
+    cr_expect_eq(optim_sched_lr(&s, 400), 0.001);
+    cr_expect_eq(optim_sched_lr(&s, 10000), 0.002 * 0.1);
+    expect_close("lr", 200, optim_sched_lr(&s, 200), 0.002 / sqrt(2.0), 1e-15);
+    s.warmup = 0;
+    cr_expect_eq(optim_sched_lr(&s, 1), 0.002);
+    cr_expect_eq(optim_sched_lr(&s, 5000), 0.002);
+}
+
+Test(optim, plateau_halves_on_no_improvement_down_to_floor)
+{
+    Sched s = optim_sched_make(SCHED_PLATEAU, 0.008);
+    s.min_lr = 0.0015;
+    cr_expect(!optim_sched_observe(&s, 10.0)); /* first metric: best */
+    cr_expect_eq(optim_sched_lr(&s, 1), 0.008);
+    cr_expect(!optim_sched_observe(&s, 12.0)); /* improved */
+    cr_expect_eq(optim_sched_lr(&s, 2), 0.008);
+    cr_expect(optim_sched_observe(&s, 12.0)); /* equal: not an improvement */
+    cr_expect_eq(optim_sched_lr(&s, 3), 0.004);
+    cr_expect(optim_sched_observe(&s, 11.0));
+    cr_expect_eq(optim_sched_lr(&s, 4), 0.002);
+    cr_expect(optim_sched_observe(&s, 11.5)); /* floor */
+    cr_expect_eq(optim_sched_lr(&s, 5), 0.0015);
+    cr_expect(!optim_sched_observe(&s, 11.0)); /* at the floor: no reduction */
+    cr_expect_eq(optim_sched_lr(&s, 6), 0.0015);
+    cr_expect(!optim_sched_observe(&s, 13.0));
+    cr_expect_eq(s.best, 13.0);
+}
+
+Test(optim, plateau_patience_and_lower_is_better)
+{
+    Sched s = optim_sched_make(SCHED_PLATEAU, 1.0);
+    s.patience = 2;
+    s.higher_better = false;
+    cr_expect(!optim_sched_observe(&s, 5.0));
+    cr_expect(!optim_sched_observe(&s, 4.0)); /* lower: improved */
+    cr_expect(!optim_sched_observe(&s, 4.5)); /* 1 bad */
+    cr_expect_eq(optim_sched_lr(&s, 1), 1.0);
+    cr_expect(optim_sched_observe(&s, 4.2)); /* 2 bad: reduce */
+    cr_expect_eq(optim_sched_lr(&s, 1), 0.5);
+    cr_expect(!optim_sched_observe(&s, 4.1)); /* count restarted */
+    cr_expect_eq(optim_sched_lr(&s, 1), 0.5);
+}
+
+Test(optim, schedule_names)
+{
+    SchedKind k;
+    cr_expect_eq(optim_sched_parse("warmup-decay", &k), 0);
+    cr_expect_eq(k, SCHED_WARMUP_DECAY);
+    cr_expect_eq(optim_sched_parse("plateau", &k), 0);
+    cr_expect_eq(k, SCHED_PLATEAU);
+    cr_expect_eq(optim_sched_parse("constant", &k), 0);
+    cr_expect_eq(k, SCHED_CONSTANT);
+    cr_expect_eq(optim_sched_parse("cosine", &k), -1);
+    cr_expect_str_eq(optim_sched_name(SCHED_WARMUP_DECAY), "warmup-decay");
+}
