@@ -1,0 +1,74 @@
+/* End-to-end: the PyTorch reference (scripts/torch_ref.py) checks itself.
+   Skipped when the interpreter named by $PYTHON (default /usr/bin/python3) has no torch. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "helpers.h"
+
+static const char *python(void)
+{
+    const char *p = getenv("PYTHON");
+    return p && *p ? p : "/usr/bin/python3";
+}
+
+static void skip_without_torch(void)
+{
+    char *cmd = strf("'%s' -c 'import torch' >/dev/null 2>&1", python());
+    int rc = system(cmd);
+    free(cmd);
+    if (rc != 0)
+        cr_skip_test("%s cannot import torch", python());
+}
+
+/* Runs a shell command, returns its exit status and its stdout+stderr in *out. */
+static int run_capture(const char *cmd, char **out)
+{
+    FILE *fp = popen(cmd, "r");
+    cr_assert(fp != NULL, "popen failed: %s", cmd);
+    size_t cap = 4096, n = 0, got;
+    char *buf = malloc(cap);
+    while ((got = fread(buf + n, 1, cap - n - 1, fp)) > 0) {
+        n += got;
+        if (cap - n - 1 == 0)
+            buf = realloc(buf, cap *= 2);
+    }
+    buf[n] = '\0';
+    int st = pclose(fp);
+    *out = buf;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+Test(torch_ref, selftest_passes, .timeout = 120)
+{
+    skip_without_torch();
+    char *cmd = strf("'%s' scripts/torch_ref.py selftest 2>&1", python());
+    char *out = NULL;
+    int rc = run_capture(cmd, &out);
+    cr_assert_eq(rc, 0, "selftest failed:\n%s", out);
+    cr_assert(strncmp(out, "selftest: ok (", 14) == 0 && strstr(out, "FAIL") == NULL, "output:\n%s", out);
+    free(out);
+    free(cmd);
+}
+
+Test(torch_ref, parity_names_a_missing_model, .timeout = 60)
+{
+    skip_without_torch();
+    char *dir = tmpdir_new();
+    char cwd[4096];
+    cr_assert(getcwd(cwd, sizeof cwd) != NULL);
+    char *cmd = strf("cd '%s' && '%s' '%s/scripts/torch_ref.py' parity nope.safetensors b.safetensors "
+                     "out.safetensors 2>&1", dir, python(), cwd);
+    char *out = NULL;
+    int rc = run_capture(cmd, &out);
+    cr_assert_eq(rc, 1, "output:\n%s", out);
+    cr_assert_str_eq(out, "torch_ref.py: nope.safetensors: No such file or directory\n");
+    cr_assert_eq(dir_count(dir), 0, "nothing may be written");
+    free(out);
+    free(cmd);
+    rm_rf(dir);
+    free(dir);
+}
