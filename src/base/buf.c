@@ -1,5 +1,8 @@
 #include "base/buf.h"
 
+#include <locale.h>
+#include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,6 +67,33 @@ void buf_json_str(Buf *b, const char *s, size_t n)
     }
     buf_putc(b, '"');
 }
+
+/* Numbers are printed in the "C" locale: a decimal comma is not JSON. */
+static locale_t c_locale;
+static pthread_once_t c_locale_once = PTHREAD_ONCE_INIT;
+
+static void make_c_locale(void)
+{
+    c_locale = newlocale(LC_ALL_MASK, "C", (locale_t)0);
+    if (!c_locale)
+        die("cannot create the C locale");
+}
+
+static void put_number(Buf *b, const char *fmt, double x)
+{
+    if (!isfinite(x)) {
+        buf_puts(b, "null");
+        return;
+    }
+    pthread_once(&c_locale_once, make_c_locale);
+    locale_t old = uselocale(c_locale);
+    buf_printf(b, fmt, x);
+    uselocale(old);
+}
+
+void buf_json_f32(Buf *b, float x) { put_number(b, "%.9g", (double)x); }
+
+void buf_json_f64(Buf *b, double x) { put_number(b, "%.17g", x); }
 
 void buf_clear(Buf *b)
 {

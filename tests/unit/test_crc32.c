@@ -1,0 +1,47 @@
+/* base/crc32: known check values and chunking. */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "base/crc32.h"
+#include "base/rng.h"
+
+/* The bit-at-a-time definition, to compare the table-driven code with. */
+static uint32_t crc_bitwise(const unsigned char *p, size_t n)
+{
+    uint32_t c = 0xFFFFFFFFu;
+    for (size_t i = 0; i < n; i++) {
+        c ^= p[i];
+        for (int k = 0; k < 8; k++)
+            c = (c & 1) ? (c >> 1) ^ 0xEDB88320u : c >> 1;
+    }
+    return ~c;
+}
+
+Test(crc32, check_values)
+{
+    cr_assert_eq(crc32_update(0, "", 0), 0u);
+    cr_assert_eq(crc32_update(0, "123456789", 9), 0xCBF43926u);
+    cr_assert_eq(crc32_update(0, "a", 1), 0xE8B7BE43u);
+    const char *fox = "The quick brown fox jumps over the lazy dog";
+    cr_assert_eq(crc32_update(0, fox, strlen(fox)), 0x414FA339u);
+    unsigned char zeros[32] = {0};
+    cr_assert_eq(crc32_update(0, zeros, 32), 0x190A55ADu);
+}
+
+Test(crc32, pieces_and_offsets_match_the_definition)
+{
+    Rng r;
+    rng_seed(&r, 3);
+    unsigned char buf[1031];
+    for (size_t i = 0; i < sizeof buf; i++)
+        buf[i] = (unsigned char)rng_u64(&r);
+    for (int it = 0; it < 300; it++) {
+        size_t off = rng_below(&r, 16), n = rng_below(&r, sizeof buf - off);
+        uint32_t want = crc_bitwise(buf + off, n);
+        cr_assert_eq(crc32_update(0, buf + off, n), want, "off %zu n %zu", off, n);
+        size_t cut = n ? rng_below(&r, n + 1) : 0;
+        uint32_t c = crc32_update(0, buf + off, cut);
+        c = crc32_update(c, buf + off + cut, n - cut);
+        cr_assert_eq(c, want, "off %zu n %zu cut %zu", off, n, cut);
+    }
+}
