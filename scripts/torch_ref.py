@@ -387,6 +387,8 @@ def model_tensors(model):
 # ---------------------------------------------------------------------------
 
 def save_model(path, model, src_vocab, tgt_vocab, history=None):
+    """Writes the model file (safetensors_io.save replaces the file atomically and
+    adds s2s.crc32)."""
     if len(src_vocab) != model.src_emb.num_embeddings or len(tgt_vocab) != model.tgt_emb.num_embeddings:
         raise RefError(f"{path}: vocabulary sizes do not match the model")
     meta = {
@@ -397,7 +399,14 @@ def save_model(path, model, src_vocab, tgt_vocab, history=None):
         "s2s.history": json.dumps(history or {"steps": 0, "epochs": 0, "best_valid_bleu": None,
                                               "seconds": 0}),
     }
-    safetensors_io.save(path, model_tensors(model), meta)
+    save_st(path, model_tensors(model), meta)
+
+
+def save_st(path, tensors, metadata):
+    try:
+        safetensors_io.save(path, tensors, metadata)
+    except OSError as e:
+        raise RefError(f"{path}: cannot write: {e.strerror or e}")
 
 
 def load_st(path):
@@ -408,12 +417,10 @@ def load_st(path):
         raise RefError(f"{path}: {e.strerror}")
     try:
         return safetensors_io.load(path)
-    except RefError:
-        raise
     except OSError as e:
         raise RefError(f"{path}: {e.strerror or e}")
-    except Exception as e:  # malformed file: the reader names the problem
-        raise RefError(f"{path}: {e}")
+    except safetensors_io.FormatError as e:  # its message starts with the path
+        raise RefError(str(e))
 
 
 def load_model(path, dtype=torch.float32):
@@ -673,40 +680,19 @@ def translate(model, corpus, batch_size):
     return hyps
 
 
-def _umask_mode():
-    mask = os.umask(0)
-    os.umask(mask)
-    return 0o666 & ~mask
-
-
 def write_atomic(path, text):
-    d = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=d)
+    """Writes text to path through a temporary file and a rename."""
+    tmp = f"{path}.tmp.{os.getpid()}"
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
+        with open(tmp, "w", encoding="utf-8", newline="\n") as f:
             f.write(text)
             f.flush()
             os.fsync(f.fileno())
-        os.chmod(tmp, _umask_mode())
         os.replace(tmp, path)
-    except BaseException:
+    except OSError as e:
         if os.path.exists(tmp):
             os.unlink(tmp)
-        raise
-
-
-def save_model_atomic(path, *args, **kw):
-    d = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".safetensors", dir=d)
-    os.close(fd)
-    try:
-        save_model(tmp, *args, **kw)
-        os.chmod(tmp, _umask_mode())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+        raise RefError(f"{path}: cannot write: {e.strerror or e}")
 
 
 def train(args):
@@ -787,7 +773,7 @@ def train(args):
     history = {"steps": step, "epochs": round(seen / n_train, 4), "best_valid_bleu": None,
                "seconds": round(train_s, 1), "valid_loss": valid_loss}
     if args.output:
-        save_model_atomic(args.output, model, src_vocab, tgt_vocab, history)
+        save_model(args.output, model, src_vocab, tgt_vocab, history)
         print(f"model: wrote {args.output}", flush=True)
     if args.hyp:
         ids = translate(model, splits["test"], args.batch)
@@ -951,7 +937,7 @@ def selftest_one(st, cfg_user, tmp):
 
     batch = make_batch(TINY_VS, TINY_VT, B=5, S=7, T=6, seed=3)
     bpath = os.path.join(tmp, "b.safetensors")
-    safetensors_io.save(bpath, batch_tensors(batch), {})
+    save_st(bpath, batch_tensors(batch), {})
     batch2 = load_batch(bpath)
     st.check(all(torch.equal(a, b) for a, b in zip(batch, batch2)), f"{tag}: batch survives the file")
 
@@ -1135,7 +1121,7 @@ def cmd_init(args):
     set_threads(1)
     torch.manual_seed(args.seed)
     model = Seq2Seq(cfg, len(vocabs[0]), len(vocabs[1]))
-    save_model_atomic(args.output, model, vocabs[0], vocabs[1])
+    save_model(args.output, model, vocabs[0], vocabs[1])
     return 0
 
 
@@ -1144,7 +1130,7 @@ def cmd_make_batch(args):
         if getattr(args, flag) < 1:
             raise RefError(f"--{flag.replace('_', '-')} must be at least 1")
     batch = make_batch(args.src_vocab, args.tgt_vocab, args.batch, args.src_len, args.tgt_len, args.seed)
-    safetensors_io.save(args.output, batch_tensors(batch), {})
+    save_st(args.output, batch_tensors(batch), {})
     return 0
 
 
@@ -1161,7 +1147,7 @@ def cmd_parity(args):
     meta = {"s2s.parity.dtype": "float64" if args.double else "float32",
             "s2s.parity.label_smoothing": repr(float(eps)),
             "s2s.parity.tokens": str(int((batch[3] != PAD).sum()))}
-    safetensors_io.save(args.output, out, meta)
+    save_st(args.output, out, meta)
     if args.verbose:
         print(f"loss {float(out['loss']):.9g}")
     return 0
