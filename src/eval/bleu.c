@@ -349,15 +349,11 @@ static int add_source(struct BleuScratch *sc, const char *str, size_t *bad)
     return 0;
 }
 
-static bool ref_present(const char *r) { return r != NULL && r[0] != '\0'; }
-
 int bleu_add(BleuStats *s, const char *hyp, const char *const *refs, size_t nrefs, Err *e)
 {
-    size_t kept = 0;
-    for (size_t k = 0; k < nrefs; k++)
-        kept += ref_present(refs[k]);
+    size_t kept = ngram_refs_present(refs, nrefs);
     if (kept == 0)
-        return err_set(e, "no reference (empty references are ignored)");
+        return ngram_no_ref_error(e);
 
     if (!s->scratch)
         s->scratch = xcalloc(1, sizeof *s->scratch);
@@ -373,7 +369,7 @@ int bleu_add(BleuStats *s, const char *hyp, const char *const *refs, size_t nref
     if (add_source(sc, hyp, &bad) < 0)
         return err_set(e, "invalid UTF-8 at byte %zu of the hypothesis", bad);
     for (size_t k = 0; k < nrefs; k++) {
-        if (!ref_present(refs[k]))
+        if (!ngram_ref_present(refs[k]))
             continue;
         sc->start[nsrc++] = sc->nids;
         if (add_source(sc, refs[k], &bad) < 0)

@@ -56,8 +56,6 @@ static int decode(const char *str, uint32_t **cps, size_t *len, size_t *cap, siz
     return 0;
 }
 
-static bool ref_present(const char *r) { return r != NULL && r[0] != '\0'; }
-
 double chrf_compute(const long long hyp[CHRF_CHAR_ORDER], const long long ref[CHRF_CHAR_ORDER],
                     const long long match[CHRF_CHAR_ORDER])
 {
@@ -87,11 +85,9 @@ double chrf_compute(const long long hyp[CHRF_CHAR_ORDER], const long long ref[CH
 
 int chrf_add(ChrfStats *s, const char *hyp, const char *const *refs, size_t nrefs, Err *e)
 {
-    size_t kept = 0;
-    for (size_t k = 0; k < nrefs; k++)
-        kept += ref_present(refs[k]);
+    size_t kept = ngram_refs_present(refs, nrefs);
     if (kept == 0)
-        return err_set(e, "no reference (empty references are ignored)");
+        return ngram_no_ref_error(e);
 
     if (!s->scratch)
         s->scratch = xcalloc(1, sizeof *s->scratch);
@@ -108,7 +104,7 @@ int chrf_add(ChrfStats *s, const char *hyp, const char *const *refs, size_t nref
         return err_set(e, "invalid UTF-8 at byte %zu of the hypothesis", bad);
     sc->nref = 0;
     for (size_t k = 0; k < nrefs; k++) {
-        if (!ref_present(refs[k]))
+        if (!ngram_ref_present(refs[k]))
             continue;
         sc->roff[nkept++] = sc->nref;
         if (decode(refs[k], &sc->ref, &sc->nref, &sc->capref, &bad) < 0)

@@ -118,3 +118,13 @@ int ngram_utf8_next_slow(const char *s, size_t len, uint32_t *cp)
     *cp = (uint32_t)v;
     return (int)n;
 }
+
+size_t ngram_refs_present(const char *const *refs, size_t nrefs)
+{
+    size_t kept = 0;
+    for (size_t k = 0; k < nrefs; k++)
+        kept += ngram_ref_present(refs[k]);
+    return kept;
+}
+
+int ngram_no_ref_error(Err *e) { return err_set(e, "no reference (empty references are ignored)"); }

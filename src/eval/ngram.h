@@ -16,6 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/err.h"
+
 /* Longest n-gram the table holds (chrF uses 6 characters, BLEU 4 words). */
 #define NGRAM_MAX_N 6
 
@@ -92,5 +94,12 @@ static inline int ngram_utf8_next(const char *s, size_t len, uint32_t *cp)
     }
     return ngram_utf8_next_slow(s, len, cp);
 }
+
+/* sacreBLEU drops NULL and empty references; a reference of spaces is kept. */
+static inline bool ngram_ref_present(const char *r) { return r != NULL && r[0] != '\0'; }
+/* The references of one segment that count; 0 is the caller's error
+   (ngram_no_ref_error). */
+size_t ngram_refs_present(const char *const *refs, size_t nrefs);
+int ngram_no_ref_error(Err *e);
 
 #endif
