@@ -1,0 +1,322 @@
+#include "model/file.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/json.h"
+#include "base/safetensors.h"
+
+_Static_assert(sizeof(real) == sizeof(float), "model files hold float32 weights");
+
+#define KEY_CONFIG "s2s.config"
+#define KEY_VOCAB_SRC "s2s.vocab.src"
+#define KEY_VOCAB_TGT "s2s.vocab.tgt"
+#define KEY_HISTORY "s2s.history"
+
+TokOpts text_src_opts(const TextConfig *t)
+{
+    return (TokOpts){.lang = direction_src_lang(t->dir), .keep_case = t->keep_case};
+}
+
+TokOpts text_tgt_opts(const TextConfig *t)
+{
+    return (TokOpts){.lang = direction_tgt_lang(t->dir), .keep_case = t->keep_case};
+}
+
+/* ------------------------------------------------------------------ config JSON */
+
+void model_config_json(const ModelConfig *c, const TextConfig *t, Buf *out)
+{
+    buf_printf(out, "{\"cell\": \"%s\", \"layers\": %d, \"bidir\": %s, \"emb\": %d, \"hidden\": %d, "
+                    "\"dec_hidden\": %d, \"attn\": %d, \"attention\": \"bahdanau\", \"deep_out\": %d, ",
+               cell_name(c->cell), c->layers, c->bidir ? "true" : "false", c->emb, c->hidden,
+               c->dec_hidden, c->attn, c->deep_out);
+    buf_puts(out, "\"dropout\": ");
+    buf_json_f32(out, c->dropout);
+    buf_puts(out, ", \"label_smoothing\": ");
+    buf_json_f32(out, c->label_smoothing);
+    buf_printf(out, ", \"tie_embeddings\": %s, \"direction\": \"%s\", \"src_lang\": \"%s\", "
+                    "\"tgt_lang\": \"%s\", \"keep_case\": %s}",
+               c->tie_embeddings ? "true" : "false", direction_name(t->dir),
+               lang_name(direction_src_lang(t->dir)), lang_name(direction_tgt_lang(t->dir)),
+               t->keep_case ? "true" : "false");
+}
+
+static const char *const config_keys[] = {
+    "cell", "layers", "bidir", "emb", "hidden", "dec_hidden", "attn", "attention", "deep_out",
+    "dropout", "label_smoothing", "tie_embeddings", "direction", "src_lang", "tgt_lang", "keep_case",
+};
+#define N_CONFIG_KEYS (sizeof config_keys / sizeof config_keys[0])
+
+static int cfg_str(const JsonVal *root, const char *key, const char *const *allowed, int n,
+                   const char *where, Err *e)
+{
+    const JsonVal *v = json_get(root, key);
+    if (v->type == JSON_STRING)
+        for (int i = 0; i < n; i++)
+            if (strcmp(v->u.str.s, allowed[i]) == 0)
+                return i;
+    Buf b = {0};
+    for (int i = 0; i < n; i++)
+        buf_printf(&b, "%s\"%s\"", i ? " or " : "", allowed[i]);
+    err_set(e, "%s: '%s' must be %s", where, key, b.data);
+    buf_free(&b);
+    return -1;
+}
+
+static int cfg_int(const JsonVal *root, const char *key, int lo, int hi, int *out,
+                   const char *where, Err *e)
+{
+    const JsonVal *v = json_get(root, key);
+    if (v->type != JSON_NUMBER || !v->is_int || v->u.num.i < lo || v->u.num.i > hi)
+        return err_set(e, "%s: '%s' must be an integer in %d..%d", where, key, lo, hi);
+    *out = (int)v->u.num.i;
+    return 0;
+}
+
+static int cfg_bool(const JsonVal *root, const char *key, bool *out, const char *where, Err *e)
+{
+    const JsonVal *v = json_get(root, key);
+    if (v->type != JSON_BOOL)
+        return err_set(e, "%s: '%s' must be true or false", where, key);
+    *out = v->b;
+    return 0;
+}
+
+static int cfg_unit(const JsonVal *root, const char *key, float *out, const char *where, Err *e)
+{
+    const JsonVal *v = json_get(root, key);
+    if (v->type != JSON_NUMBER || !(v->u.num.d >= 0 && v->u.num.d < 1))
+        return err_set(e, "%s: '%s' must be a number in [0, 1)", where, key);
+    *out = (float)v->u.num.d;
+    return 0;
+}
+
+int model_config_parse(ModelConfig *c, TextConfig *t, const char *json, size_t len,
+                       const char *where, Err *e)
+{
+    Json doc;
+    Err je;
+    if (json_parse(&doc, json, len, &je) != 0)
+        return err_set(e, "%s: %s", where, je.msg);
+    int rc = -1;
+    const JsonVal *root = doc.root;
+    if (root->type != JSON_OBJECT) {
+        err_set(e, "%s: expected a JSON object", where);
+        goto out;
+    }
+    for (size_t i = 0; i < json_len(root); i++) {
+        const JsonKey *k = json_key_at(root, i);
+        size_t j = 0;
+        while (j < N_CONFIG_KEYS && strcmp(k->s, config_keys[j]) != 0)
+            j++;
+        if (j == N_CONFIG_KEYS) {
+            char shown[64];
+            err_set(e, "%s: unknown key '%s'", where, json_show(shown, sizeof shown, k->s, k->len));
+            goto out;
+        }
+    }
+    for (size_t j = 0; j < N_CONFIG_KEYS; j++)
+        if (!json_get(root, config_keys[j])) {
+            err_set(e, "%s: missing key '%s'", where, config_keys[j]);
+            goto out;
+        }
+    ModelConfig n = *c;
+    TextConfig nt = {0};
+    static const char *const cells[] = {"gru", "lstm"}, *const attns[] = {"bahdanau"},
+                             *const dirs[] = {"en-fr", "fr-en"}, *const langs[] = {"en", "fr"};
+    int cell = cfg_str(root, "cell", cells, 2, where, e);
+    if (cell < 0 || cfg_str(root, "attention", attns, 1, where, e) < 0)
+        goto out;
+    n.cell = cell == 0 ? CELL_GRU : CELL_LSTM;
+    if (cfg_int(root, "layers", 1, MODEL_MAX_LAYERS, &n.layers, where, e) ||
+        cfg_int(root, "emb", 1, 8192, &n.emb, where, e) ||
+        cfg_int(root, "hidden", 1, 8192, &n.hidden, where, e) ||
+        cfg_int(root, "dec_hidden", 1, 8192, &n.dec_hidden, where, e) ||
+        cfg_int(root, "attn", 1, 8192, &n.attn, where, e) ||
+        cfg_int(root, "deep_out", 1, 8192, &n.deep_out, where, e) ||
+        cfg_bool(root, "bidir", &n.bidir, where, e) ||
+        cfg_bool(root, "tie_embeddings", &n.tie_embeddings, where, e) ||
+        cfg_bool(root, "keep_case", &nt.keep_case, where, e) ||
+        cfg_unit(root, "dropout", &n.dropout, where, e) ||
+        cfg_unit(root, "label_smoothing", &n.label_smoothing, where, e))
+        goto out;
+    int dir = cfg_str(root, "direction", dirs, 2, where, e);
+    if (dir < 0)
+        goto out;
+    nt.dir = (Direction)dir;
+    int sl = cfg_str(root, "src_lang", langs, 2, where, e);
+    int tl = sl < 0 ? -1 : cfg_str(root, "tgt_lang", langs, 2, where, e);
+    if (tl < 0)
+        goto out;
+    if ((Lang)sl != direction_src_lang(nt.dir) || (Lang)tl != direction_tgt_lang(nt.dir)) {
+        err_set(e, "%s: 'src_lang' and 'tgt_lang' (%s, %s) disagree with 'direction' %s", where,
+                langs[sl], langs[tl], direction_name(nt.dir));
+        goto out;
+    }
+    if (n.tie_embeddings && n.deep_out != n.emb) {
+        err_set(e, "%s: 'tie_embeddings' needs 'deep_out' equal to 'emb' (%d != %d)", where,
+                n.deep_out, n.emb);
+        goto out;
+    }
+    *c = n;
+    *t = nt;
+    rc = 0;
+out:
+    json_free(&doc);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ vocabularies */
+
+void vocab_lines(const Vocab *v, Buf *out)
+{
+    for (size_t i = 0; i < vocab_size(v); i++) {
+        if (i)
+            buf_putc(out, '\n');
+        buf_puts(out, vocab_token(v, (int32_t)i));
+    }
+}
+
+int vocab_from_lines(Vocab **out, const char *name, const char *s, size_t len, Err *e)
+{
+    Buf b = {0};
+    size_t start = 0;
+    for (size_t i = 0; i <= len; i++)
+        if (i == len || s[i] == '\n') {
+            buf_append(&b, s + start, i - start);
+            buf_puts(&b, "\t0\n");
+            start = i + 1;
+        }
+    int rc = vocab_parse(out, name, b.data, b.len, e);
+    buf_free(&b);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ save / load */
+
+int model_file_save(const char *path, const Model *m, const Vocab *src, const Vocab *tgt,
+                    const TextConfig *t, const char *history, Err *e)
+{
+    CHECK(vocab_size(src) == (size_t)m->cfg.src_vocab && vocab_size(tgt) == (size_t)m->cfg.tgt_vocab);
+    const ParamLayout *l = &m->layout;
+    StTensor *ts = xcalloc((size_t)l->n, sizeof *ts);
+    for (int i = 0; i < l->n; i++) {
+        const ParamInfo *p = &l->info[i];
+        ts[i] = (StTensor){.name = p->name, .dtype = ST_F32, .ndim = p->ndim,
+                           .data = m->params + p->offset};
+        for (int d = 0; d < p->ndim; d++)
+            ts[i].shape[d] = p->shape[d];
+    }
+    Buf cfg = {0}, vs = {0}, vt = {0};
+    model_config_json(&m->cfg, t, &cfg);
+    vocab_lines(src, &vs);
+    vocab_lines(tgt, &vt);
+    const char *keys[] = {ST_KEY_FORMAT, KEY_CONFIG, KEY_VOCAB_SRC, KEY_VOCAB_TGT, KEY_HISTORY};
+    const char *vals[] = {ST_FORMAT_MODEL, cfg.data, vs.data, vt.data, history ? history : "{}"};
+    int rc = st_write(path, ts, (size_t)l->n, keys, vals, 5, e);
+    buf_free(&cfg);
+    buf_free(&vs);
+    buf_free(&vt);
+    free(ts);
+    return rc;
+}
+
+static int need_meta(const StFile *f, const char *path, const char *key, const char **out, Err *e)
+{
+    *out = st_meta(f, key);
+    if (!*out)
+        return err_set(e, "%s: not a complete s2s model: metadata lacks %s", path, key);
+    return 0;
+}
+
+int model_file_load(ModelFile *mf, const char *path, bool with_grads, Err *e)
+{
+    memset(mf, 0, sizeof *mf);
+    StFile *f;
+    if (st_load(&f, path, ST_FORMAT_MODEL, e) != 0)
+        return -1;
+    const char *cfg_s, *vs_s, *vt_s;
+    const char *hist = st_meta(f, KEY_HISTORY);
+    Buf where = {0};
+    Vocab *vs = NULL, *vt = NULL;
+    int rc = -1;
+    if (need_meta(f, path, KEY_CONFIG, &cfg_s, e) || need_meta(f, path, KEY_VOCAB_SRC, &vs_s, e) ||
+        need_meta(f, path, KEY_VOCAB_TGT, &vt_s, e))
+        goto out;
+    ModelConfig c = model_config_default();
+    buf_printf(&where, "%s: %s", path, KEY_CONFIG);
+    if (model_config_parse(&c, &mf->text, cfg_s, strlen(cfg_s), where.data, e) != 0)
+        goto out;
+    buf_clear(&where);
+    buf_printf(&where, "%s: %s", path, KEY_VOCAB_SRC);
+    if (vocab_from_lines(&vs, where.data, vs_s, strlen(vs_s), e) != 0)
+        goto out;
+    buf_clear(&where);
+    buf_printf(&where, "%s: %s", path, KEY_VOCAB_TGT);
+    if (vocab_from_lines(&vt, where.data, vt_s, strlen(vt_s), e) != 0)
+        goto out;
+    c.src_vocab = (int)vocab_size(vs);
+    c.tgt_vocab = (int)vocab_size(vt);
+    Err ce;
+    if (model_config_check(&c, &ce) != 0) {
+        err_set(e, "%s: %s", path, ce.msg);
+        goto out;
+    }
+    if (hist) {
+        Json doc;
+        Err je;
+        if (json_parse(&doc, hist, strlen(hist), &je) != 0) {
+            err_set(e, "%s: %s: %s", path, KEY_HISTORY, je.msg);
+            goto out;
+        }
+        json_free(&doc);
+    }
+    model_init(&mf->model, &c, with_grads);
+    const ParamLayout *l = &mf->model.layout;
+    for (int i = 0; i < l->n; i++) {
+        const ParamInfo *p = &l->info[i];
+        int64_t shape[2] = {p->shape[0], p->shape[1]};
+        const StTensor *st = st_expect(f, p->name, ST_F32, p->ndim, shape, e);
+        if (!st) {
+            model_free(&mf->model);
+            goto out;
+        }
+        memcpy(mf->model.params + p->offset, st->data, p->size * sizeof(real));
+    }
+    if (st_count(f) != (size_t)l->n) {
+        for (size_t i = 0; i < st_count(f); i++)
+            if (param_find(l, st_at(f, i)->name) < 0) {
+                char shown[64];
+                const char *nm = st_at(f, i)->name;
+                err_set(e, "%s: unexpected tensor '%s' for this configuration", path,
+                        json_show(shown, sizeof shown, nm, strlen(nm)));
+                break;
+            }
+        model_free(&mf->model);
+        goto out;
+    }
+    mf->src = vs;
+    mf->tgt = vt;
+    vs = vt = NULL;
+    mf->history = xstrdup(hist ? hist : "{}");
+    rc = 0;
+out:
+    if (rc != 0)
+        memset(mf, 0, sizeof *mf);
+    vocab_free(vs);
+    vocab_free(vt);
+    buf_free(&where);
+    st_close(f);
+    return rc;
+}
+
+void model_file_free(ModelFile *mf)
+{
+    if (mf->model.params)
+        model_free(&mf->model);
+    vocab_free(mf->src);
+    vocab_free(mf->tgt);
+    free(mf->history);
+    memset(mf, 0, sizeof *mf);
+}

@@ -1,0 +1,69 @@
+/*
+ * The model file (docs/model.md "The file"): one safetensors file that holds the
+ * weights (F32, named as the PyTorch module's state_dict), and in its metadata the
+ * configuration (s2s.config, JSON), both vocabularies (s2s.vocab.src/.tgt, tokens in
+ * id order joined by '\n'), the tokenizer settings (direction, languages, keep_case,
+ * inside s2s.config) and a training summary (s2s.history, JSON).
+ *
+ * Loading validates everything before returning: the safetensors structure and
+ * checksum (base/safetensors.h), the format tag, every config key, the vocabularies
+ * (specials in place, no duplicates), and every tensor's presence, dtype and shape
+ * against the configuration. Errors are one line that starts with the path:
+ *   m.s2s: s2s.config: 'layers' must be an integer in 1..4, not 9
+ *   m.s2s: tensor 'decoder.weight_hh_l0' is F32 [768, 256], expected F32 [768, 128]
+ *   m.s2s: s2s.vocab.tgt: token 'le' appears twice (ids 12 and 40)
+ *
+ * This file is not part of the double-precision build (it works on float weights).
+ */
+#ifndef S2S_MODEL_FILE_H
+#define S2S_MODEL_FILE_H
+
+#include <stdbool.h>
+
+#include "base/buf.h"
+#include "base/err.h"
+#include "model/seq2seq.h"
+#include "text/corpus.h"
+#include "text/tokenize.h"
+#include "text/vocab.h"
+
+/* The tokenizer settings a model was trained with. Languages follow the direction. */
+typedef struct TextConfig {
+    Direction dir;
+    bool keep_case;
+} TextConfig;
+
+/* Tokenizer options for the source and the target side. */
+TokOpts text_src_opts(const TextConfig *t);
+TokOpts text_tgt_opts(const TextConfig *t);
+
+/* The s2s.config object: the keys of docs/model.md in its order, on one line. The
+   vocabulary sizes are not part of it (they are the vocabularies' sizes). */
+void model_config_json(const ModelConfig *c, const TextConfig *t, Buf *out);
+/* Parses and checks an s2s.config object; every key must be present, none unknown.
+   Vocabulary sizes in *c are left as they were. Messages start with `where`. */
+int model_config_parse(ModelConfig *c, TextConfig *t, const char *json, size_t len,
+                       const char *where, Err *e);
+
+/* Writes a model file atomically (an existing file is replaced only when the new one
+   is complete). history is the s2s.history JSON text (NULL: an empty object). */
+int model_file_save(const char *path, const Model *m, const Vocab *src, const Vocab *tgt,
+                    const TextConfig *t, const char *history, Err *e);
+
+/* A loaded model file. */
+typedef struct ModelFile {
+    Model model; /* weights; grads only when loaded with_grads */
+    Vocab *src, *tgt;
+    TextConfig text;
+    char *history; /* s2s.history, "{}" when the file has none */
+} ModelFile;
+
+int model_file_load(ModelFile *mf, const char *path, bool with_grads, Err *e);
+void model_file_free(ModelFile *mf);
+
+/* Builds a vocabulary from tokens joined by '\n' (the metadata form; counts 0). */
+int vocab_from_lines(Vocab **out, const char *name, const char *s, size_t len, Err *e);
+/* Appends the tokens of v joined by '\n'. */
+void vocab_lines(const Vocab *v, Buf *out);
+
+#endif
