@@ -4,5 +4,6 @@
 
 int cmd_prepare(int argc, char **argv);
 int cmd_tokenize(int argc, char **argv);
+int cmd_train(int argc, char **argv);
 
 #endif

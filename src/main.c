@@ -16,6 +16,7 @@ struct command {
 static const struct command commands[] = {
     /* commands: one line each, in the order `s2s --help` lists them */
     {"prepare", cmd_prepare, "split a corpus into train/valid/test and build vocabularies"},
+    {"train", cmd_train, "train an encoder-decoder with attention"},
     {"tokenize", cmd_tokenize, "tokenize or detokenize text on stdin, line by line"},
     {NULL, NULL, NULL},
 };

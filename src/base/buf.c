@@ -3,6 +3,7 @@
 #include <locale.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,7 +80,8 @@ static void make_c_locale(void)
         die("cannot create the C locale");
 }
 
-static void put_number(Buf *b, const char *fmt, double x)
+/* The shortest %.Ng text that reads back as the same value (as Python's repr). */
+static void put_shortest(Buf *b, double x, bool single)
 {
     if (!isfinite(x)) {
         buf_puts(b, "null");
@@ -87,13 +89,19 @@ static void put_number(Buf *b, const char *fmt, double x)
     }
     pthread_once(&c_locale_once, make_c_locale);
     locale_t old = uselocale(c_locale);
-    buf_printf(b, fmt, x);
+    char tmp[40];
+    for (int prec = 1; prec <= 17; prec++) {
+        snprintf(tmp, sizeof tmp, "%.*g", prec, x);
+        if (single ? strtof(tmp, NULL) == (float)x : strtod(tmp, NULL) == x)
+            break;
+    }
     uselocale(old);
+    buf_puts(b, tmp);
 }
 
-void buf_json_f32(Buf *b, float x) { put_number(b, "%.9g", (double)x); }
+void buf_json_f32(Buf *b, float x) { put_shortest(b, (double)x, true); }
 
-void buf_json_f64(Buf *b, double x) { put_number(b, "%.17g", x); }
+void buf_json_f64(Buf *b, double x) { put_shortest(b, x, false); }
 
 void buf_clear(Buf *b)
 {

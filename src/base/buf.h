@@ -18,8 +18,8 @@ void buf_putc(Buf *b, char c);
 void buf_printf(Buf *b, const char *fmt, ...) S2S_PRINTF(2, 3);
 /* Appends s as a JSON string literal, quotes included. */
 void buf_json_str(Buf *b, const char *s, size_t n);
-/* Appends a JSON number that reads back to exactly the same value: floats with
-   %.9g, doubles with %.17g. NaN and infinities are not JSON numbers: they are
+/* Appends a JSON number that reads back to exactly the same value: the shortest
+   %.Ng form that does (0.1f gives "0.1", as Python's repr). NaN and infinities are not JSON numbers: they are
    written as null. */
 void buf_json_f32(Buf *b, float x);
 void buf_json_f64(Buf *b, double x);

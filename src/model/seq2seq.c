@@ -576,6 +576,20 @@ double model_forward(Model *m, Work *w, const Batch *b, Rng *rng)
     return nn_xent_forward(w->probs, &count, w->logits, b->tgt_out, T * B, c->tgt_vocab, c->label_smoothing, 0);
 }
 
+double work_nll(const Work *w, const Batch *b)
+{
+    size_t N = (size_t)b->T * b->B, V = (size_t)w->cfg.tgt_vocab;
+    double nll = 0;
+    for (size_t i = 0; i < N; i++) {
+        int y = b->tgt_out[i];
+        if (y == 0)
+            continue;
+        double p = w->probs[i * V + (size_t)y];
+        nll -= log(p > 1e-300 ? p : 1e-300);
+    }
+    return nll;
+}
+
 void model_backward(Model *m, Work *w, const Batch *b, real scale)
 {
     const ModelConfig *c = &m->cfg;

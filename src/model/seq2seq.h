@@ -48,6 +48,9 @@ double model_forward(Model *m, Work *w, const Batch *b, Rng *rng);
 /* Accumulates into m->grads the gradient of (loss sum * scale), after model_forward
    on the same batch (scale is usually 1/ntok). */
 void model_backward(Model *m, Work *w, const Batch *b, real scale);
+/* Negative log-likelihood (no label smoothing) summed over the non-pad targets of the
+   last model_forward, from its softmax; call before model_backward. */
+double work_nll(const Work *w, const Batch *b);
 /* Logits of the last model_forward, (T,B,Vt). */
 const real *work_logits(const Work *w);
 

@@ -1,5 +1,7 @@
 #include "nn/linalg.h"
 
+#include <unistd.h>
+
 #include "nn/ops.h"
 
 void nn_gemm(bool trans_a, bool trans_b, int M, int N, int K, real alpha,
@@ -54,4 +56,14 @@ void nn_linear_backward(real *dx, real *dW, real *db, const real *dy, const real
         nn_gemm(true, false, Out, In, N, 1, dy, Out, x, In, 1, dW, In);
     if (db)
         nn_bias_backward(NULL, db, dy, N, Out);
+}
+
+int nn_set_threads(int n)
+{
+    if (n <= 0) {
+        long c = sysconf(_SC_NPROCESSORS_ONLN);
+        n = c > 0 ? (int)c : 1;
+    }
+    openblas_set_num_threads(n);
+    return n;
 }

@@ -1,0 +1,245 @@
+/* s2s train: options, data preparation for a raw corpus, signals; the loop is
+   src/train/trainer.c. */
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/err.h"
+#include "base/opt.h"
+#include "commands.h"
+#include "train/trainer.h"
+
+static void usage(FILE *out)
+{
+    TrainOpts d = train_opts_default();
+    fprintf(out,
+"usage: s2s train DATA -o MODEL [options]\n"
+"\n"
+"Trains an encoder-decoder with attention. DATA is a directory written by\n"
+"'s2s prepare', or a corpus file, which is first prepared with default options\n"
+"into MODEL.d/. Writes MODEL (the best model by valid BLEU), MODEL.last (the\n"
+"latest), MODEL.state (for --resume) and MODEL.log.jsonl (one JSON object per\n"
+"step and per validation). Ctrl-C finishes the step, saves, and exits.\n"
+"\n"
+"model:\n"
+"  --cell gru|lstm          recurrent cell (default gru)\n"
+"  --layers N               encoder and decoder layers (default %d)\n"
+"  --no-bidir               unidirectional encoder (default bidirectional)\n"
+"  --emb N                  embedding size (default %d)\n"
+"  --hidden N               encoder size per direction (default %d)\n"
+"  --dec-hidden N           decoder size (default %d)\n"
+"  --attn-size N            attention size (default %d)\n"
+"  --deep-out N             deep-output size (default %d)\n"
+"  --dropout P              dropout (default %g)\n"
+"  --label-smoothing E      label smoothing (default %g)\n"
+"  --tie-embeddings         output projection shares the target embeddings\n"
+"                           (needs --deep-out equal to --emb)\n"
+"training:\n"
+"  --batch B                sentences per batch (default %d; 0: no limit)\n"
+"  --batch-tokens N         at most N padded target tokens per batch (default: off)\n"
+"  --lr R                   Adam learning rate (default %g)\n"
+"  --beta1 B --beta2 B --adam-eps E   Adam constants (default %g %g %g)\n"
+"  --weight-decay W         L2 weight decay (default 0)\n"
+"  --clip C                 clip the global gradient norm to C (default %g; 0: off)\n"
+"  --lr-schedule S          constant, warmup-decay or plateau (default plateau:\n"
+"                           halve the rate when valid BLEU does not improve,\n"
+"                           down to --lr / 100)\n"
+"  --warmup N               warmup steps of warmup-decay (default 4000)\n"
+"  --epochs N               stop after N epochs (default %ld; 0: no limit)\n"
+"  --steps N                stop after N steps (default: no limit)\n"
+"  --time MINUTES           stop after this much time (default: no limit)\n"
+"  --valid-every N          validate every N steps and at each epoch end\n"
+"                           (default %ld; 0: epoch ends only)\n"
+"  --valid-max N            decode at most N valid pairs for BLEU (default: all)\n"
+"  --patience K             stop after K validations without a better BLEU\n"
+"                           (default: never)\n"
+"  --seed S                 seed of initialisation, batches and dropout (default %llu)\n"
+"  --threads N              threads (default: all cores)\n"
+"  --resume                 continue the run saved in MODEL.state\n"
+"  --force                  start over even if MODEL.state exists\n"
+"  --log-every N            without a terminal, a progress line every N steps\n"
+"                           (default %ld)\n"
+"  --quiet                  no progress output\n"
+"  -h, --help               this help\n"
+"\n"
+"The same data, options, seed and threads give the same losses, also across\n"
+"--resume.\n",
+            d.cfg.layers, d.cfg.emb, d.cfg.hidden, d.cfg.dec_hidden, d.cfg.attn, d.cfg.deep_out,
+            d.cfg.dropout, d.cfg.label_smoothing, d.batch.batch, d.lr, d.beta1, d.beta2, d.eps,
+            d.clip, d.epochs, d.valid_every, (unsigned long long)d.seed, d.log_every);
+}
+
+static void on_signal(int sig)
+{
+    if (train_stop_requested) {
+        /* A second signal: stop now. Files on disk are complete (atomic writes). */
+        signal(sig, SIG_DFL);
+        raise(sig);
+    }
+    train_stop_requested = 1;
+}
+
+static int is_dir(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+int cmd_train(int argc, char **argv)
+{
+    TrainOpts o = train_opts_default();
+    const char *data = NULL;
+    bool warmup_set = false;
+    Opts op;
+    opts_init(&op, "train", argc, argv);
+    while (opts_next(&op)) {
+        if (opts_positional(&op)) {
+            if (data)
+                opts_unknown(&op);
+            data = op.cur;
+        } else if (opts_is(&op, "--help") || opts_is(&op, "-h")) {
+            usage(stdout);
+            exit(0);
+        } else if (opts_is(&op, "-o") || opts_is(&op, "--output")) {
+            o.model = opts_str(&op);
+        } else if (opts_is(&op, "--cell")) {
+            const char *v = opts_str(&op);
+            if (strcmp(v, "gru") == 0)
+                o.cfg.cell = CELL_GRU;
+            else if (strcmp(v, "lstm") == 0)
+                o.cfg.cell = CELL_LSTM;
+            else
+                die_usage("train: option --cell must be gru or lstm, got '%s'", v);
+        } else if (opts_is(&op, "--layers")) {
+            o.cfg.layers = (int)opts_long(&op, 1, MODEL_MAX_LAYERS);
+        } else if (opts_is(&op, "--no-bidir")) {
+            opts_bool(&op);
+            o.cfg.bidir = false;
+        } else if (opts_is(&op, "--emb")) {
+            o.cfg.emb = (int)opts_long(&op, 1, 8192);
+        } else if (opts_is(&op, "--hidden")) {
+            o.cfg.hidden = (int)opts_long(&op, 1, 8192);
+        } else if (opts_is(&op, "--dec-hidden")) {
+            o.cfg.dec_hidden = (int)opts_long(&op, 1, 8192);
+        } else if (opts_is(&op, "--attn-size")) {
+            o.cfg.attn = (int)opts_long(&op, 1, 8192);
+        } else if (opts_is(&op, "--deep-out")) {
+            o.cfg.deep_out = (int)opts_long(&op, 1, 8192);
+        } else if (opts_is(&op, "--dropout")) {
+            o.cfg.dropout = (float)opts_double(&op, 0, 0.99);
+        } else if (opts_is(&op, "--label-smoothing")) {
+            o.cfg.label_smoothing = (float)opts_double(&op, 0, 0.99);
+        } else if (opts_is(&op, "--tie-embeddings")) {
+            opts_bool(&op);
+            o.cfg.tie_embeddings = true;
+        } else if (opts_is(&op, "--batch")) {
+            o.batch.batch = (int)opts_long(&op, 0, 1000000);
+        } else if (opts_is(&op, "--batch-tokens")) {
+            o.batch.tokens = opts_long(&op, 0, 100000000);
+        } else if (opts_is(&op, "--lr")) {
+            o.lr = opts_double(&op, 0, 10);
+        } else if (opts_is(&op, "--beta1")) {
+            o.beta1 = opts_double(&op, 0, 0.999999);
+        } else if (opts_is(&op, "--beta2")) {
+            o.beta2 = opts_double(&op, 0, 0.999999);
+        } else if (opts_is(&op, "--adam-eps")) {
+            o.eps = opts_double(&op, 0, 1);
+        } else if (opts_is(&op, "--weight-decay")) {
+            o.weight_decay = opts_double(&op, 0, 1);
+        } else if (opts_is(&op, "--clip")) {
+            o.clip = opts_double(&op, 0, 1e6);
+        } else if (opts_is(&op, "--lr-schedule")) {
+            const char *v = opts_str(&op);
+            SchedKind k;
+            if (optim_sched_parse(v, &k) != 0)
+                die_usage("train: option --lr-schedule must be constant, warmup-decay or plateau, got '%s'", v);
+            o.sched = k;
+        } else if (opts_is(&op, "--warmup")) {
+            o.warmup = opts_long(&op, 0, 100000000);
+            warmup_set = true;
+        } else if (opts_is(&op, "--epochs")) {
+            o.epochs = opts_long(&op, 0, 1000000);
+        } else if (opts_is(&op, "--steps")) {
+            o.steps = opts_long(&op, 0, LONG_MAX);
+        } else if (opts_is(&op, "--time")) {
+            o.minutes = opts_double(&op, 0, 1e7);
+        } else if (opts_is(&op, "--valid-every")) {
+            o.valid_every = opts_long(&op, 0, LONG_MAX);
+        } else if (opts_is(&op, "--valid-max")) {
+            o.valid_max = opts_long(&op, 0, LONG_MAX);
+        } else if (opts_is(&op, "--patience")) {
+            o.patience = (int)opts_long(&op, 0, 1000000);
+        } else if (opts_is(&op, "--seed")) {
+            o.seed = (uint64_t)opts_long(&op, 0, LONG_MAX);
+        } else if (opts_is(&op, "--threads")) {
+            o.threads = (int)opts_long(&op, 1, 1024);
+        } else if (opts_is(&op, "--resume")) {
+            opts_bool(&op);
+            o.resume = true;
+        } else if (opts_is(&op, "--force")) {
+            opts_bool(&op);
+            o.force = true;
+        } else if (opts_is(&op, "--log-every")) {
+            o.log_every = opts_long(&op, 1, LONG_MAX);
+        } else if (opts_is(&op, "--quiet")) {
+            opts_bool(&op);
+            o.quiet = true;
+        } else {
+            opts_unknown(&op);
+        }
+    }
+    if (!data)
+        die_usage("train: missing DATA argument (see 's2s train --help')");
+    if (!o.model)
+        die_usage("train: missing option -o MODEL (see 's2s train --help')");
+    if (o.batch.batch == 0 && o.batch.tokens == 0)
+        die_usage("train: --batch 0 needs --batch-tokens N");
+    if (o.resume && o.force)
+        die_usage("train: --resume and --force exclude each other");
+    if (o.sched == SCHED_WARMUP_DECAY && !warmup_set)
+        o.warmup = 4000;
+    if (warmup_set && o.sched != SCHED_WARMUP_DECAY)
+        die_usage("train: --warmup needs --lr-schedule warmup-decay");
+    Err e;
+    ModelConfig check = o.cfg;
+    check.src_vocab = check.tgt_vocab = 5; /* sizes come from the data */
+    if (model_config_check(&check, &e) != 0)
+        die_usage("train: %s", e.msg);
+
+    /* A corpus file is prepared into MODEL.d/ first (kept for --resume and eval). */
+    char *prepared = NULL;
+    if (!is_dir(data)) {
+        prepared = xmalloc(strlen(o.model) + 3);
+        sprintf(prepared, "%s.d", o.model);
+        char marker[PATH_MAX];
+        snprintf(marker, sizeof marker, "%s/prepare.json", prepared);
+        if (!(o.resume && access(marker, F_OK) == 0)) {
+            if (access(data, R_OK) != 0)
+                die("%s: cannot open: %s", data, strerror(errno));
+            char *pargv[] = {"prepare", (char *)data, "-o", prepared, NULL};
+            int rc = cmd_prepare(4, pargv);
+            if (rc != 0)
+                return rc;
+        }
+        o.data = prepared;
+    } else {
+        o.data = data;
+    }
+
+    struct sigaction sa = {0};
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+
+    int rc = train_run(&o, &e);
+    free(prepared);
+    if (rc != 0)
+        die_err(&e);
+    return 0;
+}

@@ -1,0 +1,186 @@
+#include "train/data.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/buf.h"
+#include "base/file.h"
+#include "base/json.h"
+
+static int load_text_config(TextConfig *t, const char *dir, Err *e)
+{
+    char *path = path_join(dir, "prepare.json"), *text = NULL;
+    size_t len;
+    int rc = -1;
+    Json doc = {0};
+    bool parsed = false;
+    if (file_read_all(path, &text, &len, e) != 0)
+        goto out;
+    Err je;
+    if (json_parse(&doc, text, len, &je) != 0) {
+        err_set(e, "%s: %s", path, je.msg);
+        goto out;
+    }
+    parsed = true;
+    const JsonVal *opts = doc.root->type == JSON_OBJECT ? json_get(doc.root, "options") : NULL;
+    const JsonVal *dir_v = opts && opts->type == JSON_OBJECT ? json_get(opts, "direction") : NULL;
+    const JsonVal *kc = opts && opts->type == JSON_OBJECT ? json_get(opts, "keep_case") : NULL;
+    int d = dir_v && dir_v->type == JSON_STRING ? direction_parse(dir_v->u.str.s) : -1;
+    if (d < 0 || !kc || kc->type != JSON_BOOL) {
+        err_set(e, "%s: not written by 's2s prepare' (options.direction and options.keep_case expected)", path);
+        goto out;
+    }
+    t->dir = (Direction)d;
+    t->keep_case = kc->b;
+    rc = 0;
+out:
+    if (parsed)
+        json_free(&doc);
+    free(text);
+    free(path);
+    return rc;
+}
+
+/* Tokenizes and encodes one side; returns the number of ids, or -1. */
+static long encode_side(const Vocab *v, const char *s, size_t len, const TokOpts *o, Buf *tok,
+                        int32_t **ids, size_t *cap, long *unk, Err *e)
+{
+    buf_clear(tok);
+    if (tok_line(s, len, o, tok, e) < 0)
+        return -1;
+    size_t need = (tok->len + 1) / 2 + 1;
+    if (need > *cap) {
+        *cap = need * 2;
+        *ids = xrealloc(*ids, *cap * sizeof **ids);
+    }
+    size_t n_unk;
+    size_t n = vocab_encode(v, tok->data ? tok->data : "", tok->len, *ids, *cap, &n_unk);
+    *unk += (long)n_unk;
+    return (long)n;
+}
+
+static int load_split(Split *sp, const char *dir, const char *name, const TrainData *d, Err *e)
+{
+    memset(sp, 0, sizeof *sp);
+    char *path = path_join(dir, name);
+    CorpusOpts co = {.dir = DIR_EN_FR, .skip_bad = false};
+    int rc = corpus_read(&sp->text, path, &co, e);
+    if (rc != 0 && strstr(e->msg, ": no sentence pairs")) {
+        /* An empty split (prepare --valid 0) is allowed. */
+        rc = 0;
+        memset(&sp->text, 0, sizeof sp->text);
+        sp->text.name = xstrdup(path);
+    }
+    if (rc != 0) {
+        free(path);
+        return -1;
+    }
+    size_t n = sp->text.n;
+    TokOpts so = text_src_opts(&d->text), to = text_tgt_opts(&d->text);
+    Buf tok = {0};
+    int32_t *tmp = NULL;
+    size_t cap = 0;
+    /* First pass: lengths; second: the ids into one allocation. */
+    int *sl = xcalloc(n ? n : 1, sizeof *sl), *tl = xcalloc(n ? n : 1, sizeof *tl);
+    size_t total = 0;
+    for (int pass = 0; pass < 2 && rc == 0; pass++) {
+        size_t at = 0;
+        for (size_t i = 0; i < n; i++) {
+            const Pair *p = &sp->text.pairs[i];
+            for (int side = 0; side < 2; side++) {
+                Err te;
+                long k = side == 0 ? encode_side(d->src_vocab, p->src, p->src_len, &so, &tok, &tmp,
+                                                 &cap, pass ? &sp->src_unk : &(long){0}, &te)
+                                   : encode_side(d->tgt_vocab, p->tgt, p->tgt_len, &to, &tok, &tmp,
+                                                 &cap, pass ? &sp->tgt_unk : &(long){0}, &te);
+                if (k < 0) {
+                    rc = err_set(e, "%s:%zu: %s", path, p->line, te.msg);
+                    break;
+                }
+                if (k == 0) {
+                    rc = err_set(e, "%s:%zu: the %s side has no tokens", path, p->line,
+                                 side == 0 ? "source" : "target");
+                    break;
+                }
+                if (k > 100000) {
+                    rc = err_set(e, "%s:%zu: more than 100000 tokens", path, p->line);
+                    break;
+                }
+                if (pass == 0) {
+                    (side == 0 ? sl : tl)[i] = (int)k;
+                    total += (size_t)k;
+                } else {
+                    int *dst = sp->ids + at;
+                    for (long j = 0; j < k; j++)
+                        dst[j] = tmp[j];
+                    if (side == 0) {
+                        sp->src[i] = dst;
+                        sp->src_tokens += k;
+                    } else {
+                        sp->tgt[i] = dst;
+                        sp->tgt_tokens += k;
+                    }
+                    at += (size_t)k;
+                }
+            }
+            if (rc != 0)
+                break;
+        }
+        if (pass == 0 && rc == 0) {
+            sp->ids = xmalloc((total ? total : 1) * sizeof *sp->ids);
+            sp->src = xcalloc(n ? n : 1, sizeof *sp->src);
+            sp->tgt = xcalloc(n ? n : 1, sizeof *sp->tgt);
+        }
+    }
+    sp->src_len = sl;
+    sp->tgt_len = tl;
+    sp->set = (PairSet){.n = (int)n, .src = sp->src, .src_len = sl, .tgt = sp->tgt, .tgt_len = tl};
+    buf_free(&tok);
+    free(tmp);
+    free(path);
+    return rc;
+}
+
+static void split_free(Split *sp)
+{
+    corpus_free(&sp->text);
+    free(sp->ids);
+    free(sp->src);
+    free(sp->tgt);
+    free(sp->src_len);
+    free(sp->tgt_len);
+    memset(sp, 0, sizeof *sp);
+}
+
+int train_data_load(TrainData *d, const char *dir, Err *e)
+{
+    memset(d, 0, sizeof *d);
+    d->dir = xstrdup(dir);
+    char *vs = path_join(dir, "vocab.src"), *vt = path_join(dir, "vocab.tgt");
+    int rc = -1;
+    if (load_text_config(&d->text, dir, e) != 0 || vocab_load(&d->src_vocab, vs, e) != 0 ||
+        vocab_load(&d->tgt_vocab, vt, e) != 0 || load_split(&d->train, dir, "train.tsv", d, e) != 0 ||
+        load_split(&d->valid, dir, "valid.tsv", d, e) != 0)
+        goto out;
+    if (d->train.set.n == 0) {
+        err_set(e, "%s/train.tsv: no sentence pairs", dir);
+        goto out;
+    }
+    rc = 0;
+out:
+    free(vs);
+    free(vt);
+    if (rc != 0)
+        train_data_free(d);
+    return rc;
+}
+
+void train_data_free(TrainData *d)
+{
+    free(d->dir);
+    vocab_free(d->src_vocab);
+    vocab_free(d->tgt_vocab);
+    split_free(&d->train);
+    split_free(&d->valid);
+    memset(d, 0, sizeof *d);
+}

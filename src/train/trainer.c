@@ -1,0 +1,744 @@
+#include "train/trainer.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/buf.h"
+#include "base/file.h"
+#include "base/json.h"
+#include "base/safetensors.h"
+#include "eval/bleu.h"
+#include "model/file.h"
+#include "nn/linalg.h"
+#include "train/data.h"
+
+#define ST_FORMAT_STATE "s2s-state-1"
+#define KEY_STATE "s2s.state"
+
+volatile int train_stop_requested;
+
+TrainOpts train_opts_default(void)
+{
+    return (TrainOpts){
+        .cfg = model_config_default(),
+        .batch = {.batch = 64, .tokens = 0, .chunk = 0},
+        .lr = 1e-3, .beta1 = OPTIM_BETA1, .beta2 = OPTIM_BETA2, .eps = OPTIM_EPS,
+        .weight_decay = 0, .clip = 1.0,
+        .sched = SCHED_PLATEAU, .warmup = 0, .sched_patience = 1,
+        .epochs = 10, .valid_every = 1000, .patience = 0,
+        .seed = 1, .log_every = 100, .progress = -1,
+    };
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Everything that changes as training goes and is saved in MODEL.state. */
+typedef struct Progress {
+    long step;         /* steps taken */
+    long epoch;        /* epochs completed */
+    long batch;        /* next batch of the current epoch's plan */
+    Rng epoch_rng;     /* data generator at the start of the current epoch */
+    Rng drop_rng;      /* dropout generator */
+    double seconds;    /* training time so far (validation included) */
+    long long tokens;  /* target tokens trained on */
+    double best_bleu;  /* best valid BLEU so far; -1 before the first */
+    long best_step;
+    int bad_valid;     /* validations since the best one */
+    double last_valid_loss, last_valid_ppl, last_valid_bleu;
+    long last_valid_step;
+} Progress;
+
+typedef struct Trainer {
+    const TrainOpts *o;
+    TrainData data;
+    Model m;
+    Adam adam;
+    Sched sched;
+    Progress p;
+    Rng data_rng;
+    BatchPlan plan, vplan;
+    BatchBuf bb;
+    Work *work;
+    char *path_last, *path_state, *path_log;
+    FILE *log;
+    bool live; /* live progress line on stderr */
+    bool line_shown;
+    double t_start;       /* now_s() at the start of this process's training */
+    double seconds_base;  /* p.seconds at that moment */
+    double t_shown;
+    double valid_seconds; /* spent validating in this process */
+} Trainer;
+
+static double elapsed(const Trainer *t) { return t->seconds_base + (now_s() - t->t_start); }
+
+/* ------------------------------------------------------------------ log and display */
+
+static void clear_line(Trainer *t)
+{
+    if (t->line_shown) {
+        fputs("\r\033[K", stderr);
+        t->line_shown = false;
+    }
+}
+
+static void say(Trainer *t, const char *fmt, ...) S2S_PRINTF(2, 3);
+static void say(Trainer *t, const char *fmt, ...)
+{
+    if (t->o->quiet)
+        return;
+    clear_line(t);
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+static void log_line(Trainer *t, Buf *b)
+{
+    buf_putc(b, '\n');
+    fwrite(b->data, 1, b->len, t->log);
+    fflush(t->log);
+    buf_clear(b);
+}
+
+static void fmt_duration(char *dst, size_t cap, double s)
+{
+    long v = s > 0 && s < 1e9 ? (long)(s + 0.5) : 0;
+    if (v >= 3600)
+        snprintf(dst, cap, "%ld:%02ld:%02ld", v / 3600, v / 60 % 60, v % 60);
+    else
+        snprintf(dst, cap, "%ld:%02ld", v / 60, v % 60);
+}
+
+/* The fraction of the run done, from whichever limit comes first; -1 if unknown. */
+static double done_fraction(const Trainer *t)
+{
+    const TrainOpts *o = t->o;
+    double f = -1;
+    if (o->steps)
+        f = fmax(f, (double)t->p.step / (double)o->steps);
+    if (o->minutes > 0)
+        f = fmax(f, elapsed(t) / (o->minutes * 60));
+    if (o->epochs && t->plan.nbatch)
+        f = fmax(f, ((double)t->p.epoch + (double)t->p.batch / t->plan.nbatch) / (double)o->epochs);
+    return f;
+}
+
+static void show_progress(Trainer *t, double loss, double ppl, double tok_s, double lr, bool force)
+{
+    if (t->o->quiet)
+        return;
+    double now = now_s();
+    bool plain_due = !t->live && t->o->log_every > 0 && t->p.step % t->o->log_every == 0;
+    if (t->live ? (!force && now - t->t_shown < 0.25) : !plain_due)
+        return;
+    t->t_shown = now;
+    char el[32], eta[32] = "?";
+    double f = done_fraction(t), e = elapsed(t);
+    fmt_duration(el, sizeof el, e);
+    if (f > 0.001)
+        fmt_duration(eta, sizeof eta, e / f - e);
+    char line[256];
+    snprintf(line, sizeof line,
+             "epoch %ld step %ld  loss %.3f ppl %.2f  %.0f tok/s  lr %.2e  %s elapsed, ETA %s",
+             t->p.epoch + 1, t->p.step, loss, ppl, tok_s, lr, el, eta);
+    if (t->live) {
+        fprintf(stderr, "\r%s\033[K", line);
+        t->line_shown = true;
+    } else {
+        fprintf(stderr, "%s\n", line);
+    }
+    fflush(stderr);
+}
+
+/* ------------------------------------------------------------------ history and state */
+
+static void json_num_or_null(Buf *b, double x, bool have)
+{
+    if (have && isfinite(x))
+        buf_json_f64(b, x);
+    else
+        buf_puts(b, "null");
+}
+
+/* A number for the log: 6 significant digits, null when not finite. */
+static const char *num6(char dst[32], double x)
+{
+    if (isfinite(x))
+        snprintf(dst, 32, "%.6g", x);
+    else
+        strcpy(dst, "null");
+    return dst;
+}
+
+static void history_json(const Trainer *t, Buf *b)
+{
+    const Progress *p = &t->p;
+    buf_printf(b, "{\"steps\": %ld, \"epochs\": ", p->step);
+    buf_json_f64(b, (double)p->epoch + (t->plan.nbatch ? (double)p->batch / t->plan.nbatch : 0));
+    buf_puts(b, ", \"best_valid_bleu\": ");
+    json_num_or_null(b, p->best_bleu, p->best_bleu >= 0);
+    buf_printf(b, ", \"best_step\": %ld, \"seconds\": ", p->best_step);
+    buf_json_f64(b, round(p->seconds * 10) / 10);
+    buf_printf(b, ", \"train_tokens\": %lld, \"valid_loss\": ", p->tokens);
+    json_num_or_null(b, p->last_valid_loss, p->last_valid_step > 0);
+    buf_puts(b, ", \"valid_ppl\": ");
+    json_num_or_null(b, p->last_valid_ppl, p->last_valid_step > 0);
+    buf_puts(b, ", \"valid_bleu\": ");
+    json_num_or_null(b, p->last_valid_bleu, p->last_valid_step > 0 && p->last_valid_bleu >= 0);
+    buf_puts(b, ", \"data\": ");
+    buf_json_str(b, t->o->data, strlen(t->o->data));
+    buf_printf(b, ", \"train_pairs\": %d, \"seed\": %llu}", t->data.train.set.n,
+               (unsigned long long)t->o->seed);
+}
+
+static void state_json(const Trainer *t, Buf *b)
+{
+    const Progress *p = &t->p;
+    buf_printf(b, "{\"step\": %ld, \"epoch\": %ld, \"batch\": %ld, \"adam_step\": %ld, \"seconds\": ",
+               p->step, p->epoch, p->batch, t->adam.step);
+    buf_json_f64(b, p->seconds);
+    buf_printf(b, ", \"tokens\": %lld, \"best_bleu\": ", p->tokens);
+    buf_json_f64(b, p->best_bleu);
+    buf_printf(b, ", \"best_step\": %ld, \"bad_valid\": %d, \"sched_lr\": ", p->best_step, p->bad_valid);
+    buf_json_f64(b, t->sched.lr);
+    buf_puts(b, ", \"sched_best\": ");
+    buf_json_f64(b, t->sched.best);
+    buf_printf(b, ", \"sched_have_best\": %s, \"sched_bad\": %d, \"last_valid_step\": %ld",
+               t->sched.have_best ? "true" : "false", t->sched.bad, p->last_valid_step);
+    buf_puts(b, ", \"last_valid_loss\": ");
+    buf_json_f64(b, p->last_valid_loss);
+    buf_puts(b, ", \"last_valid_ppl\": ");
+    buf_json_f64(b, p->last_valid_ppl);
+    buf_puts(b, ", \"last_valid_bleu\": ");
+    buf_json_f64(b, p->last_valid_bleu);
+    buf_printf(b, ", \"seed\": %llu, \"train_pairs\": %d, \"batch_size\": %d, \"batch_tokens\": %ld}",
+               (unsigned long long)t->o->seed, t->data.train.set.n, t->o->batch.batch, t->o->batch.tokens);
+}
+
+static int save_state(Trainer *t, Err *e)
+{
+    size_t n = t->m.layout.total;
+    uint64_t rngs[8];
+    memcpy(rngs, t->p.epoch_rng.s, sizeof t->p.epoch_rng.s);
+    memcpy(rngs + 4, t->p.drop_rng.s, sizeof t->p.drop_rng.s);
+    StTensor ts[4] = {
+        {.name = "params", .dtype = ST_F32, .ndim = 1, .shape = {(int64_t)n}, .data = t->m.params},
+        {.name = "adam.m", .dtype = ST_F32, .ndim = 1, .shape = {(int64_t)n}, .data = t->adam.m},
+        {.name = "adam.v", .dtype = ST_F32, .ndim = 1, .shape = {(int64_t)n}, .data = t->adam.v},
+        {.name = "rng", .dtype = ST_U64, .ndim = 2, .shape = {2, 4}, .data = rngs},
+    };
+    Buf st = {0}, cfg = {0}, vs = {0}, vt = {0};
+    state_json(t, &st);
+    model_config_json(&t->m.cfg, &t->data.text, &cfg);
+    vocab_lines(t->data.src_vocab, &vs);
+    vocab_lines(t->data.tgt_vocab, &vt);
+    const char *keys[] = {ST_KEY_FORMAT, KEY_STATE, "s2s.config", "s2s.vocab.src", "s2s.vocab.tgt"};
+    const char *vals[] = {ST_FORMAT_STATE, st.data, cfg.data, vs.data, vt.data};
+    int rc = st_write(t->path_state, ts, 4, keys, vals, 5, e);
+    buf_free(&st);
+    buf_free(&cfg);
+    buf_free(&vs);
+    buf_free(&vt);
+    return rc;
+}
+
+static int state_num(const JsonVal *root, const char *key, double *out, const char *path, Err *e)
+{
+    const JsonVal *v = json_get(root, key);
+    if (!v || v->type != JSON_NUMBER)
+        return err_set(e, "%s: s2s.state: '%s' missing or not a number", path, key);
+    *out = v->u.num.d;
+    return 0;
+}
+
+static int state_long(const JsonVal *root, const char *key, long *out, const char *path, Err *e)
+{
+    const JsonVal *v = json_get(root, key);
+    if (!v || v->type != JSON_NUMBER || !v->is_int || v->u.num.i < 0)
+        return err_set(e, "%s: s2s.state: '%s' missing or not a count", path, key);
+    *out = (long)v->u.num.i;
+    return 0;
+}
+
+static bool meta_equals(const StFile *f, const char *key, const Buf *want)
+{
+    const char *v = st_meta(f, key);
+    return v && want->data && strcmp(v, want->data) == 0;
+}
+
+/* Restores weights, moments and progress from MODEL.state, after checking that it
+   belongs to this data and configuration. */
+static int load_state(Trainer *t, Err *e)
+{
+    const char *path = t->path_state;
+    StFile *f;
+    if (st_load(&f, path, ST_FORMAT_STATE, e) != 0)
+        return -1;
+    int rc = -1;
+    Json doc = {0};
+    bool parsed = false;
+    Buf cfg = {0}, vs = {0}, vt = {0};
+    model_config_json(&t->m.cfg, &t->data.text, &cfg);
+    vocab_lines(t->data.src_vocab, &vs);
+    vocab_lines(t->data.tgt_vocab, &vt);
+    if (!meta_equals(f, "s2s.config", &cfg)) {
+        const char *was = st_meta(f, "s2s.config");
+        err_set(e, "%s: --resume with a different model configuration: the run used %s", path,
+                was ? was : "(none)");
+        goto out;
+    }
+    if (!meta_equals(f, "s2s.vocab.src", &vs) || !meta_equals(f, "s2s.vocab.tgt", &vt)) {
+        err_set(e, "%s: --resume with different data: the vocabularies of %s differ from the run's",
+                path, t->o->data);
+        goto out;
+    }
+    const char *js = st_meta(f, KEY_STATE);
+    Err je;
+    if (!js) {
+        err_set(e, "%s: metadata lacks %s", path, KEY_STATE);
+        goto out;
+    }
+    if (json_parse(&doc, js, strlen(js), &je) != 0) {
+        err_set(e, "%s: s2s.state: %s", path, je.msg);
+        goto out;
+    }
+    parsed = true;
+    const JsonVal *r = doc.root;
+    if (r->type != JSON_OBJECT) {
+        err_set(e, "%s: s2s.state: expected a JSON object", path);
+        goto out;
+    }
+    Progress *p = &t->p;
+    long adam_step, pairs, bsize, btok, seed, bad, sched_bad, have;
+    double sched_lr, sched_best;
+    if (state_long(r, "step", &p->step, path, e) || state_long(r, "epoch", &p->epoch, path, e) ||
+        state_long(r, "batch", &p->batch, path, e) || state_long(r, "adam_step", &adam_step, path, e) ||
+        state_num(r, "seconds", &p->seconds, path, e) ||
+        state_long(r, "best_step", &p->best_step, path, e) ||
+        state_num(r, "best_bleu", &p->best_bleu, path, e) ||
+        state_long(r, "bad_valid", &bad, path, e) || state_num(r, "sched_lr", &sched_lr, path, e) ||
+        state_num(r, "sched_best", &sched_best, path, e) ||
+        state_long(r, "sched_bad", &sched_bad, path, e) ||
+        state_long(r, "last_valid_step", &p->last_valid_step, path, e) ||
+        state_num(r, "last_valid_loss", &p->last_valid_loss, path, e) ||
+        state_num(r, "last_valid_ppl", &p->last_valid_ppl, path, e) ||
+        state_num(r, "last_valid_bleu", &p->last_valid_bleu, path, e) ||
+        state_long(r, "train_pairs", &pairs, path, e) || state_long(r, "batch_size", &bsize, path, e) ||
+        state_long(r, "batch_tokens", &btok, path, e) || state_long(r, "seed", &seed, path, e))
+        goto out;
+    const JsonVal *tok = json_get(r, "tokens"), *hb = json_get(r, "sched_have_best");
+    if (!tok || !tok->is_int || !hb || hb->type != JSON_BOOL) {
+        err_set(e, "%s: s2s.state: 'tokens' or 'sched_have_best' missing", path);
+        goto out;
+    }
+    have = hb->b;
+    p->tokens = tok->u.num.i;
+    if (pairs != t->data.train.set.n || (uint64_t)seed != t->o->seed || bsize != t->o->batch.batch ||
+        btok != t->o->batch.tokens) {
+        err_set(e, "%s: --resume needs the run's data, --seed, --batch and --batch-tokens "
+                   "(it had %ld training pairs, seed %ld, batch %ld, batch-tokens %ld)",
+                path, pairs, seed, bsize, btok);
+        goto out;
+    }
+    size_t n = t->m.layout.total;
+    int64_t shape[1] = {(int64_t)n}, rshape[2] = {2, 4};
+    const StTensor *tp = st_expect(f, "params", ST_F32, 1, shape, e), *tm, *tv, *tr;
+    if (!tp || !(tm = st_expect(f, "adam.m", ST_F32, 1, shape, e)) ||
+        !(tv = st_expect(f, "adam.v", ST_F32, 1, shape, e)) ||
+        !(tr = st_expect(f, "rng", ST_U64, 2, rshape, e)))
+        goto out;
+    memcpy(t->m.params, tp->data, n * sizeof(real));
+    memcpy(t->adam.m, tm->data, n * sizeof(real));
+    memcpy(t->adam.v, tv->data, n * sizeof(real));
+    memcpy(p->epoch_rng.s, tr->data, sizeof p->epoch_rng.s);
+    memcpy(p->drop_rng.s, (const uint64_t *)tr->data + 4, sizeof p->drop_rng.s);
+    t->adam.step = adam_step;
+    p->bad_valid = (int)bad;
+    t->sched.lr = sched_lr;
+    t->sched.best = sched_best;
+    t->sched.have_best = have;
+    t->sched.bad = (int)sched_bad;
+    rc = 0;
+out:
+    if (parsed)
+        json_free(&doc);
+    buf_free(&cfg);
+    buf_free(&vs);
+    buf_free(&vt);
+    st_close(f);
+    return rc;
+}
+
+/* MODEL.last, MODEL.state, and MODEL when best (or when there is no valid split). */
+static int checkpoint(Trainer *t, bool best, Err *e)
+{
+    t->p.seconds = elapsed(t);
+    Buf h = {0};
+    history_json(t, &h);
+    int rc = model_file_save(t->path_last, &t->m, t->data.src_vocab, t->data.tgt_vocab,
+                             &t->data.text, h.data, e);
+    if (rc == 0)
+        rc = save_state(t, e);
+    if (rc == 0 && best)
+        rc = model_file_save(t->o->model, &t->m, t->data.src_vocab, t->data.tgt_vocab,
+                             &t->data.text, h.data, e);
+    buf_free(&h);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ validation */
+
+/* Valid loss (label-smoothed, per token) and perplexity (exp of the plain NLL per token). */
+static void valid_loss(Trainer *t, double *loss, double *ppl)
+{
+    const PairSet *d = &t->data.valid.set;
+    Err e;
+    if (batch_plan(&t->vplan, d, &t->o->batch, NULL, &e) != 0)
+        BUG("valid plan: %s", e.msg);
+    double sum = 0, nll = 0;
+    long ntok = 0;
+    Batch b;
+    for (int k = 0; k < t->vplan.nbatch; k++) {
+        int s = t->vplan.start[k];
+        batch_fill(&b, &t->bb, d, t->vplan.idx + s, t->vplan.start[k + 1] - s);
+        sum += model_forward(&t->m, t->work, &b, NULL);
+        nll += work_nll(t->work, &b);
+        ntok += b.ntok;
+    }
+    *loss = ntok ? sum / (double)ntok : 0;
+    *ppl = ntok ? exp(nll / (double)ntok) : 0;
+}
+
+/* Greedy BLEU of the valid split: each distinct source is translated once and
+   scored against all of its references. */
+static int valid_bleu(Trainer *t, double *bleu, Err *e)
+{
+    const Split *v = &t->data.valid;
+    long n = v->set.n;
+    if (t->o->valid_max > 0 && n > t->o->valid_max)
+        n = t->o->valid_max;
+    (void)n;
+    *bleu = 0; /* WIP: greedy decoding lands with src/decode */
+    (void)e;
+    return 0;
+}
+
+/* Validates, logs, updates best/patience/schedule and writes the checkpoint files.
+   Sets *stop when patience is exhausted. */
+static int validate(Trainer *t, bool *stop, Err *e)
+{
+    Progress *p = &t->p;
+    double t0 = now_s();
+    bool have_valid = t->data.valid.set.n > 0;
+    double loss = 0, ppl = 0, bleu = -1;
+    if (have_valid) {
+        valid_loss(t, &loss, &ppl);
+        if (valid_bleu(t, &bleu, e) != 0)
+            return -1;
+    }
+    p->last_valid_step = p->step;
+    p->last_valid_loss = loss;
+    p->last_valid_ppl = ppl;
+    p->last_valid_bleu = bleu;
+    bool best = !have_valid || bleu > p->best_bleu;
+    if (have_valid) {
+        if (best) {
+            p->best_bleu = bleu;
+            p->best_step = p->step;
+            p->bad_valid = 0;
+        } else {
+            p->bad_valid++;
+        }
+        if (optim_sched_observe(&t->sched, bleu))
+            say(t, "valid BLEU did not improve: learning rate lowered to %.3g", t->sched.lr);
+    }
+    /* at an epoch end the epoch just completed, else the current one (1-based) */
+    long ep = p->batch == 0 && p->epoch > 0 ? p->epoch : p->epoch + 1;
+    char n1[32], n2[32], n3[32], n4[32];
+    Buf b = {0};
+    buf_printf(&b, "{\"event\": \"valid\", \"step\": %ld, \"epoch\": %ld, \"loss\": %s, \"ppl\": %s, "
+                   "\"bleu\": %s, \"best\": %s, \"lr\": %s, \"seconds\": %.3f, \"elapsed\": %.3f}",
+               p->step, ep, have_valid ? num6(n1, loss) : "null", have_valid ? num6(n2, ppl) : "null",
+               have_valid ? num6(n3, bleu) : "null", best ? "true" : "false", num6(n4, t->sched.lr),
+               now_s() - t0, elapsed(t));
+    log_line(t, &b);
+    buf_free(&b);
+    t->valid_seconds += now_s() - t0;
+    if (have_valid)
+        say(t, "valid step %ld: loss %.3f ppl %.2f BLEU %.2f%s (%.1f s)", p->step, loss, ppl, bleu,
+            best ? " (best)" : "", now_s() - t0);
+    if (checkpoint(t, best, e) != 0)
+        return -1;
+    if (t->o->patience > 0 && p->bad_valid >= t->o->patience) {
+        say(t, "stopping: no better valid BLEU in %d validations (best %.2f at step %ld)",
+            p->bad_valid, p->best_bleu, p->best_step);
+        *stop = true;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------ the loop */
+
+static int prepare_outputs(Trainer *t, Err *e)
+{
+    const TrainOpts *o = t->o;
+    if (!o->resume && !o->force && access(t->path_state, F_OK) == 0)
+        return err_set(e, "%s exists: add --resume to continue that run, or --force to start over",
+                       t->path_state);
+    if (o->resume && access(t->path_state, F_OK) != 0)
+        return err_set(e, "%s: cannot resume: %s", t->path_state, strerror(errno));
+    /* Check that the directory takes new files before spending time on training. */
+    char *probe = xmalloc(strlen(o->model) + 32);
+    sprintf(probe, "%s.probe-%ld", o->model, (long)getpid());
+    FILE *f = fopen(probe, "w");
+    if (!f) {
+        int err = errno;
+        free(probe);
+        return err_set(e, "%s: cannot write there: %s", o->model, strerror(err));
+    }
+    fclose(f);
+    unlink(probe);
+    free(probe);
+    t->log = fopen(t->path_log, o->resume ? "a" : "w");
+    if (!t->log)
+        return err_set(e, "%s: %s", t->path_log, strerror(errno));
+    return 0;
+}
+
+static void trainer_free(Trainer *t)
+{
+    if (t->log)
+        fclose(t->log);
+    work_free(t->work);
+    batch_buf_free(&t->bb);
+    batch_plan_free(&t->plan);
+    batch_plan_free(&t->vplan);
+    optim_adam_free(&t->adam);
+    if (t->m.params)
+        model_free(&t->m);
+    train_data_free(&t->data);
+    free(t->path_last);
+    free(t->path_state);
+    free(t->path_log);
+}
+
+static char *suffixed(const char *path, const char *suffix)
+{
+    size_t n = strlen(path), k = strlen(suffix);
+    char *s = xmalloc(n + k + 1);
+    memcpy(s, path, n);
+    memcpy(s + n, suffix, k + 1);
+    return s;
+}
+
+/* Why the loop stopped, for the log and the message. */
+typedef enum Stop { STOP_NONE, STOP_EPOCHS, STOP_STEPS, STOP_TIME, STOP_PATIENCE, STOP_SIGNAL } Stop;
+static const char *const stop_names[] = {"none", "epochs", "steps", "time", "patience", "signal"};
+
+static Stop limit_reached(const Trainer *t)
+{
+    const TrainOpts *o = t->o;
+    if (train_stop_requested)
+        return STOP_SIGNAL;
+    if (o->steps && t->p.step >= o->steps)
+        return STOP_STEPS;
+    if (o->minutes > 0 && elapsed(t) >= o->minutes * 60)
+        return STOP_TIME;
+    if (o->epochs && t->p.epoch >= o->epochs)
+        return STOP_EPOCHS;
+    return STOP_NONE;
+}
+
+static int train_loop(Trainer *t, Stop *why, Err *e)
+{
+    const TrainOpts *o = t->o;
+    Progress *p = &t->p;
+    const PairSet *d = &t->data.train.set;
+    Model *m = &t->m;
+    size_t n = m->layout.total;
+    Buf lb = {0};
+    char n1[32], n2[32], n3[32], n4[32];
+    Batch b;
+    double tok_t0 = now_s(); /* target tokens per second of this process, validation excluded */
+    long long tok_window = 0;
+    bool stop = false;
+    int rc = 0;
+    *why = STOP_NONE;
+    /* A resumed run regenerates the plan of its current epoch from the saved generator. */
+    t->data_rng = p->epoch_rng;
+    if (batch_plan(&t->plan, d, &o->batch, &t->data_rng, e) != 0)
+        return -1;
+    while (!stop) {
+        if ((*why = limit_reached(t)) != STOP_NONE)
+            break;
+        if (p->batch >= t->plan.nbatch) {
+            /* end of an epoch: validate unless that just happened */
+            p->epoch++;
+            p->batch = 0;
+            p->epoch_rng = t->data_rng;
+            if (batch_plan(&t->plan, d, &o->batch, &t->data_rng, e) != 0) {
+                rc = -1;
+                break;
+            }
+            if (p->last_valid_step != p->step && (rc = validate(t, &stop, e)) != 0)
+                break;
+            if (stop)
+                *why = STOP_PATIENCE;
+            continue;
+        }
+        int s = t->plan.start[p->batch];
+        batch_fill(&b, &t->bb, d, t->plan.idx + s, t->plan.start[p->batch + 1] - s);
+        memset(m->grads, 0, n * sizeof(real));
+        bool dropout = m->cfg.dropout > 0;
+        double sum = model_forward(m, t->work, &b, dropout ? &p->drop_rng : NULL);
+        double nll = work_nll(t->work, &b);
+        model_backward(m, t->work, &b, (real)(1.0 / (double)b.ntok));
+        double gnorm = optim_clip_grad_norm(m->grads, n, o->clip);
+        double lr = optim_sched_lr(&t->sched, p->step + 1);
+        if (!isfinite(sum) || !isfinite(gnorm)) {
+            say(t, "step %ld: non-finite loss or gradient; step skipped", p->step + 1);
+        } else {
+            optim_adam_step(&t->adam, m->params, m->grads, lr);
+        }
+        p->step++;
+        p->batch++;
+        p->tokens += b.ntok;
+        tok_window += b.ntok;
+        double train_s = now_s() - tok_t0 - t->valid_seconds;
+        double tok_s = train_s > 0 ? (double)tok_window / train_s : 0;
+        double loss = sum / (double)b.ntok, ppl = exp(nll / (double)b.ntok);
+        buf_printf(&lb, "{\"event\": \"step\", \"step\": %ld, \"epoch\": %ld, \"loss\": %s, "
+                        "\"ppl\": %s, \"grad_norm\": %s, \"lr\": %s, \"tokens\": %ld, "
+                        "\"tok_s\": %.0f, \"elapsed\": %.3f}",
+                   p->step, p->epoch + 1, num6(n1, loss), num6(n2, ppl), num6(n3, gnorm),
+                   num6(n4, lr), b.ntok, tok_s, elapsed(t));
+        log_line(t, &lb);
+        show_progress(t, loss, ppl, tok_s, lr, false);
+        if (o->valid_every > 0 && p->step % o->valid_every == 0) {
+            if ((rc = validate(t, &stop, e)) != 0)
+                break;
+            if (stop)
+                *why = STOP_PATIENCE;
+        }
+    }
+    buf_free(&lb);
+    return rc;
+}
+
+int train_run(const TrainOpts *o, Err *e)
+{
+    Trainer t = {.o = o};
+    t.path_last = suffixed(o->model, ".last");
+    t.path_state = suffixed(o->model, ".state");
+    t.path_log = suffixed(o->model, ".log.jsonl");
+    int rc = -1;
+    int threads = nn_set_threads(o->threads);
+    if (train_data_load(&t.data, o->data, e) != 0)
+        goto out;
+    ModelConfig cfg = o->cfg;
+    cfg.src_vocab = (int)vocab_size(t.data.src_vocab);
+    cfg.tgt_vocab = (int)vocab_size(t.data.tgt_vocab);
+    if (model_config_check(&cfg, e) != 0)
+        goto out;
+    if (prepare_outputs(&t, e) != 0)
+        goto out;
+    model_init(&t.m, &cfg, true);
+    optim_adam_init(&t.adam, t.m.layout.total, o->beta1, o->beta2, o->eps, o->weight_decay);
+    t.sched = optim_sched_make(o->sched, o->lr);
+    t.sched.warmup = o->warmup;
+    t.sched.patience = o->sched_patience;
+    t.sched.higher_better = true;
+    t.sched.min_lr = o->lr / 100;
+    t.p.best_bleu = -1;
+    rng_seed(&t.p.epoch_rng, o->seed);
+    rng_seed(&t.p.drop_rng, o->seed ^ 0x9e3779b97f4a7c15ULL);
+    if (o->resume) {
+        if (load_state(&t, e) != 0)
+            goto out;
+    } else {
+        Rng init;
+        rng_seed(&init, o->seed ^ 0xd1b54a32d192ed03ULL);
+        model_init_random(&t.m, &init);
+    }
+    int mb, ms, mt, vb = 0, vs = 0, vt = 0;
+    batch_limits(&t.data.train.set, &o->batch, &mb, &ms, &mt);
+    if (t.data.valid.set.n)
+        batch_limits(&t.data.valid.set, &o->batch, &vb, &vs, &vt);
+    mb = mb > vb ? mb : vb;
+    ms = ms > vs ? ms : vs;
+    mt = mt > vt ? mt : vt;
+    batch_buf_init(&t.bb, mb, ms, mt);
+    t.work = work_new(&cfg, mb, ms, mt, true);
+    t.live = o->progress == 1 || (o->progress < 0 && isatty(2));
+    t.seconds_base = t.p.seconds;
+    t.t_start = now_s();
+
+    Buf b = {0};
+    buf_printf(&b, "{\"event\": \"%s\", \"step\": %ld, \"config\": ", o->resume ? "resume" : "start", t.p.step);
+    model_config_json(&cfg, &t.data.text, &b);
+    buf_printf(&b, ", \"params\": %zu, \"train_pairs\": %d, \"valid_pairs\": %d, \"threads\": %d, "
+                   "\"seed\": %llu, \"batch\": %d, \"batch_tokens\": %ld, \"lr\": ",
+               t.m.layout.total, t.data.train.set.n, t.data.valid.set.n, threads,
+               (unsigned long long)o->seed, o->batch.batch, o->batch.tokens);
+    buf_json_f64(&b, o->lr);
+    buf_printf(&b, ", \"schedule\": \"%s\"}", optim_sched_name(o->sched));
+    log_line(&t, &b);
+    say(&t, "train: %d pairs (valid %d), %zu parameters, %d threads%s", t.data.train.set.n,
+        t.data.valid.set.n, t.m.layout.total, threads,
+        o->resume ? "; resuming" : "");
+    if (o->resume)
+        say(&t, "resuming at step %ld (epoch %ld, batch %ld)", t.p.step, t.p.epoch + 1, t.p.batch);
+
+    Stop why;
+    if (train_loop(&t, &why, e) != 0) {
+        buf_free(&b);
+        goto out;
+    }
+    /* Final checkpoint: validation unless stopped by a signal or just validated. */
+    if (why == STOP_SIGNAL) {
+        if (checkpoint(&t, false, e) != 0) {
+            buf_free(&b);
+            goto out;
+        }
+    } else if (t.p.last_valid_step != t.p.step) {
+        bool stop;
+        if (validate(&t, &stop, e) != 0) {
+            buf_free(&b);
+            goto out;
+        }
+    }
+    buf_printf(&b, "{\"event\": \"stop\", \"reason\": \"%s\", \"step\": %ld, \"best_valid_bleu\": ",
+               stop_names[why], t.p.step);
+    json_num_or_null(&b, t.p.best_bleu, t.p.best_bleu >= 0);
+    buf_printf(&b, ", \"elapsed\": %.3f}", elapsed(&t));
+    log_line(&t, &b);
+    buf_free(&b);
+    if (why == STOP_SIGNAL)
+        say(&t, "interrupted at step %ld: saved %s and %s; continue with the same command and --resume",
+            t.p.step, t.path_last, t.path_state);
+    else
+        say(&t, "stopped (%s) at step %ld after %.0f s; best valid BLEU %.2f at step %ld; model %s",
+            stop_names[why], t.p.step, elapsed(&t), t.p.best_bleu < 0 ? 0 : t.p.best_bleu,
+            t.p.best_step, o->model);
+    if (ferror(t.log)) {
+        err_set(e, "%s: write error", t.path_log);
+        goto out;
+    }
+    rc = 0;
+out:
+    trainer_free(&t);
+    return rc;
+}

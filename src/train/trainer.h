@@ -1,0 +1,65 @@
+/*
+ * The training loop of `s2s train`: minibatches from a prepared directory, Adam with
+ * clipping and a learning-rate schedule, periodic validation (loss, perplexity,
+ * greedy BLEU), checkpoints and the log.
+ *
+ * Files, for an output path MODEL:
+ *   MODEL            the best model so far by valid BLEU (every checkpoint when the
+ *                    valid split is empty)
+ *   MODEL.last       the latest model
+ *   MODEL.state      everything --resume needs: weights, Adam moments, step, epoch,
+ *                    position in the epoch, random generator states, schedule state
+ *   MODEL.log.jsonl  one JSON object a line: {"event":"start"...}, one "step" line
+ *                    per step, "valid" lines, and a "stop" line
+ * Every file is replaced atomically; MODEL.state is written after MODEL.last.
+ *
+ * Reproducibility: the same data, options, seed and threads give the same losses at
+ * every step, and a run resumed from MODEL.state continues exactly as the
+ * uninterrupted run would have.
+ */
+#ifndef S2S_TRAIN_TRAINER_H
+#define S2S_TRAIN_TRAINER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "base/err.h"
+#include "model/config.h"
+#include "train/batch.h"
+#include "train/optim.h"
+
+typedef struct TrainOpts {
+    const char *data;  /* a prepare directory */
+    const char *model; /* output path MODEL */
+    ModelConfig cfg;   /* vocabulary sizes come from the data */
+    BatchOpts batch;
+    double lr, beta1, beta2, eps, weight_decay, clip;
+    SchedKind sched;
+    long warmup;       /* warmup-decay: W */
+    int sched_patience;/* plateau: validations without improvement before halving */
+    long epochs;       /* 0: no limit */
+    long steps;        /* 0: no limit */
+    double minutes;    /* 0: no limit */
+    long valid_every;  /* steps; 0: at epoch ends only */
+    int patience;      /* stop after this many validations without a better BLEU; 0: never */
+    long valid_max;    /* at most this many valid pairs are decoded for BLEU (0: all) */
+    int threads;       /* <= 0: all cores */
+    uint64_t seed;
+    bool resume;
+    bool force;        /* start over even when MODEL.state exists */
+    long log_every;    /* plain progress line every N steps when stderr is no terminal */
+    int progress;      /* -1: live line when stderr is a terminal; 0: plain lines; 1: live */
+    bool quiet;        /* no progress lines at all */
+} TrainOpts;
+
+/* Defaults of `s2s train` (the reference configuration). */
+TrainOpts train_opts_default(void);
+
+/* Runs training. Returns 0 (stopped by a limit, patience, or a signal after saving),
+   or -1 with e set; files written before an error stay valid. */
+int train_run(const TrainOpts *o, Err *e);
+
+/* Set by SIGINT/SIGTERM handlers: the loop finishes its step, saves, and returns. */
+extern volatile int train_stop_requested;
+
+#endif

@@ -1,0 +1,235 @@
+/* The model file: save/load round trip, config JSON, and refusals of bad files. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/buf.h"
+#include "base/safetensors.h"
+#include "helpers.h"
+#include "model/file.h"
+
+static Vocab *small_vocab(const char *words)
+{
+    Buf b = {0};
+    buf_printf(&b, "<pad>\n<unk>\n<bos>\n<eos>\n%s", words);
+    Vocab *v;
+    cr_assert_eq(vocab_from_lines(&v, "test", b.data, b.len, NULL), 0);
+    buf_free(&b);
+    return v;
+}
+
+static ModelConfig small_config(Cell cell, int src_v, int tgt_v)
+{
+    ModelConfig c = model_config_default();
+    c.cell = cell;
+    c.layers = 2;
+    c.emb = 6;
+    c.hidden = 5;
+    c.dec_hidden = 7;
+    c.attn = 4;
+    c.deep_out = 3;
+    c.src_vocab = src_v;
+    c.tgt_vocab = tgt_v;
+    return c;
+}
+
+/* Saves a random model; returns the temp dir and the path. */
+static char *save_random(Model *m, Vocab **vs, Vocab **vt, char **dir, Cell cell)
+{
+    *vs = small_vocab("a\nb\nc");
+    *vt = small_vocab("x\ny\nz\nw");
+    ModelConfig c = small_config(cell, 7, 8);
+    model_init(m, &c, false);
+    Rng r;
+    rng_seed(&r, 5);
+    model_init_random(m, &r);
+    *dir = tmpdir_new();
+    char *path = strf("%s/m.s2s", *dir);
+    TextConfig t = {.dir = DIR_FR_EN, .keep_case = true};
+    Err e;
+    cr_assert_eq(model_file_save(path, m, *vs, *vt, &t, "{\"steps\": 3}", &e), 0, "%s", e.msg);
+    return path;
+}
+
+Test(model_file, round_trip_keeps_everything)
+{
+    for (int cell = 0; cell < 2; cell++) {
+        Model m;
+        Vocab *vs, *vt;
+        char *dir;
+        char *path = save_random(&m, &vs, &vt, &dir, (Cell)cell);
+        ModelFile mf;
+        Err e;
+        cr_assert_eq(model_file_load(&mf, path, false, &e), 0, "%s", e.msg);
+        cr_expect_eq(mf.model.cfg.cell, (Cell)cell);
+        cr_expect_eq(mf.model.cfg.layers, 2);
+        cr_expect_eq(mf.model.cfg.dec_hidden, 7);
+        cr_expect_eq(mf.model.cfg.src_vocab, 7);
+        cr_expect_eq(mf.model.cfg.tgt_vocab, 8);
+        cr_expect_eq(mf.text.dir, DIR_FR_EN);
+        cr_expect(mf.text.keep_case);
+        cr_expect_str_eq(vocab_token(mf.tgt, 7), "w");
+        cr_expect_str_eq(mf.history, "{\"steps\": 3}");
+        cr_assert_eq(mf.model.layout.total, m.layout.total);
+        cr_expect_eq(memcmp(mf.model.params, m.params, m.layout.total * sizeof(real)), 0,
+                     "weights differ after a round trip");
+        cr_expect_null(mf.model.grads);
+        model_file_free(&mf);
+        model_free(&m);
+        vocab_free(vs);
+        vocab_free(vt);
+        rm_rf(dir);
+        free(dir);
+        free(path);
+    }
+}
+
+Test(model_file, config_json_has_the_documented_keys_in_order)
+{
+    ModelConfig c = small_config(CELL_LSTM, 7, 8);
+    TextConfig t = {.dir = DIR_EN_FR, .keep_case = false};
+    Buf b = {0};
+    model_config_json(&c, &t, &b);
+    cr_expect_str_eq(b.data,
+                     "{\"cell\": \"lstm\", \"layers\": 2, \"bidir\": true, \"emb\": 6, \"hidden\": 5, "
+                     "\"dec_hidden\": 7, \"attn\": 4, \"attention\": \"bahdanau\", \"deep_out\": 3, "
+                     "\"dropout\": 0.1, \"label_smoothing\": 0.1, \"tie_embeddings\": false, "
+                     "\"direction\": \"en-fr\", \"src_lang\": \"en\", \"tgt_lang\": \"fr\", "
+                     "\"keep_case\": false}");
+    ModelConfig back = model_config_default();
+    TextConfig tb;
+    cr_assert_eq(model_config_parse(&back, &tb, b.data, b.len, "cfg", NULL), 0);
+    back.src_vocab = 7;
+    back.tgt_vocab = 8;
+    cr_expect_eq(memcmp(&back, &c, sizeof c), 0);
+    buf_free(&b);
+}
+
+Test(model_file, config_errors_name_the_key)
+{
+    static const struct { const char *json, *msg; } cases[] = {
+        {"[]", "cfg: expected a JSON object"},
+        {"{\"cell\": \"gru\"}", "cfg: missing key 'layers'"},
+        {"{\"color\": 1}", "cfg: unknown key 'color'"},
+        {"{\"cell\": \"rnn\", \"layers\": 1, \"bidir\": true, \"emb\": 6, \"hidden\": 5, \"dec_hidden\": 7, "
+         "\"attn\": 4, \"attention\": \"bahdanau\", \"deep_out\": 3, \"dropout\": 0.1, "
+         "\"label_smoothing\": 0.1, \"tie_embeddings\": false, \"direction\": \"en-fr\", "
+         "\"src_lang\": \"en\", \"tgt_lang\": \"fr\", \"keep_case\": false}",
+         "cfg: 'cell' must be \"gru\" or \"lstm\""},
+        {"{\"cell\": \"gru\", \"layers\": 9, \"bidir\": true, \"emb\": 6, \"hidden\": 5, \"dec_hidden\": 7, "
+         "\"attn\": 4, \"attention\": \"bahdanau\", \"deep_out\": 3, \"dropout\": 0.1, "
+         "\"label_smoothing\": 0.1, \"tie_embeddings\": false, \"direction\": \"en-fr\", "
+         "\"src_lang\": \"en\", \"tgt_lang\": \"fr\", \"keep_case\": false}",
+         "cfg: 'layers' must be an integer in 1..4"},
+        {"{\"cell\": \"gru\", \"layers\": 1, \"bidir\": true, \"emb\": 6, \"hidden\": 5, \"dec_hidden\": 7, "
+         "\"attn\": 4, \"attention\": \"bahdanau\", \"deep_out\": 3, \"dropout\": 0.1, "
+         "\"label_smoothing\": 0.1, \"tie_embeddings\": false, \"direction\": \"en-fr\", "
+         "\"src_lang\": \"fr\", \"tgt_lang\": \"en\", \"keep_case\": false}",
+         "cfg: 'src_lang' and 'tgt_lang' (fr, en) disagree with 'direction' en-fr"},
+        {"{\"cell\": \"gru\", \"layers\": 1, \"bidir\": true, \"emb\": 6, \"hidden\": 5, \"dec_hidden\": 7, "
+         "\"attn\": 4, \"attention\": \"bahdanau\", \"deep_out\": 3, \"dropout\": 1.5, "
+         "\"label_smoothing\": 0.1, \"tie_embeddings\": false, \"direction\": \"en-fr\", "
+         "\"src_lang\": \"en\", \"tgt_lang\": \"fr\", \"keep_case\": false}",
+         "cfg: 'dropout' must be a number in [0, 1)"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        ModelConfig c = model_config_default();
+        TextConfig t;
+        Err e;
+        cr_expect_eq(model_config_parse(&c, &t, cases[i].json, strlen(cases[i].json), "cfg", &e), -1);
+        cr_expect_str_eq(e.msg, cases[i].msg);
+    }
+}
+
+Test(model_file, truncated_and_foreign_files_are_refused)
+{
+    Model m;
+    Vocab *vs, *vt;
+    char *dir;
+    char *path = save_random(&m, &vs, &vt, &dir, CELL_GRU);
+    size_t len;
+    char *bytes = slurp(path, &len);
+    cr_assert_not_null(bytes);
+    char *cut = strf("%s/cut.s2s", dir);
+    FILE *fp = fopen(cut, "wb");
+    fwrite(bytes, 1, len - 10, fp);
+    fclose(fp);
+    ModelFile mf;
+    Err e;
+    cr_expect_eq(model_file_load(&mf, cut, false, &e), -1);
+    cr_expect(strncmp(e.msg, cut, strlen(cut)) == 0 && strstr(e.msg, "truncated"), "%s", e.msg);
+
+    /* A valid safetensors file that is not an s2s model. */
+    char *foreign = strf("%s/foreign.st", dir);
+    float x[2] = {1, 2};
+    StTensor t = {.name = "w", .dtype = ST_F32, .ndim = 1, .shape = {2}, .data = x};
+    cr_assert_eq(st_write(foreign, &t, 1, NULL, NULL, 0, NULL), 0);
+    cr_expect_eq(model_file_load(&mf, foreign, false, &e), -1);
+    char *want = strf("%s: not an s2s model (no s2s.format in the metadata, expected 's2s-model-1')", foreign);
+    cr_expect_str_eq(e.msg, want);
+
+    free(want);
+    free(foreign);
+    free(cut);
+    free(bytes);
+    model_free(&m);
+    vocab_free(vs);
+    vocab_free(vt);
+    rm_rf(dir);
+    free(dir);
+    free(path);
+}
+
+Test(model_file, a_tensor_of_the_wrong_shape_is_named)
+{
+    Model m;
+    Vocab *vs, *vt;
+    char *dir;
+    char *path = save_random(&m, &vs, &vt, &dir, CELL_GRU);
+    /* Rewrite the file with a config that says hidden 6: every encoder shape is wrong. */
+    ModelFile mf;
+    Err e;
+    cr_assert_eq(model_file_load(&mf, path, false, &e), 0);
+    StFile *f;
+    cr_assert_eq(st_load(&f, path, NULL, NULL), 0);
+    size_t n = st_count(f), nm = st_meta_count(f);
+    StTensor *ts = calloc(n, sizeof *ts);
+    for (size_t i = 0; i < n; i++)
+        ts[i] = *st_at(f, i);
+    const char **keys = calloc(nm, sizeof *keys), **vals = calloc(nm, sizeof *vals);
+    size_t k = 0;
+    Buf cfg = {0};
+    for (size_t i = 0; i < nm; i++) {
+        if (strcmp(st_meta_key(f, i), "s2s.crc32") == 0)
+            continue;
+        keys[k] = st_meta_key(f, i);
+        vals[k] = st_meta_val(f, i);
+        if (strcmp(keys[k], "s2s.config") == 0) {
+            ModelConfig c = mf.model.cfg;
+            c.hidden = 6;
+            model_config_json(&c, &mf.text, &cfg);
+            vals[k] = cfg.data;
+        }
+        k++;
+    }
+    char *bad = strf("%s/bad.s2s", dir);
+    cr_assert_eq(st_write(bad, ts, n, keys, vals, k, NULL), 0);
+    cr_expect_eq(model_file_load(&mf, bad, false, &e), -1);
+    char *want = strf("%s: tensor 'encoder.weight_ih_l0' is F32 [15, 6], expected F32 [18, 6]", bad);
+    cr_expect_str_eq(e.msg, want);
+    free(want);
+    free(bad);
+    buf_free(&cfg);
+    free(keys);
+    free(vals);
+    free(ts);
+    st_close(f);
+    model_file_free(&mf);
+    model_free(&m);
+    vocab_free(vs);
+    vocab_free(vt);
+    rm_rf(dir);
+    free(dir);
+    free(path);
+}
