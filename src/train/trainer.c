@@ -54,7 +54,9 @@ typedef struct Progress {
     long long tokens;  /* target tokens trained on */
     double best_bleu;  /* best valid BLEU so far; -1 before the first */
     long best_step;
-    int bad_valid;     /* validations since the best one */
+    int bad_valid;     /* scheduled validations since the best of them */
+    double sched_bleu; /* best BLEU of the scheduled validations; -1 before the first */
+    long sched_step;   /* step of the last scheduled validation */
     double last_valid_loss, last_valid_ppl, last_valid_bleu;
     long last_valid_step;
 } Progress;
@@ -212,7 +214,10 @@ static void state_json(const Trainer *t, Buf *b)
     buf_json_f64(b, p->seconds);
     buf_printf(b, ", \"tokens\": %lld, \"best_bleu\": ", p->tokens);
     buf_json_f64(b, p->best_bleu);
-    buf_printf(b, ", \"best_step\": %ld, \"bad_valid\": %d, \"sched_lr\": ", p->best_step, p->bad_valid);
+    buf_printf(b, ", \"best_step\": %ld, \"bad_valid\": %d, \"sched_step\": %ld, \"sched_bleu\": ",
+               p->best_step, p->bad_valid, p->sched_step);
+    buf_json_f64(b, p->sched_bleu);
+    buf_puts(b, ", \"sched_lr\": ");
     buf_json_f64(b, t->sched.lr);
     buf_puts(b, ", \"sched_best\": ");
     buf_json_f64(b, t->sched.best);
@@ -329,7 +334,9 @@ static int load_state(Trainer *t, Err *e)
         state_num(r, "seconds", &p->seconds, path, e) ||
         state_long(r, "best_step", &p->best_step, path, e) ||
         state_num(r, "best_bleu", &p->best_bleu, path, e) ||
-        state_long(r, "bad_valid", &bad, path, e) || state_num(r, "sched_lr", &sched_lr, path, e) ||
+        state_long(r, "bad_valid", &bad, path, e) ||
+        state_long(r, "sched_step", &p->sched_step, path, e) ||
+        state_num(r, "sched_bleu", &p->sched_bleu, path, e) || state_num(r, "sched_lr", &sched_lr, path, e) ||
         state_num(r, "sched_best", &sched_best, path, e) ||
         state_long(r, "sched_bad", &sched_bad, path, e) ||
         state_long(r, "last_valid_step", &p->last_valid_step, path, e) ||
@@ -437,8 +444,11 @@ static int valid_bleu(Trainer *t, double *bleu, Err *e)
 }
 
 /* Validates, logs, updates best/patience/schedule and writes the checkpoint files.
-   Sets *stop when patience is exhausted. */
-static int validate(Trainer *t, bool *stop, Err *e)
+   Scheduled validations (every --valid-every steps and at epoch ends) also drive the
+   learning-rate schedule and --patience; the extra one after a stop by --steps or
+   --time does not, so that a run stopped there and resumed continues exactly as the
+   uninterrupted run. Sets *stop when patience is exhausted. */
+static int validate(Trainer *t, bool scheduled, bool *stop, Err *e)
 {
     Progress *p = &t->p;
     double t0 = now_s();
@@ -454,10 +464,15 @@ static int validate(Trainer *t, bool *stop, Err *e)
     p->last_valid_ppl = ppl;
     p->last_valid_bleu = bleu;
     bool best = !have_valid || bleu > p->best_bleu;
-    if (have_valid) {
-        if (best) {
-            p->best_bleu = bleu;
-            p->best_step = p->step;
+    if (have_valid && best) {
+        p->best_bleu = bleu;
+        p->best_step = p->step;
+    }
+    if (scheduled)
+        p->sched_step = p->step;
+    if (have_valid && scheduled) {
+        if (bleu > p->sched_bleu) {
+            p->sched_bleu = bleu;
             p->bad_valid = 0;
         } else {
             p->bad_valid++;
@@ -593,7 +608,7 @@ static int train_loop(Trainer *t, Stop *why, Err *e)
                 rc = -1;
                 break;
             }
-            if (p->last_valid_step != p->step && (rc = validate(t, &stop, e)) != 0)
+            if (p->sched_step != p->step && (rc = validate(t, true, &stop, e)) != 0)
                 break;
             if (stop)
                 *why = STOP_PATIENCE;
@@ -628,7 +643,7 @@ static int train_loop(Trainer *t, Stop *why, Err *e)
         log_line(t, &lb);
         show_progress(t, loss, ppl, tok_s, lr, false);
         if (o->valid_every > 0 && p->step % o->valid_every == 0) {
-            if ((rc = validate(t, &stop, e)) != 0)
+            if ((rc = validate(t, true, &stop, e)) != 0)
                 break;
             if (stop)
                 *why = STOP_PATIENCE;
@@ -662,7 +677,7 @@ int train_run(const TrainOpts *o, Err *e)
     t.sched.patience = o->sched_patience;
     t.sched.higher_better = true;
     t.sched.min_lr = o->lr / 100;
-    t.p.best_bleu = -1;
+    t.p.best_bleu = t.p.sched_bleu = -1;
     rng_seed(&t.p.epoch_rng, o->seed);
     rng_seed(&t.p.drop_rng, o->seed ^ 0x9e3779b97f4a7c15ULL);
     if (o->resume) {
@@ -715,7 +730,7 @@ int train_run(const TrainOpts *o, Err *e)
         }
     } else if (t.p.last_valid_step != t.p.step) {
         bool stop;
-        if (validate(&t, &stop, e) != 0) {
+        if (validate(&t, false, &stop, e) != 0) {
             buf_free(&b);
             goto out;
         }

@@ -1,0 +1,280 @@
+/* End-to-end tests of `s2s train`: outputs, the log, repeatability, exact resume,
+   and refusals. A small model (size 16) keeps each run well under a second. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "helpers.h"
+#include "model/file.h"
+
+#define SMALL_MODEL "--emb", "16", "--hidden", "16", "--dec-hidden", "16", "--attn-size", "16", \
+                    "--deep-out", "16", "--threads", "1", "--quiet"
+
+/* A prepared copy of data/sample.tsv in a fresh directory. */
+static char *prepared(void)
+{
+    char *dir = tmpdir_new();
+    char *d = strf("%s/data", dir);
+    RunResult r = RUN_S2S(NULL, "prepare", "data/sample.tsv", "-o", d);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    run_free(&r);
+    free(d);
+    return dir;
+}
+
+static int count_lines_with(const char *text, const char *needle)
+{
+    int n = 0;
+    for (const char *p = text; (p = strstr(p, needle)); p++)
+        n++;
+    return n;
+}
+
+static void load_params(const char *path, ModelFile *mf)
+{
+    Err e;
+    cr_assert_eq(model_file_load(mf, path, false, &e), 0, "%s", e.msg);
+}
+
+static void expect_same_weights(const char *a, const char *b)
+{
+    ModelFile x, y;
+    load_params(a, &x);
+    load_params(b, &y);
+    cr_assert_eq(x.model.layout.total, y.model.layout.total);
+    size_t diff = 0;
+    for (size_t i = 0; i < x.model.layout.total; i++)
+        diff += memcmp(&x.model.params[i], &y.model.params[i], sizeof(real)) != 0;
+    cr_expect_eq(diff, 0, "%zu of %zu weights differ between %s and %s", diff, x.model.layout.total, a, b);
+    model_file_free(&x);
+    model_file_free(&y);
+}
+
+/* The "loss" values of the step lines of a log, concatenated. */
+static char *step_losses(const char *log_path, long from)
+{
+    char *log = slurp(log_path, NULL);
+    cr_assert_not_null(log);
+    size_t cap = strlen(log) + 1, n = 0;
+    char *out = calloc(cap, 1);
+    for (char *line = log; line && *line;) {
+        char *nl = strchr(line, '\n');
+        if (nl)
+            *nl = '\0';
+        long step;
+        if (sscanf(line, "{\"event\": \"step\", \"step\": %ld,", &step) == 1 && step >= from) {
+            char *l = strstr(line, "\"loss\": "), *end = l ? strchr(l, ',') : NULL;
+            cr_assert(l && end);
+            n += (size_t)snprintf(out + n, cap - n, "%ld:%.*s ", step, (int)(end - l - 8), l + 8);
+        }
+        line = nl ? nl + 1 : NULL;
+    }
+    free(log);
+    return out;
+}
+
+Test(train, writes_model_last_state_and_log, .timeout = 60)
+{
+    char *dir = prepared();
+    char *data = strf("%s/data", dir), *model = strf("%s/m.s2s", dir);
+    RunResult r = RUN_S2S(NULL, "train", data, "-o", model, "--steps", "12", "--valid-every", "4",
+                          SMALL_MODEL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_expect_str_eq(r.out, "");
+    for (const char *suffix = ""; suffix; suffix = *suffix ? (strcmp(suffix, ".last") == 0 ? ".state" : NULL) : ".last") {
+        char *p = strf("%s%s", model, suffix);
+        cr_expect(file_exists(p), "%s missing", p);
+        free(p);
+    }
+    char *logp = strf("%s.log.jsonl", model);
+    char *log = slurp(logp, NULL);
+    cr_assert_not_null(log);
+    cr_expect(strncmp(log, "{\"event\": \"start\", \"step\": 0, \"config\": {\"cell\": \"gru\"", 52) == 0, "%.80s", log);
+    cr_expect_eq(count_lines_with(log, "{\"event\": \"step\""), 12);
+    /* valid at steps 4, 5 (epoch end), 8, 10 (epoch end), 12; none repeated at the stop */
+    cr_expect_eq(count_lines_with(log, "{\"event\": \"valid\""), 5);
+    cr_expect(strstr(log, "{\"event\": \"valid\", \"step\": 5, \"epoch\": 1,"), "%s", log);
+    cr_expect(strstr(log, "{\"event\": \"stop\", \"reason\": \"steps\", \"step\": 12,"), "%s", log);
+    /* the model file says what produced it */
+    ModelFile mf;
+    load_params(model, &mf);
+    cr_expect_eq(mf.model.cfg.emb, 16);
+    cr_expect(strstr(mf.history, "\"steps\": "), "%s", mf.history);
+    model_file_free(&mf);
+    ModelFile last;
+    char *lastp = strf("%s.last", model);
+    load_params(lastp, &last);
+    cr_expect(strncmp(last.history, "{\"steps\": 12,", 13) == 0, "%s", last.history);
+    model_file_free(&last);
+    free(lastp);
+    free(log);
+    free(logp);
+    run_free(&r);
+    rm_rf(dir);
+    free(dir);
+    free(data);
+    free(model);
+}
+
+Test(train, loss_goes_down, .timeout = 60)
+{
+    char *dir = prepared();
+    char *data = strf("%s/data", dir), *model = strf("%s/m.s2s", dir);
+    RunResult r = RUN_S2S(NULL, "train", data, "-o", model, "--steps", "40", "--valid-every", "0",
+                          "--lr-schedule", "constant", "--lr", "0.005", SMALL_MODEL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    char *logp = strf("%s.log.jsonl", model);
+    char *l1 = step_losses(logp, 1);
+    double first = 0, last = 0;
+    long s;
+    cr_assert_eq(sscanf(l1, "%ld:%lf", &s, &first), 2);
+    const char *p = strstr(l1, "40:");
+    cr_assert_not_null(p, "%s", l1);
+    cr_assert_eq(sscanf(p, "%ld:%lf", &s, &last), 2);
+    cr_expect(first > 5.0 && last < first - 1.5, "loss %g at step 1, %g at step 40", first, last);
+    free(l1);
+    free(logp);
+    run_free(&r);
+    rm_rf(dir);
+    free(dir);
+    free(data);
+    free(model);
+}
+
+Test(train, same_seed_same_run_and_resume_is_exact, .timeout = 120)
+{
+    char *dir = prepared();
+    char *data = strf("%s/data", dir);
+    char *a = strf("%s/a.s2s", dir), *b = strf("%s/b.s2s", dir), *c = strf("%s/c.s2s", dir);
+    /* dropout on, validation every 4 steps and at epoch ends (5 batches an epoch) */
+    RunResult r = RUN_S2S(NULL, "train", data, "-o", a, "--steps", "13", "--valid-every", "4",
+                          "--seed", "7", SMALL_MODEL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    run_free(&r);
+    r = RUN_S2S(NULL, "train", data, "-o", b, "--steps", "13", "--valid-every", "4", "--seed", "7",
+                SMALL_MODEL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    run_free(&r);
+    /* interrupted inside an epoch (step 7), resumed to 10 (an epoch end), resumed to 13 */
+    r = RUN_S2S(NULL, "train", data, "-o", c, "--steps", "7", "--valid-every", "4", "--seed", "7",
+                SMALL_MODEL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    run_free(&r);
+    r = RUN_S2S(NULL, "train", data, "-o", c, "--steps", "10", "--valid-every", "4", "--seed", "7",
+                "--resume", SMALL_MODEL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    run_free(&r);
+    r = RUN_S2S(NULL, "train", data, "-o", c, "--steps", "13", "--valid-every", "4", "--seed", "7",
+                "--resume", SMALL_MODEL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    run_free(&r);
+
+    char *la = strf("%s.log.jsonl", a), *lb = strf("%s.log.jsonl", b), *lc = strf("%s.log.jsonl", c);
+    char *sa = step_losses(la, 1), *sb = step_losses(lb, 1), *sc = step_losses(lc, 1);
+    cr_expect_str_eq(sb, sa, "same seed, different losses");
+    cr_expect_str_eq(sc, sa, "resumed run, different losses");
+    char *lasta = strf("%s.last", a), *lastb = strf("%s.last", b), *lastc = strf("%s.last", c);
+    expect_same_weights(lasta, lastb);
+    expect_same_weights(lasta, lastc);
+
+    /* a different seed gives a different run */
+    char *d = strf("%s/d.s2s", dir);
+    r = RUN_S2S(NULL, "train", data, "-o", d, "--steps", "3", "--seed", "8", SMALL_MODEL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    run_free(&r);
+    char *ld = strf("%s.log.jsonl", d), *sd = step_losses(ld, 1);
+    cr_expect(strncmp(sd, sa, 12) != 0, "seed 8 repeats seed 7: %s", sd);
+
+    free(ld); free(sd); free(d);
+    free(lasta); free(lastb); free(lastc);
+    free(sa); free(sb); free(sc);
+    free(la); free(lb); free(lc);
+    free(a); free(b); free(c);
+    free(data);
+    rm_rf(dir);
+    free(dir);
+}
+
+Test(train, refuses_to_overwrite_a_run_without_resume_or_force, .timeout = 60)
+{
+    char *dir = prepared();
+    char *data = strf("%s/data", dir), *model = strf("%s/m.s2s", dir);
+    RunResult r = RUN_S2S(NULL, "train", data, "-o", model, "--steps", "2", SMALL_MODEL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    run_free(&r);
+    char *before = slurp(model, NULL);
+    r = RUN_S2S(NULL, "train", data, "-o", model, "--steps", "2", SMALL_MODEL);
+    cr_expect_eq(r.status, 1);
+    char *want = strf("s2s: %s.state exists: add --resume to continue that run, or --force to start over\n", model);
+    cr_expect_str_eq(r.err, want);
+    char *after = slurp(model, NULL);
+    cr_expect_str_eq(after, before, "the model changed");
+    run_free(&r);
+    r = RUN_S2S(NULL, "train", data, "-o", model, "--steps", "2", "--force", SMALL_MODEL);
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    run_free(&r);
+    /* --resume with another configuration */
+    r = RUN_S2S(NULL, "train", data, "-o", model, "--steps", "4", "--resume", "--emb", "8", "--hidden",
+                "16", "--dec-hidden", "16", "--attn-size", "16", "--deep-out", "16", "--quiet");
+    cr_expect_eq(r.status, 1);
+    cr_expect(strstr(r.err, ".state: --resume with a different model configuration: the run used {\"cell\": \"gru\""),
+              "%s", r.err);
+    run_free(&r);
+    free(after);
+    free(before);
+    free(want);
+    rm_rf(dir);
+    free(dir);
+    free(data);
+    free(model);
+}
+
+Test(train, usage_errors_exit_2)
+{
+    static const struct { const char *args[9]; const char *msg; } cases[] = {
+        {{"train", "d", "-o", "m", "--frob"}, "s2s: train: unknown option '--frob' (see 's2s train --help')\n"},
+        {{"train", "-o", "m"}, "s2s: train: missing DATA argument (see 's2s train --help')\n"},
+        {{"train", "d"}, "s2s: train: missing option -o MODEL (see 's2s train --help')\n"},
+        {{"train", "d", "-o", "m", "--cell", "rnn"}, "s2s: train: option --cell must be gru or lstm, got 'rnn'\n"},
+        {{"train", "d", "-o", "m", "--tie-embeddings", "--emb", "8"},
+         "s2s: train: --tie-embeddings needs --deep-out equal to --emb (256 != 8)\n"},
+        {{"train", "d", "-o", "m", "--warmup", "10"}, "s2s: train: --warmup needs --lr-schedule warmup-decay\n"},
+        {{"train", "d", "-o", "m", "--resume", "--force"}, "s2s: train: --resume and --force exclude each other\n"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        RunResult r = run_s2s(NULL, cases[i].args);
+        cr_expect_eq(r.status, 2, "case %zu: status %d (%s)", i, r.status, r.err);
+        if (cases[i].msg)
+            cr_expect_str_eq(r.err, cases[i].msg);
+        run_free(&r);
+    }
+}
+
+Test(train, missing_data_and_unwritable_output_fail_before_training)
+{
+    char *dir = tmpdir_new();
+    char *model = strf("%s/m.s2s", dir);
+    RunResult r = RUN_S2S(NULL, "train", "no-such-corpus.tsv", "-o", model, "--quiet");
+    cr_expect_eq(r.status, 1);
+    cr_expect_str_eq(r.err, "s2s: no-such-corpus.tsv: cannot open: No such file or directory\n");
+    cr_expect_eq(dir_count(dir), 0, "something was written");
+    run_free(&r);
+    free(model);
+    rm_rf(dir);
+    free(dir);
+
+    dir = prepared();
+    char *data = strf("%s/data", dir);
+    model = strf("%s/no-such-dir/m.s2s", dir);
+    r = RUN_S2S(NULL, "train", data, "-o", model, "--quiet");
+    cr_expect_eq(r.status, 1);
+    char *want = strf("s2s: %s: cannot write there: No such file or directory\n", model);
+    cr_expect_str_eq(r.err, want);
+    run_free(&r);
+    free(want);
+    free(model);
+    free(data);
+    rm_rf(dir);
+    free(dir);
+}
