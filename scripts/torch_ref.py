@@ -1059,6 +1059,11 @@ def selftest_cli(st, tmp):
     same = all(torch.equal(x, y) for x, y in zip(model_tensors(model).values(),
                                                  model_tensors(load_model(m + ".2")[0]).values()))
     st.check(rc == 0 and same, "cli: init is deterministic for a seed")
+    rc = main(["init", "--config", cfg, "--src-vocab", "11", "--tgt-vocab", "9", "--seed", "5",
+               "--scale", "2", "-o", m + ".3"])
+    doubled = all(torch.equal(2 * x, y) for x, y in zip(model_tensors(load_model(m + ".2")[0]).values(),
+                                                        model_tensors(load_model(m + ".3")[0]).values()))
+    st.check(rc == 0 and doubled, "cli: init --scale 2 doubles every weight")
     rc = main(["make-batch", "--src-vocab", "11", "--tgt-vocab", "9", "--batch", "4", "--src-len", "6",
                "--tgt-len", "5", "--seed", "2", "-o", b])
     src, src_len, tgt_in, tgt_out = load_batch(b)
@@ -1118,9 +1123,15 @@ def cmd_init(args):
                 raise RefError(f"--{side}-vocab must be at least 4")
             tokens = synth_vocab(n)
         vocabs.append(tokens)
+    if not (args.scale > 0 and math.isfinite(args.scale)):
+        raise RefError("--scale must be a positive number")
     set_threads(1)
     torch.manual_seed(args.seed)
     model = Seq2Seq(cfg, len(vocabs[0]), len(vocabs[1]))
+    if args.scale != 1:
+        with torch.no_grad():
+            for p in model.parameters():
+                p.mul_(args.scale)
     save_model(args.output, model, vocabs[0], vocabs[1])
     return 0
 
@@ -1164,6 +1175,9 @@ def build_parser():
     q.add_argument("--src-vocab-file", metavar="FILE", help="s2s vocab file (token<TAB>count)")
     q.add_argument("--tgt-vocab-file", metavar="FILE", help="s2s vocab file (token<TAB>count)")
     q.add_argument("--seed", type=int, default=1)
+    q.add_argument("--scale", type=float, default=1.0, metavar="X",
+                   help="multiply every initial weight by X (parity tests: larger weights make the "
+                        "attention gradients, tiny at the default initialisation, sizeable)")
     q.add_argument("-o", "--output", required=True, metavar="MODEL")
     q.set_defaults(fn=cmd_init)
 
