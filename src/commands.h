@@ -5,5 +5,8 @@
 int cmd_prepare(int argc, char **argv);
 int cmd_tokenize(int argc, char **argv);
 int cmd_train(int argc, char **argv);
+int cmd_translate(int argc, char **argv);
+int cmd_eval(int argc, char **argv);
+int cmd_info(int argc, char **argv);
 
 #endif

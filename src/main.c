@@ -17,6 +17,9 @@ static const struct command commands[] = {
     /* commands: one line each, in the order `s2s --help` lists them */
     {"prepare", cmd_prepare, "split a corpus into train/valid/test and build vocabularies"},
     {"train", cmd_train, "train an encoder-decoder with attention"},
+    {"translate", cmd_translate, "translate sentences with a model file"},
+    {"eval", cmd_eval, "translate a TSV file's sources and score them (BLEU, chrF)"},
+    {"info", cmd_info, "show a model file's configuration, sizes and training summary"},
     {"tokenize", cmd_tokenize, "tokenize or detokenize text on stdin, line by line"},
     {NULL, NULL, NULL},
 };

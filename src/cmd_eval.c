@@ -1,0 +1,208 @@
+/* s2s eval: translates the sources of a TSV file and scores them (BLEU, chrF). */
+#include <cblas.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/buf.h"
+#include "base/err.h"
+#include "base/file.h"
+#include "base/opt.h"
+#include "commands.h"
+#include "decode/translate.h"
+#include "eval/bleu.h"
+#include "eval/chrf.h"
+#include "model/file.h"
+#include "text/corpus.h"
+
+static const char usage[] =
+    "usage: s2s eval MODEL TSV [options]\n"
+    "\n"
+    "Translates the first column of TSV with the model file MODEL and scores the\n"
+    "translations against the second column. TSV holds source<TAB>reference a line\n"
+    "(further columns are ignored), in the model's direction, as the valid.tsv and\n"
+    "test.tsv of s2s prepare. Each distinct source (same text) is translated once and\n"
+    "scored once, against the references of all its lines.\n"
+    "\n"
+    "Prints on stdout corpus BLEU and chrF2 as sacreBLEU 2.x computes them by default\n"
+    "(13a tokenization, exp smoothing, mixed case, on the detokenized text), each with\n"
+    "its signature; a summary goes to stderr.\n"
+    "\n"
+    "options:\n"
+    "  --out FILE     also write the translations to FILE, one per TSV line, in order\n"
+    "  --max-len N    at most N output tokens per sentence (default: twice the source\n"
+    "                 tokens plus 10)\n"
+    "  --batch B      sentences decoded together (default 64)\n"
+    "  --threads N    BLAS threads (default: OpenBLAS's own choice)\n"
+    "  -h, --help     this help\n";
+
+typedef struct EvalOpts {
+    const char *model, *tsv, *out;
+    long max_len, batch, threads;
+} EvalOpts;
+
+static void parse_args(EvalOpts *p, int argc, char **argv)
+{
+    *p = (EvalOpts){.batch = 64};
+    Opts o;
+    opts_init(&o, "eval", argc, argv);
+    while (opts_next(&o)) {
+        if (opts_positional(&o)) {
+            if (!p->model)
+                p->model = o.cur;
+            else if (!p->tsv)
+                p->tsv = o.cur;
+            else
+                opts_unknown(&o);
+        } else if (opts_is(&o, "--help") || opts_is(&o, "-h")) {
+            fputs(usage, stdout);
+            exit(0);
+        } else if (opts_is(&o, "--out")) {
+            p->out = opts_str(&o);
+        } else if (opts_is(&o, "--max-len")) {
+            p->max_len = opts_long(&o, 1, 10000);
+        } else if (opts_is(&o, "--batch")) {
+            p->batch = opts_long(&o, 1, 100000);
+        } else if (opts_is(&o, "--threads")) {
+            p->threads = opts_long(&o, 1, 1024);
+        } else {
+            opts_unknown(&o);
+        }
+    }
+    if (!p->model || !p->tsv)
+        die_usage("eval: missing %s argument (see 's2s eval --help')", p->model ? "TSV" : "MODEL");
+}
+
+static const Pair *sort_pairs;
+
+/* By source text, then by line. */
+static int by_source(const void *pa, const void *pb)
+{
+    const Pair *a = &sort_pairs[*(const size_t *)pa], *b = &sort_pairs[*(const size_t *)pb];
+    int c = strcmp(a->src, b->src);
+    if (c)
+        return c;
+    return (a->line > b->line) - (a->line < b->line);
+}
+
+int cmd_eval(int argc, char **argv)
+{
+    EvalOpts po;
+    parse_args(&po, argc, argv);
+    if (po.threads)
+        openblas_set_num_threads((int)po.threads);
+    Err e;
+
+    ModelFile mf;
+    if (model_file_load(&mf, po.model, false, &e) != 0)
+        die_err(&e);
+    Corpus c;
+    CorpusOpts co = {.dir = DIR_EN_FR, .skip_bad = false}; /* columns as they are */
+    if (corpus_read(&c, po.tsv, &co, &e) != 0)
+        die_err(&e);
+    size_t n = c.n;
+
+    /* Segments: the distinct sources, in order of first occurrence. first[i] is the
+       first pair with the source of pair i. */
+    size_t *idx = xmalloc(n * sizeof *idx), *first = xmalloc(n * sizeof *first);
+    for (size_t i = 0; i < n; i++)
+        idx[i] = i;
+    sort_pairs = c.pairs;
+    qsort(idx, n, sizeof *idx, by_source);
+    for (size_t k = 0; k < n; k++)
+        first[idx[k]] = k > 0 && strcmp(c.pairs[idx[k]].src, c.pairs[idx[k - 1]].src) == 0
+                            ? first[idx[k - 1]]
+                            : idx[k];
+    size_t *seg_of = xmalloc(n * sizeof *seg_of); /* segment number of each pair */
+    size_t *nref = xcalloc(n, sizeof *nref);      /* references per segment */
+    const char **src = xmalloc(n * sizeof *src);
+    size_t *src_len = xmalloc(n * sizeof *src_len);
+    long *line = xmalloc(n * sizeof *line);
+    size_t nseg = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (first[i] == i) {
+            src[nseg] = c.pairs[i].src;
+            src_len[nseg] = c.pairs[i].src_len;
+            line[nseg] = (long)c.pairs[i].line;
+            seg_of[i] = nseg++;
+        } else {
+            seg_of[i] = seg_of[first[i]];
+        }
+        nref[seg_of[i]]++;
+    }
+    /* The references of segment s: refs[ref_start[s] .. ref_start[s] + nref[s]). */
+    size_t *ref_start = xmalloc((nseg + 1) * sizeof *ref_start), *fill = xcalloc(nseg, sizeof *fill);
+    ref_start[0] = 0;
+    for (size_t s = 0; s < nseg; s++)
+        ref_start[s + 1] = ref_start[s] + nref[s];
+    const char **refs = xmalloc(n * sizeof *refs);
+    for (size_t i = 0; i < n; i++)
+        refs[ref_start[seg_of[i]] + fill[seg_of[i]]++] = c.pairs[i].tgt;
+    if (nseg > (size_t)1 << 30)
+        die("%s: more than %zu distinct sources", c.name, (size_t)1 << 30);
+
+    char **hyp = xcalloc(nseg, sizeof *hyp);
+    TranslateOpts to = {.batch = (int)po.batch, .max_len = (int)po.max_len};
+    TranslateStats ts;
+    if (translate_lines(&mf.model, mf.src, mf.tgt, &mf.text, src, src_len, (int)nseg, c.name,
+                        line, &to, hyp, &ts, &e) != 0)
+        die_err(&e);
+
+    BleuStats bs;
+    ChrfStats cs;
+    bleu_init(&bs);
+    chrf_init(&cs);
+    for (size_t s = 0; s < nseg; s++) {
+        const char *const *r = refs + ref_start[s];
+        if (bleu_add(&bs, hyp[s], r, nref[s], &e) != 0 || chrf_add(&cs, hyp[s], r, nref[s], &e) != 0)
+            die("%s:%ld: %s", c.name, line[s], e.msg);
+    }
+
+    if (po.out) {
+        Buf o = {0};
+        for (size_t i = 0; i < n; i++) {
+            buf_puts(&o, hyp[seg_of[i]]);
+            buf_putc(&o, '\n');
+        }
+        if (atomic_write(po.out, o.data, o.len, &e) != 0)
+            die_err(&e);
+        buf_free(&o);
+    }
+
+    BleuResult br;
+    bleu_score(&bs, &br);
+    Buf text = {0}, sig = {0};
+    bleu_format(&br, NULL, &text);
+    bleu_signature(&bs, &sig);
+    buf_printf(&text, "\nBLEU signature: %s\n", sig.data);
+    chrf_format(chrf_score(&cs), NULL, &text);
+    buf_clear(&sig);
+    chrf_signature(&cs, &sig);
+    buf_printf(&text, "\nchrF2 signature: %s\n", sig.data);
+    if (fwrite(text.data, 1, text.len, stdout) != text.len || fflush(stdout) != 0)
+        die("cannot write to stdout: %s", strerror(errno));
+    fprintf(stderr, "eval: %zu lines, %zu distinct sources; source tokens %ld, unknown %ld (%.2f%%)\n",
+            n, nseg, ts.src_tokens, ts.src_unk,
+            ts.src_tokens ? 100.0 * (double)ts.src_unk / (double)ts.src_tokens : 0.0);
+
+    buf_free(&text);
+    buf_free(&sig);
+    bleu_free(&bs);
+    chrf_free(&cs);
+    translate_free(hyp, (int)nseg);
+    free(hyp);
+    free(refs);
+    free(fill);
+    free(ref_start);
+    free(line);
+    free(src_len);
+    free(src);
+    free(nref);
+    free(seg_of);
+    free(first);
+    free(idx);
+    corpus_free(&c);
+    model_file_free(&mf);
+    return 0;
+}

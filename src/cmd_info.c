@@ -1,0 +1,199 @@
+/* s2s info: what a model file holds. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "base/buf.h"
+#include "base/err.h"
+#include "base/json.h"
+#include "base/opt.h"
+#include "commands.h"
+#include "model/file.h"
+
+static const char usage[] =
+    "usage: s2s info MODEL [--tensors]\n"
+    "\n"
+    "Prints what the model file MODEL holds: its size, translation direction and\n"
+    "tokenizer settings, vocabulary sizes, the number of parameters, every key of\n"
+    "its configuration and the training summary (s2s.history). The file is fully\n"
+    "checked first (structure, checksum, configuration, vocabularies, tensors).\n"
+    "\n"
+    "options:\n"
+    "  --tensors    also list every tensor: name, shape and number of parameters\n"
+    "  -h, --help   this help\n";
+
+/* The shortest %g form that reads back as the same float (f32) or double. */
+static void put_number(Buf *o, double d, bool f32)
+{
+    char s[40];
+    for (int p = 1; p <= 17; p++) {
+        snprintf(s, sizeof s, "%.*g", p, d);
+        double back = strtod(s, NULL);
+        if (f32 ? (float)back == (float)d : back == d)
+            break;
+    }
+    buf_puts(o, s);
+}
+
+static bool plain_text(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+            return false;
+    return n > 0;
+}
+
+/* A value on one line: strings bare when printable, containers as compact JSON. */
+static void put_inline(Buf *o, const JsonVal *v, bool f32)
+{
+    switch (v->type) {
+    case JSON_NULL:
+        buf_puts(o, "null");
+        break;
+    case JSON_BOOL:
+        buf_puts(o, v->b ? "true" : "false");
+        break;
+    case JSON_NUMBER:
+        if (v->is_int)
+            buf_printf(o, "%lld", (long long)v->u.num.i);
+        else
+            put_number(o, v->u.num.d, f32);
+        break;
+    case JSON_STRING:
+        if (plain_text(v->u.str.s, v->u.str.len))
+            buf_append(o, v->u.str.s, v->u.str.len);
+        else
+            buf_json_str(o, v->u.str.s, v->u.str.len);
+        break;
+    case JSON_ARRAY:
+    case JSON_OBJECT: {
+        bool obj = v->type == JSON_OBJECT;
+        buf_putc(o, obj ? '{' : '[');
+        for (size_t i = 0; i < json_len(v); i++) {
+            if (i)
+                buf_puts(o, ", ");
+            if (obj) {
+                const JsonKey *k = json_key_at(v, i);
+                buf_json_str(o, k->s, k->len);
+                buf_puts(o, ": ");
+            }
+            const JsonVal *item = json_at(v, i);
+            if (item->type == JSON_STRING)
+                buf_json_str(o, item->u.str.s, item->u.str.len);
+            else
+                put_inline(o, item, f32);
+        }
+        buf_putc(o, obj ? '}' : ']');
+        break;
+    }
+    }
+}
+
+/* The members of an object, one "key: value" a line; non-empty objects nest below
+   their key, two spaces deeper. */
+static void put_members(Buf *o, const JsonVal *obj, int indent, bool f32)
+{
+    for (size_t i = 0; i < json_len(obj); i++) {
+        const JsonKey *k = json_key_at(obj, i);
+        const JsonVal *v = json_at(obj, i);
+        buf_printf(o, "%*s", indent, "");
+        if (plain_text(k->s, k->len) && !memchr(k->s, ':', k->len))
+            buf_append(o, k->s, k->len);
+        else
+            buf_json_str(o, k->s, k->len);
+        if (v->type == JSON_OBJECT && json_len(v) > 0) {
+            buf_puts(o, ":\n");
+            put_members(o, v, indent + 2, f32);
+        } else {
+            buf_puts(o, ": ");
+            put_inline(o, v, f32);
+            buf_putc(o, '\n');
+        }
+    }
+}
+
+int cmd_info(int argc, char **argv)
+{
+    const char *path = NULL;
+    bool tensors = false;
+    Opts op;
+    opts_init(&op, "info", argc, argv);
+    while (opts_next(&op)) {
+        if (opts_positional(&op) && !path) {
+            path = op.cur;
+        } else if (opts_is(&op, "--help") || opts_is(&op, "-h")) {
+            fputs(usage, stdout);
+            return 0;
+        } else if (opts_is(&op, "--tensors")) {
+            opts_bool(&op);
+            tensors = true;
+        } else {
+            opts_unknown(&op);
+        }
+    }
+    if (!path)
+        die_usage("info: missing MODEL argument (see 's2s info --help')");
+
+    Err e;
+    ModelFile mf;
+    if (model_file_load(&mf, path, false, &e) != 0)
+        die_err(&e);
+    struct stat st;
+    if (stat(path, &st) != 0)
+        die("%s: %s", path, strerror(errno));
+
+    const Model *m = &mf.model;
+    const TextConfig *t = &mf.text;
+    Buf o = {0};
+    buf_printf(&o, "file: %s\nsize: %lld bytes\n", path, (long long)st.st_size);
+    buf_printf(&o, "direction: %s (%s to %s)\nkeep_case: %s\n", direction_name(t->dir),
+               lang_name(direction_src_lang(t->dir)), lang_name(direction_tgt_lang(t->dir)),
+               t->keep_case ? "true" : "false");
+    buf_printf(&o, "vocabulary: source %zu, target %zu\n", vocab_size(mf.src), vocab_size(mf.tgt));
+    buf_printf(&o, "parameters: %zu (%d tensors)\n", m->layout.total, m->layout.n);
+
+    /* Every key of s2s.config, from the same writer the file uses. */
+    Buf cj = {0};
+    model_config_json(&m->cfg, t, &cj);
+    Json doc;
+    if (json_parse(&doc, cj.data, cj.len, &e) != 0)
+        BUG("model_config_json wrote invalid JSON: %s", e.msg);
+    buf_puts(&o, "config:\n");
+    put_members(&o, doc.root, 2, true);
+    json_free(&doc);
+    buf_free(&cj);
+
+    /* s2s.history was checked when the file was loaded. */
+    if (json_parse(&doc, mf.history, strlen(mf.history), &e) != 0)
+        BUG("s2s.history was checked on load: %s", e.msg);
+    if (doc.root->type == JSON_OBJECT && json_len(doc.root) > 0) {
+        buf_puts(&o, "history:\n");
+        put_members(&o, doc.root, 2, false);
+    } else {
+        buf_puts(&o, "history: ");
+        put_inline(&o, doc.root, false);
+        buf_putc(&o, '\n');
+    }
+    json_free(&doc);
+
+    if (tensors) {
+        buf_puts(&o, "tensors:\n");
+        for (int i = 0; i < m->layout.n; i++) {
+            const ParamInfo *p = &m->layout.info[i];
+            char shape[48];
+            if (p->ndim == 1)
+                snprintf(shape, sizeof shape, "[%d]", p->shape[0]);
+            else
+                snprintf(shape, sizeof shape, "[%d, %d]", p->shape[0], p->shape[1]);
+            buf_printf(&o, "  %-32s %-14s %zu\n", p->name, shape, p->size);
+        }
+    }
+
+    if (fwrite(o.data, 1, o.len, stdout) != o.len || fflush(stdout) != 0)
+        die("cannot write to stdout: %s", strerror(errno));
+    buf_free(&o);
+    model_file_free(&mf);
+    return 0;
+}

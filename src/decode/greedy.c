@@ -1,0 +1,181 @@
+#include "decode/greedy.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "nn/rnn_cell.h"
+#include "text/vocab.h"
+
+void hyps_free(Hyps *h)
+{
+    free(h->len);
+    free(h->ids);
+    free(h->mem);
+    memset(h, 0, sizeof *h);
+}
+
+int greedy_limit(int src_len, int max_len)
+{
+    CHECK(src_len >= 0 && src_len <= (1 << 28) && max_len >= 0);
+    return max_len > 0 ? max_len : 2 * src_len + 10;
+}
+
+/* About the bytes of Work one row of a batch takes with S source and T output
+   positions (the time-indexed decoder buffers dominate: T·S·A and 2·T·Vt). */
+static size_t work_bytes_per_row(const ModelConfig *c, int S, int T)
+{
+    size_t E = (size_t)c->emb, H = (size_t)c->hidden, D = (size_t)c->dec_hidden,
+           A = (size_t)c->attn, P = (size_t)c->deep_out, V = (size_t)c->tgt_vocab,
+           K = (size_t)model_enc_size(c), G = (size_t)model_gates(c), L = (size_t)c->layers;
+    size_t C = c->cell == CELL_GRU ? NN_GRU_CACHE : NN_LSTM_CACHE;
+    size_t dirs = c->bidir ? 2 : 1;
+    size_t per_t = (size_t)S * (A + 2) + 2 * V + 3 * E + A + 2 * K + (D + K + E) + 3 * P +
+                   L * D * (C + 3);
+    size_t per_s = 2 * E + A + L * (3 * K + dirs * H * (G + C + 2));
+    return sizeof(real) * ((size_t)T * per_t + (size_t)S * per_s + L * (G * D * 2 + D + K));
+}
+
+typedef struct LenKey {
+    int len, i;
+} LenKey;
+
+static int len_key_cmp(const void *pa, const void *pb)
+{
+    const LenKey *a = pa, *b = pb;
+    if (a->len != b->len)
+        return a->len < b->len ? -1 : 1;
+    return (a->i > b->i) - (a->i < b->i);
+}
+
+/* The lowest id among the largest values of x[0..n). */
+static int argmax(const real *x, int n)
+{
+    int best = 0;
+    for (int v = 1; v < n; v++)
+        if (x[v] > x[best])
+            best = v;
+    return best;
+}
+
+int greedy_decode(Model *m, const PairSet *d, int batch, int max_len, Hyps *out, Err *e)
+{
+    CHECK(batch >= 1 && max_len >= 0 && d->n >= 0);
+    memset(out, 0, sizeof *out);
+    const ModelConfig *c = &m->cfg;
+    const int n = d->n, V = c->tgt_vocab;
+
+    /* Check the ids and size everything for the longest sentence. */
+    LenKey *keys = xmalloc((size_t)(n ? n : 1) * sizeof *keys);
+    int nn = 0, max_s = 0, max_t = 0;
+    for (int i = 0; i < n; i++) {
+        int len = d->src_len[i];
+        CHECK(len >= 0);
+        for (int k = 0; k < len; k++) {
+            int id = d->src[i][k];
+            if (id < 0 || id >= c->src_vocab) {
+                free(keys);
+                return err_set(e, "sentence %d: token %d: id %d is not in the source "
+                                  "vocabulary (size %d)", i + 1, k + 1, id, c->src_vocab);
+            }
+        }
+        if (len == 0)
+            continue;
+        keys[nn++] = (LenKey){len, i};
+        if (len > max_s)
+            max_s = len;
+        int lim = greedy_limit(len, max_len);
+        if (lim > max_t)
+            max_t = lim;
+    }
+
+    out->n = n;
+    out->len = xcalloc((size_t)(n ? n : 1), sizeof *out->len);
+    out->ids = xmalloc((size_t)(n ? n : 1) * sizeof *out->ids);
+    size_t *off = xcalloc((size_t)(n ? n : 1), sizeof *off);
+    size_t used = 0, cap = 0;
+    int *mem = NULL;
+
+    if (nn > 0) {
+        qsort(keys, (size_t)nn, sizeof *keys, len_key_cmp);
+        int *order = xmalloc((size_t)nn * sizeof *order);
+        for (int k = 0; k < nn; k++)
+            order[k] = keys[k].i;
+
+        int B = batch < nn ? batch : nn;
+        size_t row = work_bytes_per_row(c, max_s, max_t);
+        if (row > 0 && (size_t)B * row > GREEDY_WORK_BUDGET) {
+            size_t fit = GREEDY_WORK_BUDGET / row;
+            B = fit < 1 ? 1 : (int)fit;
+        }
+        Work *w = work_new(c, B, max_s, max_t, false);
+        BatchBuf bb;
+        batch_buf_init(&bb, B, max_s, 1);
+        const PairSet src = {n, d->src, d->src_len, NULL, NULL};
+        int *prev = xmalloc((size_t)B * sizeof *prev);
+        int *lim = xmalloc((size_t)B * sizeof *lim);
+        int *rlen = xmalloc((size_t)B * sizeof *rlen);
+        char *live = xmalloc((size_t)B);
+        int *toks = xmalloc((size_t)B * (size_t)max_t * sizeof *toks); /* (B, max_t) */
+        cap = (size_t)nn * 16;
+        mem = xmalloc(cap * sizeof *mem);
+
+        for (int k = 0; k < nn; k += B) {
+            int nb = nn - k < B ? nn - k : B;
+            Batch b;
+            batch_fill(&b, &bb, &src, order + k, nb);
+            model_encode(m, w, &b);
+            for (int r = 0; r < nb; r++) {
+                prev[r] = VOCAB_BOS;
+                lim[r] = greedy_limit(b.src_len[r], max_len);
+                rlen[r] = 0;
+                live[r] = 1;
+            }
+            int left = nb;
+            for (int t = 0; left > 0; t++) {
+                model_decode_step(m, w, &b, prev, t);
+                const real *lg = work_step_logits(w);
+                for (int r = 0; r < nb; r++) {
+                    if (!live[r])
+                        continue;
+                    int best = argmax(lg + (size_t)r * V, V);
+                    if (best != VOCAB_EOS)
+                        toks[(size_t)r * max_t + rlen[r]++] = best;
+                    if (best == VOCAB_EOS || rlen[r] == lim[r]) {
+                        live[r] = 0;
+                        left--;
+                        best = VOCAB_EOS;
+                    }
+                    prev[r] = best;
+                }
+            }
+            for (int r = 0; r < nb; r++) {
+                int i = bb.rows[r];
+                if (used + (size_t)rlen[r] > cap) {
+                    while (used + (size_t)rlen[r] > cap)
+                        cap *= 2;
+                    mem = xrealloc(mem, cap * sizeof *mem);
+                }
+                memcpy(mem + used, toks + (size_t)r * max_t, (size_t)rlen[r] * sizeof *mem);
+                out->len[i] = rlen[r];
+                off[i] = used;
+                used += (size_t)rlen[r];
+            }
+        }
+        free(toks);
+        free(live);
+        free(rlen);
+        free(lim);
+        free(prev);
+        batch_buf_free(&bb);
+        work_free(w);
+        free(order);
+    }
+    if (!mem)
+        mem = xmalloc(sizeof *mem);
+    out->mem = mem;
+    for (int i = 0; i < n; i++)
+        out->ids[i] = mem + off[i];
+    free(off);
+    free(keys);
+    return 0;
+}

@@ -1,0 +1,195 @@
+/* End-to-end tests of `s2s eval`. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/buf.h"
+#include "eval/bleu.h"
+#include "eval/chrf.h"
+#include "helpers.h"
+#include "model_fixture.h"
+
+#define CHAIN_OUT "j'ai vu le chat !"
+
+typedef struct Fix {
+    char *dir, *chain, *random, *tsv, *out;
+} Fix;
+
+static Fix fix_new(const char *tsv)
+{
+    Fix f = {.dir = tmpdir_new()};
+    f.chain = strf("%s/chain.s2s", f.dir);
+    f.random = strf("%s/random.s2s", f.dir);
+    f.tsv = strf("%s/test.tsv", f.dir);
+    f.out = strf("%s/hyp.txt", f.dir);
+    Model m;
+    fixture_text_model(&m, 9);
+    fixture_save(f.random, &m, NULL);
+    const int chain[] = {fixture_tgt_id("j'"), fixture_tgt_id("ai"), fixture_tgt_id("vu"),
+                         fixture_tgt_id("le"), fixture_tgt_id("chat"), fixture_tgt_id("!")};
+    fixture_chain(&m, chain, 6, 3);
+    fixture_save(f.chain, &m, NULL);
+    model_free(&m);
+    write_file(f.tsv, tsv);
+    return f;
+}
+
+static void fix_free(Fix *f)
+{
+    rm_rf(f->dir);
+    free(f->dir);
+    free(f->chain);
+    free(f->random);
+    free(f->tsv);
+    free(f->out);
+}
+
+static void expect_fail(RunResult *r, int status, const char *err)
+{
+    cr_assert_eq(r->status, status, "status %d, stderr: %s", r->status, r->err);
+    cr_assert_str_eq(r->err, err);
+    cr_assert_str_eq(r->out, "");
+    run_free(r);
+}
+
+/* The expected stdout for segments hyp[s] against refs[s][0..nref[s]). */
+static char *expected_scores(const char *const *hyp, const char *const *const *refs,
+                             const size_t *nref, int nseg)
+{
+    BleuStats bs;
+    ChrfStats cs;
+    bleu_init(&bs);
+    chrf_init(&cs);
+    Err e;
+    for (int s = 0; s < nseg; s++) {
+        cr_assert_eq(bleu_add(&bs, hyp[s], refs[s], nref[s], &e), 0, "%s", e.msg);
+        cr_assert_eq(chrf_add(&cs, hyp[s], refs[s], nref[s], &e), 0, "%s", e.msg);
+    }
+    BleuResult br;
+    bleu_score(&bs, &br);
+    Buf out = {0}, sig = {0};
+    bleu_format(&br, NULL, &out);
+    bleu_signature(&bs, &sig);
+    buf_printf(&out, "\nBLEU signature: %s\n", sig.data);
+    chrf_format(chrf_score(&cs), NULL, &out);
+    buf_clear(&sig);
+    chrf_signature(&cs, &sig);
+    buf_printf(&out, "\nchrF2 signature: %s\n", sig.data);
+    buf_free(&sig);
+    bleu_free(&bs);
+    chrf_free(&cs);
+    return buf_take(&out);
+}
+
+/* Three distinct sources; "the cat" has two references (lines 1 and 3). Every
+   hypothesis is CHAIN_OUT. */
+#define TSV                                         \
+    "the cat\tJ'ai vu le chat !\n"                  \
+    "hello\tbonjour !\n"                            \
+    "the cat\tj'ai vu un chat.\textra column\n"     \
+    "\n"                                            \
+    "a dog\tle chien a vu le chat !\n"
+
+Test(cli_eval, multi_reference_bleu_and_chrf_of_known_hypotheses)
+{
+    Fix f = fix_new(TSV);
+    const char *hyp[] = {CHAIN_OUT, CHAIN_OUT, CHAIN_OUT};
+    const char *r0[] = {"J'ai vu le chat !", "j'ai vu un chat."}, *r1[] = {"bonjour !"},
+               *r2[] = {"le chien a vu le chat !"};
+    const char *const *refs[] = {r0, r1, r2};
+    const size_t nref[] = {2, 1, 1};
+    char *want = expected_scores(hyp, refs, nref, 3);
+    /* Worked out by hand (13a tokens, case-sensitive): the hypothesis has 5 tokens, 15
+       in all; closest reference lengths 5, 2, 7. Matches per order, segment by
+       segment: 5+1+4 of 15, 4+0+3 of 12, 2+0+2 of 9, 1+0+1 of 6 ("J'ai" is not
+       "j'ai"; the second reference of segment 1 supplies "j'ai" and "j'ai vu"). */
+    const char *bleu_line = "BLEU = 48.99 66.7/58.3/44.4/33.3 (BP = 1.000 ratio = 1.071 "
+                            "hyp_len = 15 ref_len = 14)\n";
+    cr_assert(strncmp(want, bleu_line, strlen(bleu_line)) == 0, "%s", want);
+    cr_assert(strstr(want, "BLEU signature: nrefs:var|case:mixed|eff:no|tok:13a|smooth:exp\n"), "%s", want);
+
+    RunResult r = RUN_S2S(NULL, "eval", f.chain, f.tsv, "--out", f.out);
+    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    cr_assert_str_eq(r.out, want);
+    cr_assert_str_eq(r.err, "eval: 4 lines, 3 distinct sources; source tokens 5, unknown 0 (0.00%)\n");
+    run_free(&r);
+    char *got = slurp(f.out, NULL);
+    cr_assert_str_eq(got, CHAIN_OUT "\n" CHAIN_OUT "\n" CHAIN_OUT "\n" CHAIN_OUT "\n");
+    free(got);
+
+    /* Scoring each line on its own would differ: the duplicate source counts once. */
+    const char *s0[] = {"J'ai vu le chat !"}, *s1[] = {"j'ai vu un chat."};
+    const char *hyp4[] = {CHAIN_OUT, CHAIN_OUT, CHAIN_OUT, CHAIN_OUT};
+    const char *const *refs4[] = {s0, r1, s1, r2};
+    const size_t nref4[] = {1, 1, 1, 1};
+    char *per_line = expected_scores(hyp4, refs4, nref4, 4);
+    cr_assert_str_neq(per_line, want);
+    free(per_line);
+    free(want);
+    fix_free(&f);
+}
+
+Test(cli_eval, hypotheses_match_translate)
+{
+    Fix f = fix_new("the big black cat sleeps\tle gros chat noir dort\n"
+                    "a dog eats\tun chien mange\n"
+                    "hello\tbonjour\n"
+                    "the big black cat sleeps\tle gros chat dort\n"
+                    "zebra\tzèbre\n");
+    RunResult r = RUN_S2S(NULL, "eval", f.random, f.tsv, "--out", f.out, "--batch", "2",
+                          "--max-len", "7", "--threads", "1");
+    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    cr_assert(strncmp(r.out, "BLEU = ", 7) == 0, "%s", r.out);
+    cr_assert_str_eq(r.err, "eval: 5 lines, 4 distinct sources; source tokens 10, unknown 1 (10.00%)\n");
+    run_free(&r);
+    char *hyp = slurp(f.out, NULL);
+    r = RUN_S2S("the big black cat sleeps\na dog eats\nhello\nthe big black cat sleeps\nzebra\n",
+                "translate", f.random, "--max-len", "7");
+    cr_assert_eq(r.status, 0);
+    cr_assert_str_eq(hyp, r.out);
+    run_free(&r);
+    free(hyp);
+    fix_free(&f);
+}
+
+Test(cli_eval, errors)
+{
+    Fix f = fix_new("the cat\tle chat\nno tab here\n");
+    RunResult r = RUN_S2S(NULL, "eval", f.chain, f.tsv, "--out", f.out);
+    char *want = strf("s2s: %s:2: only one column (expected English<TAB>French)\n", f.tsv);
+    expect_fail(&r, 1, want);
+    free(want);
+    cr_assert(!file_exists(f.out));
+
+    char *missing = strf("%s/none.tsv", f.dir);
+    r = RUN_S2S(NULL, "eval", f.chain, missing);
+    want = strf("s2s: %s: cannot open: No such file or directory\n", missing);
+    expect_fail(&r, 1, want);
+    free(want);
+
+    write_file(f.tsv, "");
+    r = RUN_S2S(NULL, "eval", f.chain, f.tsv);
+    want = strf("s2s: %s: no sentence pairs\n", f.tsv);
+    expect_fail(&r, 1, want);
+    free(want);
+
+    r = RUN_S2S(NULL, "eval", missing, f.tsv);
+    want = strf("s2s: %s: cannot open: No such file or directory\n", missing);
+    expect_fail(&r, 1, want);
+    free(want);
+
+    r = RUN_S2S(NULL, "eval", f.chain);
+    expect_fail(&r, 2, "s2s: eval: missing TSV argument (see 's2s eval --help')\n");
+    r = RUN_S2S(NULL, "eval", f.chain, f.tsv, "more");
+    expect_fail(&r, 2, "s2s: eval: unexpected argument 'more' (see 's2s eval --help')\n");
+    r = RUN_S2S(NULL, "eval", f.chain, f.tsv, "--bleu");
+    expect_fail(&r, 2, "s2s: eval: unknown option '--bleu' (see 's2s eval --help')\n");
+    r = RUN_S2S(NULL, "eval", "--help");
+    cr_assert_eq(r.status, 0);
+    cr_assert(strncmp(r.out, "usage: s2s eval MODEL TSV [options]\n", 36) == 0, "%s", r.out);
+    run_free(&r);
+    cr_assert(!file_exists(f.out));
+    free(missing);
+    fix_free(&f);
+}

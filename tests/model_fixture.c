@@ -1,0 +1,116 @@
+#include "model_fixture.h"
+
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "base/buf.h"
+#include "base/rng.h"
+
+const char *const fixture_src_tokens[] = {"the", "cat", "dog", "a", "sleeps", "eats",
+                                          "hello", "big", "black", NULL};
+const char *const fixture_tgt_tokens[] = {"le", "chat", "chien", "dort", "mange", "un",
+                                          "bonjour", "!", "j'", "ai", "vu", ".", NULL};
+
+static int count(const char *const *t)
+{
+    int n = 0;
+    while (t[n])
+        n++;
+    return n;
+}
+
+int fixture_src_size(void) { return 4 + count(fixture_src_tokens); }
+int fixture_tgt_size(void) { return 4 + count(fixture_tgt_tokens); }
+
+void fixture_model(Model *m, Cell cell, int layers, bool bidir, int vs, int vt, uint64_t seed)
+{
+    cr_assert(vt <= FIXTURE_DIM);
+    ModelConfig c = model_config_default();
+    c.cell = cell;
+    c.layers = layers;
+    c.bidir = bidir;
+    c.emb = c.deep_out = FIXTURE_DIM;
+    c.hidden = 10;
+    c.dec_hidden = 12;
+    c.attn = 9;
+    c.src_vocab = vs;
+    c.tgt_vocab = vt;
+    Err e;
+    cr_assert_eq(model_config_check(&c, &e), 0, "%s", e.msg);
+    model_init(m, &c, false);
+    Rng rng;
+    rng_seed(&rng, seed);
+    model_init_random(m, &rng);
+}
+
+static void zero(Model *m) { memset(m->params, 0, m->layout.total * sizeof(real)); }
+
+void fixture_chain(Model *m, const int *chain, int n, int next)
+{
+    const ModelConfig *c = &m->cfg;
+    int E = c->emb, P = c->deep_out, F = c->dec_hidden + model_enc_size(c) + E;
+    cr_assert(E == FIXTURE_DIM && P == E && c->tgt_vocab <= E && !c->tie_embeddings);
+    zero(m);
+    for (int v = 0; v < c->tgt_vocab; v++)
+        m->w.tgt_emb[(size_t)v * E + v] = 1; /* y = one-hot of the previous token */
+    for (int p = 0; p < P; p++)
+        m->w.pre_w[(size_t)p * F + (F - E) + p] = 1; /* o = tanh(y) */
+    int from = 2; /* <bos> */
+    for (int k = 0; k <= n; k++) {
+        int to = k < n ? chain[k] : next;
+        m->w.proj_w[(size_t)to * P + from] = 10;
+        from = to;
+    }
+}
+
+void fixture_constant(Model *m, int tok)
+{
+    zero(m);
+    m->w.proj_b[tok] = 1;
+}
+
+static Vocab *vocab_of(const char *name, const char *const *toks)
+{
+    Buf b = {0};
+    buf_puts(&b, "<pad>\n<unk>\n<bos>\n<eos>");
+    for (int i = 0; toks[i]; i++) {
+        buf_putc(&b, '\n');
+        buf_puts(&b, toks[i]);
+    }
+    Vocab *v;
+    Err e;
+    cr_assert_eq(vocab_from_lines(&v, name, b.data, b.len, &e), 0, "%s", e.msg);
+    buf_free(&b);
+    return v;
+}
+
+void fixture_vocabs(Vocab **src, Vocab **tgt)
+{
+    *src = vocab_of("src", fixture_src_tokens);
+    *tgt = vocab_of("tgt", fixture_tgt_tokens);
+}
+
+void fixture_text_model(Model *m, uint64_t seed)
+{
+    fixture_model(m, CELL_GRU, 1, true, fixture_src_size(), fixture_tgt_size(), seed);
+}
+
+int fixture_tgt_id(const char *tok)
+{
+    for (int i = 0; fixture_tgt_tokens[i]; i++)
+        if (strcmp(fixture_tgt_tokens[i], tok) == 0)
+            return 4 + i;
+    cr_assert_fail("'%s' is not a fixture target token", tok);
+    return -1;
+}
+
+void fixture_save(const char *path, const Model *m, const char *history)
+{
+    Vocab *s, *t;
+    fixture_vocabs(&s, &t);
+    TextConfig tc = {.dir = DIR_EN_FR, .keep_case = false};
+    Err e;
+    cr_assert_eq(model_file_save(path, m, s, t, &tc, history, &e), 0, "%s", e.msg);
+    vocab_free(s);
+    vocab_free(t);
+}

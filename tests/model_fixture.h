@@ -1,0 +1,46 @@
+/* Small models for the decoding tests: random ones, and hand-set ones whose greedy
+   output is known exactly. */
+#ifndef S2S_TESTS_MODEL_FIXTURE_H
+#define S2S_TESTS_MODEL_FIXTURE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "model/file.h"
+#include "model/seq2seq.h"
+
+/* Sizes of the fixture models: E = P = FIXTURE_DIM (so a hand-set model can carry the
+   previous token one-hot from the embedding to the deep output), other sizes small. */
+#define FIXTURE_DIM 16
+
+/* A random model (PyTorch's initialisation from seed) with vs/vt vocabulary entries
+   (vt <= FIXTURE_DIM). */
+void fixture_model(Model *m, Cell cell, int layers, bool bidir, int vs, int vt, uint64_t seed);
+
+/* Makes the output depend on the previous token only: every weight is zeroed, then
+   <bos> -> chain[0] -> chain[1] -> ... -> chain[n-1] -> next. The logit of the next
+   token is 10·tanh(1), every other logit is 0 (so after a token outside the chain all
+   logits tie and <pad>, id 0, wins). next is usually <eos>. */
+void fixture_chain(Model *m, const int *chain, int n, int next);
+
+/* Every weight zeroed, out.proj.bias[tok] = 1: tok wins every step. */
+void fixture_constant(Model *m, int tok);
+
+/* Source tokens (ids 4..) and target tokens (ids 4..) of the fixture vocabularies. */
+extern const char *const fixture_src_tokens[];
+extern const char *const fixture_tgt_tokens[];
+/* Their sizes, the four specials included. */
+int fixture_src_size(void);
+int fixture_tgt_size(void);
+/* Builds the fixture vocabularies. */
+void fixture_vocabs(Vocab **src, Vocab **tgt);
+/* A random GRU model on the fixture vocabularies. */
+void fixture_text_model(Model *m, uint64_t seed);
+/* Id of a target token of the fixture vocabulary. */
+int fixture_tgt_id(const char *tok);
+
+/* Writes m with the fixture vocabularies to path (en-fr, lowercased). history may be
+   NULL. */
+void fixture_save(const char *path, const Model *m, const char *history);
+
+#endif

@@ -1,0 +1,347 @@
+/* Greedy decoding: batch independence, the length limit, <eos>, ties, empty sources. */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/rng.h"
+#include "decode/greedy.h"
+#include "model_fixture.h"
+
+enum { NSENT = 40, VS = 13, VT = 15 };
+
+/* A data set of n sources; ids and lengths given or random. */
+typedef struct Srcs {
+    int n;
+    int *len;
+    int **ids;
+} Srcs;
+
+static Srcs srcs_random(int n, int max_len, int vs, uint64_t seed)
+{
+    Srcs s = {n, calloc((size_t)n, sizeof(int)), calloc((size_t)n, sizeof(int *))};
+    Rng rng;
+    rng_seed(&rng, seed);
+    for (int i = 0; i < n; i++) {
+        s.len[i] = (int)rng_below(&rng, (uint64_t)max_len + 1);
+        s.ids[i] = malloc((size_t)(s.len[i] + 1) * sizeof(int));
+        for (int k = 0; k < s.len[i]; k++)
+            s.ids[i][k] = 1 + (int)rng_below(&rng, (uint64_t)vs - 1);
+    }
+    return s;
+}
+
+static Srcs srcs_of_lengths(const int *lens, int n)
+{
+    Srcs s = {n, calloc((size_t)(n ? n : 1), sizeof(int)), calloc((size_t)(n ? n : 1), sizeof(int *))};
+    for (int i = 0; i < n; i++) {
+        s.len[i] = lens[i];
+        s.ids[i] = malloc((size_t)(lens[i] + 1) * sizeof(int));
+        for (int k = 0; k < lens[i]; k++)
+            s.ids[i][k] = 4 + (i + k) % 5;
+    }
+    return s;
+}
+
+static void srcs_free(Srcs *s)
+{
+    for (int i = 0; i < s->n; i++)
+        free(s->ids[i]);
+    free(s->ids);
+    free(s->len);
+}
+
+static PairSet pairs(const Srcs *s) { return (PairSet){s->n, s->ids, s->len, NULL, NULL}; }
+
+static Hyps decode(Model *m, const Srcs *s, int batch, int max_len)
+{
+    PairSet d = pairs(s);
+    Hyps h;
+    Err e;
+    cr_assert_eq(greedy_decode(m, &d, batch, max_len, &h, &e), 0, "%s", e.msg);
+    cr_assert_eq(h.n, s->n);
+    return h;
+}
+
+/* One sentence decoded by hand with the model's single-step API, as a reference. */
+static int decode_by_hand(Model *m, const int *src, int len, int max_len, int *out)
+{
+    int lim = max_len > 0 ? max_len : 2 * len + 10;
+    int V = m->cfg.tgt_vocab;
+    Work *w = work_new(&m->cfg, 1, len, lim, false);
+    int zero = 0;
+    Batch b = {.B = 1, .S = len, .T = 0, .src = (int *)src, .src_len = &len,
+               .tgt_in = &zero, .tgt_out = &zero};
+    model_encode(m, w, &b);
+    int prev = 2, n = 0;
+    for (int t = 0; t < lim; t++) {
+        model_decode_step(m, w, &b, &prev, t);
+        const real *lg = work_step_logits(w);
+        int best = 0;
+        for (int v = 1; v < V; v++)
+            if (lg[v] > lg[best])
+                best = v;
+        if (best == 3)
+            break;
+        out[n++] = best;
+        prev = best;
+    }
+    work_free(w);
+    return n;
+}
+
+static void expect_same(const Hyps *a, const Hyps *b, const char *what)
+{
+    cr_assert_eq(a->n, b->n);
+    for (int i = 0; i < a->n; i++) {
+        cr_assert_eq(a->len[i], b->len[i], "%s: sentence %d: %d vs %d tokens", what, i, a->len[i],
+                     b->len[i]);
+        for (int k = 0; k < a->len[i]; k++)
+            cr_assert_eq(a->ids[i][k], b->ids[i][k], "%s: sentence %d token %d", what, i, k);
+    }
+}
+
+/* Sharpens the output layer and picks the <eos> bias (on a grid) that best mixes rows
+   that stop at <eos> with rows that run to their limit, so that batches hold both. */
+static void tune_eos(Model *m, const Srcs *s)
+{
+    size_t np = (size_t)m->cfg.tgt_vocab * (size_t)m->cfg.deep_out;
+    for (size_t q = 0; q < np; q++)
+        m->w.proj_w[q] *= 4;
+    real base = m->w.proj_b[3], best_bias = base;
+    int best = -1;
+    for (int k = -10; k <= 20; k++) {
+        m->w.proj_b[3] = base + (real)k / 10;
+        Hyps h = decode(m, s, 8, 0);
+        int stopped = 0, at_limit = 0;
+        for (int i = 0; i < s->n; i++) {
+            if (s->len[i] == 0)
+                continue;
+            stopped += h.len[i] < greedy_limit(s->len[i], 0);
+            at_limit += h.len[i] == greedy_limit(s->len[i], 0);
+        }
+        int score = stopped < at_limit ? stopped : at_limit;
+        if (score > best) {
+            best = score;
+            best_bias = m->w.proj_b[3];
+        }
+        hyps_free(&h);
+    }
+    m->w.proj_b[3] = best_bias;
+}
+
+static void check_batch_independence(Cell cell, int layers, bool bidir, uint64_t seed)
+{
+    Model m;
+    fixture_model(&m, cell, layers, bidir, VS, VT, seed);
+    Srcs s = srcs_random(NSENT, 12, VS, seed + 1);
+    tune_eos(&m, &s);
+
+    Hyps one = decode(&m, &s, 1, 0);
+    int stopped = 0, at_limit = 0, empty_src = 0;
+    int *ref = malloc(64 * sizeof(int));
+    for (int i = 0; i < s.n; i++) {
+        int lim = greedy_limit(s.len[i], 0);
+        cr_assert(one.ids[i] != NULL);
+        cr_assert(one.len[i] <= lim);
+        for (int k = 0; k < one.len[i]; k++)
+            cr_assert(one.ids[i][k] != 3 && one.ids[i][k] >= 0 && one.ids[i][k] < VT);
+        if (s.len[i] == 0) {
+            cr_assert_eq(one.len[i], 0);
+            empty_src++;
+            continue;
+        }
+        stopped += one.len[i] < lim;
+        at_limit += one.len[i] == lim;
+        int n = decode_by_hand(&m, s.ids[i], s.len[i], 0, ref);
+        cr_assert_eq(n, one.len[i], "sentence %d: %d tokens by hand, %d decoded", i, n, one.len[i]);
+        for (int k = 0; k < n; k++)
+            cr_assert_eq(ref[k], one.ids[i][k], "sentence %d token %d", i, k);
+    }
+    cr_assert(stopped >= 5 && at_limit >= 5 && empty_src >= 1,
+              "the data should mix early stops (%d), full-length outputs (%d) and empty sources (%d)",
+              stopped, at_limit, empty_src);
+
+    const int batches[] = {2, 3, 7, 16, 64};
+    for (size_t k = 0; k < sizeof batches / sizeof batches[0]; k++) {
+        Hyps h = decode(&m, &s, batches[k], 0);
+        char what[32];
+        snprintf(what, sizeof what, "batch %d", batches[k]);
+        expect_same(&one, &h, what);
+        hyps_free(&h);
+    }
+    /* The same with a fixed limit. */
+    Hyps a = decode(&m, &s, 1, 5), b = decode(&m, &s, 6, 5);
+    expect_same(&a, &b, "max_len 5");
+    for (int i = 0; i < s.n; i++)
+        cr_assert(a.len[i] <= 5);
+    hyps_free(&a);
+    hyps_free(&b);
+
+    free(ref);
+    hyps_free(&one);
+    srcs_free(&s);
+    model_free(&m);
+}
+
+Test(greedy, batches_give_the_same_ids_gru) { check_batch_independence(CELL_GRU, 1, true, 11); }
+Test(greedy, batches_give_the_same_ids_gru_2_layers) { check_batch_independence(CELL_GRU, 2, false, 12); }
+Test(greedy, batches_give_the_same_ids_lstm) { check_batch_independence(CELL_LSTM, 2, true, 13); }
+
+Test(greedy, limit_is_twice_the_source_plus_10_or_max_len)
+{
+    cr_assert_eq(greedy_limit(0, 0), 10);
+    cr_assert_eq(greedy_limit(7, 0), 24);
+    cr_assert_eq(greedy_limit(7, 3), 3);
+    Model m;
+    fixture_model(&m, CELL_GRU, 1, true, VS, VT, 5);
+    fixture_constant(&m, 5);
+    const int lens[] = {1, 3, 7, 3};
+    Srcs s = srcs_of_lengths(lens, 4);
+    const int maxes[] = {0, 4, 1, 30};
+    for (int j = 0; j < 4; j++) {
+        Hyps h = decode(&m, &s, 2, maxes[j]);
+        for (int i = 0; i < 4; i++) {
+            int want = maxes[j] ? maxes[j] : 2 * lens[i] + 10;
+            cr_assert_eq(h.len[i], want, "max_len %d, sentence %d: %d tokens", maxes[j], i,
+                         h.len[i]);
+            for (int k = 0; k < h.len[i]; k++)
+                cr_assert_eq(h.ids[i][k], 5);
+        }
+        hyps_free(&h);
+    }
+    srcs_free(&s);
+    model_free(&m);
+}
+
+Test(greedy, stops_at_eos_which_is_not_part_of_the_output)
+{
+    Model m;
+    fixture_model(&m, CELL_LSTM, 1, true, VS, VT, 6);
+    const int chain[] = {7, 5, 12, 5 + 1};
+    fixture_chain(&m, chain, 4, 3);
+    const int lens[] = {2, 5, 1, 9, 4};
+    Srcs s = srcs_of_lengths(lens, 5);
+    for (int batch = 1; batch <= 5; batch += 2) {
+        Hyps h = decode(&m, &s, batch, 0);
+        for (int i = 0; i < 5; i++) {
+            cr_assert_eq(h.len[i], 4, "batch %d sentence %d: %d tokens", batch, i, h.len[i]);
+            cr_assert_eq(memcmp(h.ids[i], chain, sizeof chain), 0);
+        }
+        hyps_free(&h);
+    }
+    /* A limit below the chain's length cuts it. */
+    Hyps h = decode(&m, &s, 3, 3);
+    for (int i = 0; i < 5; i++) {
+        cr_assert_eq(h.len[i], 3);
+        cr_assert_eq(memcmp(h.ids[i], chain, 3 * sizeof(int)), 0);
+    }
+    hyps_free(&h);
+    /* <eos> right away: empty outputs. */
+    fixture_constant(&m, 3);
+    h = decode(&m, &s, 2, 0);
+    for (int i = 0; i < 5; i++)
+        cr_assert_eq(h.len[i], 0);
+    hyps_free(&h);
+    srcs_free(&s);
+    model_free(&m);
+}
+
+Test(greedy, ties_go_to_the_lowest_id)
+{
+    Model m;
+    fixture_model(&m, CELL_GRU, 1, true, VS, VT, 7);
+    fixture_constant(&m, 9);
+    m.w.proj_b[7] = 1; /* 7 and 9 tie */
+    const int lens[] = {2};
+    Srcs s = srcs_of_lengths(lens, 1);
+    Hyps h = decode(&m, &s, 1, 3);
+    cr_assert_eq(h.len[0], 3);
+    for (int k = 0; k < 3; k++)
+        cr_assert_eq(h.ids[0][k], 7);
+    hyps_free(&h);
+    /* All logits 0: <pad> (id 0) wins, and is an ordinary output token. */
+    fixture_constant(&m, 9);
+    m.w.proj_b[9] = 0;
+    h = decode(&m, &s, 1, 0);
+    cr_assert_eq(h.len[0], 14);
+    for (int k = 0; k < 14; k++)
+        cr_assert_eq(h.ids[0][k], 0);
+    hyps_free(&h);
+    srcs_free(&s);
+    model_free(&m);
+}
+
+Test(greedy, empty_sources_give_empty_outputs)
+{
+    Model m;
+    fixture_model(&m, CELL_GRU, 1, true, VS, VT, 8);
+    fixture_constant(&m, 5); /* a decoded empty source would give 10 tokens */
+    const int lens[] = {0, 1, 0, 0, 2};
+    Srcs s = srcs_of_lengths(lens, 5);
+    Hyps h = decode(&m, &s, 2, 0);
+    const int want[] = {0, 12, 0, 0, 14};
+    for (int i = 0; i < 5; i++) {
+        cr_assert_eq(h.len[i], want[i], "sentence %d: %d tokens", i, h.len[i]);
+        cr_assert(h.ids[i] != NULL);
+    }
+    hyps_free(&h);
+    srcs_free(&s);
+
+    const int none[] = {0, 0};
+    s = srcs_of_lengths(none, 2);
+    h = decode(&m, &s, 4, 0);
+    cr_assert(h.len[0] == 0 && h.len[1] == 0 && h.ids[0] && h.ids[1]);
+    hyps_free(&h);
+    srcs_free(&s);
+
+    s = srcs_of_lengths(NULL, 0);
+    h = decode(&m, &s, 4, 0);
+    cr_assert_eq(h.n, 0);
+    hyps_free(&h);
+    srcs_free(&s);
+    model_free(&m);
+}
+
+Test(greedy, ids_outside_the_source_vocabulary_are_an_error)
+{
+    Model m;
+    fixture_model(&m, CELL_GRU, 1, true, VS, VT, 9);
+    const int lens[] = {2, 3};
+    Srcs s = srcs_of_lengths(lens, 2);
+    s.ids[1][2] = VS;
+    PairSet d = pairs(&s);
+    Hyps h;
+    Err e;
+    cr_assert_eq(greedy_decode(&m, &d, 4, 0, &h, &e), -1);
+    cr_assert_str_eq(e.msg, "sentence 2: token 3: id 13 is not in the source vocabulary (size 13)");
+    cr_assert(h.n == 0 && h.len == NULL && h.ids == NULL && h.mem == NULL);
+    s.ids[1][2] = -1;
+    cr_assert_eq(greedy_decode(&m, &d, 4, 0, &h, &e), -1);
+    cr_assert_str_eq(e.msg, "sentence 2: token 3: id -1 is not in the source vocabulary (size 13)");
+    srcs_free(&s);
+    model_free(&m);
+}
+
+Test(greedy, targets_in_the_set_are_ignored)
+{
+    Model m;
+    fixture_model(&m, CELL_GRU, 1, true, VS, VT, 10);
+    Srcs s = srcs_random(10, 6, VS, 99);
+    Hyps a = decode(&m, &s, 3, 0);
+    int t0[] = {4, 5, 6, 7, 8, 9, 10, 11, 12, 4, 5, 6, 7, 8, 9, 10, 11, 12, 4, 5, 6, 7, 8, 9, 10, 11, 12, 4, 5, 6};
+    int *tgt[10];
+    int tl[10];
+    for (int i = 0; i < 10; i++) {
+        tgt[i] = t0;
+        tl[i] = 30; /* longer than any decoding step count */
+    }
+    PairSet d = {s.n, s.ids, s.len, tgt, tl};
+    Hyps b;
+    Err e;
+    cr_assert_eq(greedy_decode(&m, &d, 3, 0, &b, &e), 0);
+    expect_same(&a, &b, "with targets");
+    hyps_free(&a);
+    hyps_free(&b);
+    srcs_free(&s);
+    model_free(&m);
+}

@@ -1,0 +1,96 @@
+/* The text layer of decoding: tokenization, unknown words, detokenization, errors. */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "decode/translate.h"
+#include "model_fixture.h"
+
+typedef struct Fix {
+    Model m;
+    Vocab *src, *tgt;
+    TextConfig tc;
+} Fix;
+
+/* The chain model: every line with a token translates to "j' ai vu le chat !". */
+static Fix fix_chain(void)
+{
+    Fix f;
+    fixture_text_model(&f.m, 1);
+    const int chain[] = {fixture_tgt_id("j'"), fixture_tgt_id("ai"), fixture_tgt_id("vu"),
+                         fixture_tgt_id("le"), fixture_tgt_id("chat"), fixture_tgt_id("!")};
+    fixture_chain(&f.m, chain, 6, 3);
+    fixture_vocabs(&f.src, &f.tgt);
+    f.tc = (TextConfig){.dir = DIR_EN_FR, .keep_case = false};
+    return f;
+}
+
+static void fix_free(Fix *f)
+{
+    model_free(&f->m);
+    vocab_free(f->src);
+    vocab_free(f->tgt);
+}
+
+Test(translate, lines_to_detokenized_text_with_counts)
+{
+    Fix f = fix_chain();
+    const char *lines[] = {"The CAT sleeps.", "", " \t", "zebra, hello", "a dog\tXXX"};
+    const size_t lens[] = {15, 0, 3, 12, 5}; /* the last line stops before the tab */
+    char *out[5];
+    TranslateOpts o = {.batch = 2, .max_len = 0};
+    TranslateStats st;
+    Err e;
+    cr_assert_eq(translate_lines(&f.m, f.src, f.tgt, &f.tc, lines, lens, 5, "in", NULL, &o, out,
+                                 &st, &e), 0, "%s", e.msg);
+    const char *want[] = {"j'ai vu le chat !", "", "", "j'ai vu le chat !", "j'ai vu le chat !"};
+    for (int i = 0; i < 5; i++)
+        cr_assert_str_eq(out[i], want[i], "line %d", i);
+    cr_assert_eq(st.lines, 5);
+    cr_assert_eq(st.sentences, 3);
+    cr_assert_eq(st.src_tokens, 4 + 3 + 2); /* the cat sleeps . | zebra , hello | a dog */
+    cr_assert_eq(st.src_unk, 3);            /* . zebra , */
+    cr_assert_eq(st.hyp_tokens, 18);
+    translate_free(out, 5);
+    for (int i = 0; i < 5; i++)
+        cr_assert_null(out[i]);
+    fix_free(&f);
+}
+
+Test(translate, invalid_utf8_names_the_line_and_leaves_out_alone)
+{
+    Fix f = fix_chain();
+    const char *lines[] = {"the cat", "ok \xE2\x82", "\xFF"};
+    const long line_no[] = {10, 42, 57};
+    char *out[3] = {(char *)1, (char *)2, (char *)3};
+    TranslateOpts o = {.batch = 8, .max_len = 0};
+    Err e;
+    cr_assert_eq(translate_lines(&f.m, f.src, f.tgt, &f.tc, lines, NULL, 3, "valid.tsv", line_no,
+                                 &o, out, NULL, &e), -1);
+    cr_assert_str_eq(e.msg, "valid.tsv:42: invalid UTF-8 at byte 4");
+    cr_assert(out[0] == (char *)1 && out[1] == (char *)2 && out[2] == (char *)3);
+    cr_assert_eq(translate_lines(&f.m, f.src, f.tgt, &f.tc, lines + 2, NULL, 1, "<stdin>", NULL,
+                                 &o, out, NULL, &e), -1);
+    cr_assert_str_eq(e.msg, "<stdin>:1: invalid UTF-8 at byte 1");
+    fix_free(&f);
+}
+
+Test(translate, detok_follows_the_target_language)
+{
+    Vocab *src, *tgt;
+    fixture_vocabs(&src, &tgt);
+    const int ids[] = {fixture_tgt_id("j'"), fixture_tgt_id("ai"), fixture_tgt_id("vu"), 1,
+                       fixture_tgt_id("!"), fixture_tgt_id(".")};
+    TextConfig fr = {.dir = DIR_EN_FR}, en = {.dir = DIR_FR_EN};
+    Buf b = {0};
+    translate_detok(tgt, &fr, ids, 6, &b);
+    cr_assert_str_eq(b.data, "j'ai vu <unk> !.");
+    buf_clear(&b);
+    translate_detok(tgt, &en, ids, 6, &b);
+    cr_assert_str_eq(b.data, "j' ai vu <unk>!.");
+    buf_clear(&b);
+    translate_detok(tgt, &fr, ids, 0, &b);
+    cr_assert_eq(b.len, 0);
+    buf_free(&b);
+    vocab_free(src);
+    vocab_free(tgt);
+}
