@@ -51,7 +51,10 @@ static void usage(FILE *out)
 "                          (default: no limit)\n"
 "  --max-len L             drop pairs with more than L tokens on either side\n"
 "                          (default 50; 0: no limit)\n"
-"  --keep-case             do not lowercase (case folding) when tokenizing\n"
+"  --lowercase             lowercase (case folding) when tokenizing; by default\n"
+"                          case is kept, so that models write cased text and\n"
+"                          BLEU is case-sensitive as sacreBLEU's default\n"
+"  --keep-case             keep case (the default)\n"
 "  --skip-bad              skip and count malformed lines instead of failing\n"
 "  -h, --help              this help\n"
 "\n"
@@ -77,7 +80,7 @@ typedef struct PrepOpts {
 static void parse_args(PrepOpts *p, int argc, char **argv)
 {
     *p = (PrepOpts){.direction = DIR_EN_FR, .valid = -1, .test = -1, .seed = 1, .min_freq = 2,
-                    .max_len = 50};
+                    .max_len = 50, .keep_case = true};
     Opts o;
     opts_init(&o, "prepare", argc, argv);
     while (opts_next(&o)) {
@@ -108,6 +111,9 @@ static void parse_args(PrepOpts *p, int argc, char **argv)
             p->max_vocab = opts_long(&o, VOCAB_NSPECIAL + 1, 100000000);
         } else if (opts_is(&o, "--max-len")) {
             p->max_len = opts_long(&o, 0, 100000);
+        } else if (opts_is(&o, "--lowercase")) {
+            opts_bool(&o);
+            p->keep_case = false;
         } else if (opts_is(&o, "--keep-case")) {
             opts_bool(&o);
             p->keep_case = true;

@@ -13,6 +13,8 @@
 #include "base/file.h"
 #include "base/json.h"
 #include "base/safetensors.h"
+#include "decode/greedy.h"
+#include "decode/translate.h"
 #include "eval/bleu.h"
 #include "model/file.h"
 #include "nn/linalg.h"
@@ -430,17 +432,41 @@ static void valid_loss(Trainer *t, double *loss, double *ppl)
 }
 
 /* Greedy BLEU of the valid split: each distinct source is translated once and
-   scored against all of its references. */
+   scored against all of its references (at most --valid-max sources). */
 static int valid_bleu(Trainer *t, double *bleu, Err *e)
 {
     const Split *v = &t->data.valid;
-    long n = v->set.n;
+    int n = v->ngroups;
     if (t->o->valid_max > 0 && n > t->o->valid_max)
-        n = t->o->valid_max;
-    (void)n;
-    *bleu = 0; /* WIP: greedy decoding lands with src/decode */
-    (void)e;
-    return 0;
+        n = (int)t->o->valid_max;
+    PairSet srcs = {.n = n, .src = v->gsrc, .src_len = v->gsrc_len};
+    Hyps h;
+    int batch = t->o->batch.batch > 0 ? t->o->batch.batch : 64;
+    if (greedy_decode(&t->m, &srcs, batch, 0, &h, e) != 0)
+        return -1;
+    BleuStats bs;
+    bleu_init(&bs);
+    Buf hyp = {0};
+    const char **refs = xmalloc((size_t)(v->set.n ? v->set.n : 1) * sizeof *refs);
+    int rc = 0;
+    for (int g = 0; g < n && rc == 0; g++) {
+        buf_clear(&hyp);
+        translate_detok(t->data.tgt_vocab, &t->data.text, h.ids[g], h.len[g], &hyp);
+        size_t nr = 0;
+        for (int k = v->gstart[g]; k < v->gstart[g + 1]; k++)
+            refs[nr++] = v->text.pairs[v->member[k]].tgt;
+        Err be;
+        if (bleu_add(&bs, hyp.data ? hyp.data : "", refs, nr, &be) != 0)
+            rc = err_set(e, "%s:%zu: %s", v->text.name, v->text.pairs[v->member[v->gstart[g]]].line, be.msg);
+    }
+    BleuResult r;
+    bleu_score(&bs, &r);
+    *bleu = r.score;
+    free(refs);
+    buf_free(&hyp);
+    bleu_free(&bs);
+    hyps_free(&h);
+    return rc;
 }
 
 /* Validates, logs, updates best/patience/schedule and writes the checkpoint files.

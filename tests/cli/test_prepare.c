@@ -110,7 +110,7 @@ Test(cli_prepare, exact_files_without_valid_and_test)
         "    \"direction\": \"en-fr\",\n"
         "    \"source_lang\": \"en\",\n"
         "    \"target_lang\": \"fr\",\n"
-        "    \"keep_case\": false,\n"
+        "    \"keep_case\": true,\n"
         "    \"seed\": 1,\n"
         "    \"valid\": 0,\n"
         "    \"test\": 0,\n"
