@@ -1,5 +1,5 @@
 /* s2s eval: translates the sources of a TSV file and scores them (BLEU, chrF). */
-#include <cblas.h>
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +10,7 @@
 #include "base/file.h"
 #include "base/opt.h"
 #include "commands.h"
+#include "nn/linalg.h"
 #include "decode/translate.h"
 #include "eval/bleu.h"
 #include "eval/chrf.h"
@@ -74,24 +75,12 @@ static void parse_args(EvalOpts *p, int argc, char **argv)
         die_usage("eval: missing %s argument (see 's2s eval --help')", p->model ? "TSV" : "MODEL");
 }
 
-static const Pair *sort_pairs;
-
-/* By source text, then by line. */
-static int by_source(const void *pa, const void *pb)
-{
-    const Pair *a = &sort_pairs[*(const size_t *)pa], *b = &sort_pairs[*(const size_t *)pb];
-    int c = strcmp(a->src, b->src);
-    if (c)
-        return c;
-    return (a->line > b->line) - (a->line < b->line);
-}
-
 int cmd_eval(int argc, char **argv)
 {
     EvalOpts po;
     parse_args(&po, argc, argv);
     if (po.threads)
-        openblas_set_num_threads((int)po.threads);
+        nn_set_threads((int)po.threads);
     Err e;
 
     ModelFile mf;
@@ -103,44 +92,25 @@ int cmd_eval(int argc, char **argv)
         die_err(&e);
     size_t n = c.n;
 
-    /* Segments: the distinct sources, in order of first occurrence. first[i] is the
-       first pair with the source of pair i. */
-    size_t *idx = xmalloc(n * sizeof *idx), *first = xmalloc(n * sizeof *first);
-    for (size_t i = 0; i < n; i++)
-        idx[i] = i;
-    sort_pairs = c.pairs;
-    qsort(idx, n, sizeof *idx, by_source);
-    for (size_t k = 0; k < n; k++)
-        first[idx[k]] = k > 0 && strcmp(c.pairs[idx[k]].src, c.pairs[idx[k - 1]].src) == 0
-                            ? first[idx[k - 1]]
-                            : idx[k];
-    size_t *seg_of = xmalloc(n * sizeof *seg_of); /* segment number of each pair */
-    size_t *nref = xcalloc(n, sizeof *nref);      /* references per segment */
-    const char **src = xmalloc(n * sizeof *src);
-    size_t *src_len = xmalloc(n * sizeof *src_len);
-    long *line = xmalloc(n * sizeof *line);
-    size_t nseg = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (first[i] == i) {
-            src[nseg] = c.pairs[i].src;
-            src_len[nseg] = c.pairs[i].src_len;
-            line[nseg] = (long)c.pairs[i].line;
-            seg_of[i] = nseg++;
-        } else {
-            seg_of[i] = seg_of[first[i]];
-        }
-        nref[seg_of[i]]++;
-    }
-    /* The references of segment s: refs[ref_start[s] .. ref_start[s] + nref[s]). */
-    size_t *ref_start = xmalloc((nseg + 1) * sizeof *ref_start), *fill = xcalloc(nseg, sizeof *fill);
-    ref_start[0] = 0;
-    for (size_t s = 0; s < nseg; s++)
-        ref_start[s + 1] = ref_start[s] + nref[s];
-    const char **refs = xmalloc(n * sizeof *refs);
-    for (size_t i = 0; i < n; i++)
-        refs[ref_start[seg_of[i]] + fill[seg_of[i]]++] = c.pairs[i].tgt;
+    /* Segments: the distinct sources, in order of first occurrence, each with the
+       references of all its lines. */
+    SourceGroups g;
+    corpus_group_sources(&c, &g);
+    size_t nseg = g.n;
     if (nseg > (size_t)1 << 30)
         die("%s: more than %zu distinct sources", c.name, (size_t)1 << 30);
+    const char **src = xmalloc((nseg ? nseg : 1) * sizeof *src);
+    size_t *src_len = xmalloc((nseg ? nseg : 1) * sizeof *src_len);
+    long *line = xmalloc((nseg ? nseg : 1) * sizeof *line);
+    for (size_t s = 0; s < nseg; s++) {
+        const Pair *p = &c.pairs[g.member[g.start[s]]];
+        src[s] = p->src;
+        src_len[s] = p->src_len;
+        line[s] = (long)p->line;
+    }
+    const char **refs = xmalloc((n ? n : 1) * sizeof *refs); /* in group order */
+    for (size_t k = 0; k < n; k++)
+        refs[k] = c.pairs[g.member[k]].tgt;
 
     char **hyp = xcalloc(nseg, sizeof *hyp);
     TranslateOpts to = {.batch = (int)po.batch, .max_len = (int)po.max_len};
@@ -154,15 +124,16 @@ int cmd_eval(int argc, char **argv)
     bleu_init(&bs);
     chrf_init(&cs);
     for (size_t s = 0; s < nseg; s++) {
-        const char *const *r = refs + ref_start[s];
-        if (bleu_add(&bs, hyp[s], r, nref[s], &e) != 0 || chrf_add(&cs, hyp[s], r, nref[s], &e) != 0)
+        const char *const *r = refs + g.start[s];
+        size_t nr = g.start[s + 1] - g.start[s];
+        if (bleu_add(&bs, hyp[s], r, nr, &e) != 0 || chrf_add(&cs, hyp[s], r, nr, &e) != 0)
             die("%s:%ld: %s", c.name, line[s], e.msg);
     }
 
     if (po.out) {
         Buf o = {0};
         for (size_t i = 0; i < n; i++) {
-            buf_puts(&o, hyp[seg_of[i]]);
+            buf_puts(&o, hyp[g.group_of[i]]);
             buf_putc(&o, '\n');
         }
         if (atomic_write(po.out, o.data, o.len, &e) != 0)
@@ -193,15 +164,10 @@ int cmd_eval(int argc, char **argv)
     translate_free(hyp, (int)nseg);
     free(hyp);
     free(refs);
-    free(fill);
-    free(ref_start);
     free(line);
     free(src_len);
     free(src);
-    free(nref);
-    free(seg_of);
-    free(first);
-    free(idx);
+    source_groups_free(&g);
     corpus_free(&c);
     model_file_free(&mf);
     return 0;

@@ -1,5 +1,5 @@
 /* s2s translate: sentences in, translations out, one line each. */
-#include <cblas.h>
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +10,7 @@
 #include "base/file.h"
 #include "base/opt.h"
 #include "commands.h"
+#include "nn/linalg.h"
 #include "decode/translate.h"
 #include "model/file.h"
 #include "text/tokenize.h"
@@ -113,7 +114,7 @@ int cmd_translate(int argc, char **argv)
     TrOpts po;
     parse_args(&po, argc, argv);
     if (po.threads)
-        openblas_set_num_threads((int)po.threads);
+        nn_set_threads((int)po.threads);
     Err e;
 
     ModelFile mf;

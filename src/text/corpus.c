@@ -164,3 +164,55 @@ int corpus_read(Corpus *c, const char *path, const CorpusOpts *o, Err *e)
         return -1;
     return corpus_parse(c, strcmp(path, "-") == 0 ? "<stdin>" : path, data, len, o, e);
 }
+
+static int by_source_then_index(const void *a, const void *b, void *arg)
+{
+    const Pair *p = arg;
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    int c = strcmp(p[x].src, p[y].src);
+    return c ? c : (x > y) - (x < y);
+}
+
+void corpus_group_sources(const Corpus *c, SourceGroups *g)
+{
+    size_t n = c->n, cap = n ? n : 1;
+    size_t *idx = xmalloc(cap * sizeof *idx);
+    for (size_t i = 0; i < n; i++)
+        idx[i] = i;
+    qsort_r(idx, n, sizeof *idx, by_source_then_index, c->pairs);
+    /* first[i]: the first pair with the text of pair i (runs of equal text are in
+       file order, so the run's head is the first) */
+    size_t *first = xmalloc(cap * sizeof *first);
+    for (size_t k = 0; k < n; k++)
+        first[idx[k]] = k > 0 && strcmp(c->pairs[idx[k]].src, c->pairs[idx[k - 1]].src) == 0
+                            ? first[idx[k - 1]]
+                            : idx[k];
+    g->group_of = xmalloc(cap * sizeof *g->group_of);
+    size_t *count = xcalloc(cap, sizeof *count);
+    g->n = 0;
+    for (size_t i = 0; i < n; i++) {
+        g->group_of[i] = first[i] == i ? g->n++ : g->group_of[first[i]];
+        count[g->group_of[i]]++;
+    }
+    g->start = xmalloc((g->n + 1) * sizeof *g->start);
+    g->start[0] = 0;
+    for (size_t k = 0; k < g->n; k++)
+        g->start[k + 1] = g->start[k] + count[k];
+    memset(count, 0, cap * sizeof *count);
+    g->member = xmalloc(cap * sizeof *g->member);
+    for (size_t i = 0; i < n; i++) {
+        size_t k = g->group_of[i];
+        g->member[g->start[k] + count[k]++] = i;
+    }
+    free(count);
+    free(first);
+    free(idx);
+}
+
+void source_groups_free(SourceGroups *g)
+{
+    free(g->start);
+    free(g->member);
+    free(g->group_of);
+    memset(g, 0, sizeof *g);
+}

@@ -82,4 +82,17 @@ void corpus_note_bad(Corpus *c, size_t line, const Err *msg);
 
 void corpus_free(Corpus *c);
 
+/* The pairs of a corpus grouped by identical source text (multi-reference scoring):
+   group g holds the pairs member[start[g] .. start[g+1]) in file order, groups are
+   in the order of their first pair, and group_of[i] is the group of pair i. */
+typedef struct SourceGroups {
+    size_t n;         /* number of groups */
+    size_t *start;    /* (n + 1) */
+    size_t *member;   /* (pairs) */
+    size_t *group_of; /* (pairs) */
+} SourceGroups;
+
+void corpus_group_sources(const Corpus *c, SourceGroups *g);
+void source_groups_free(SourceGroups *g);
+
 #endif

@@ -141,66 +141,22 @@ static int load_split(Split *sp, const char *dir, const char *name, const TrainD
     return rc;
 }
 
-static int by_source_text(const void *a, const void *b, void *arg)
-{
-    const Pair *p = arg;
-    int x = *(const int *)a, y = *(const int *)b;
-    int c = strcmp(p[x].src, p[y].src);
-    return c ? c : (x > y) - (x < y);
-}
-
-static int by_first_member(const void *a, const void *b, void *arg)
-{
-    const int *first = arg;
-    int x = first[*(const int *)a], y = first[*(const int *)b];
-    return (x > y) - (x < y);
-}
-
 static void group_sources(Split *sp)
 {
-    int n = sp->set.n;
-    int *idx = xmalloc((size_t)(n ? n : 1) * sizeof *idx);
-    for (int i = 0; i < n; i++)
-        idx[i] = i;
-    qsort_r(idx, (size_t)n, sizeof *idx, by_source_text, sp->text.pairs);
-    /* runs of equal text, each in file order; then the runs ordered by first pair */
-    int *run_start = xmalloc((size_t)(n + 1) * sizeof *run_start), nrun = 0;
-    for (int i = 0; i < n; i++)
-        if (i == 0 || strcmp(sp->text.pairs[idx[i]].src, sp->text.pairs[idx[i - 1]].src) != 0)
-            run_start[nrun++] = i;
-    run_start[nrun] = n;
-    int *first = xmalloc((size_t)(nrun ? nrun : 1) * sizeof *first);
-    int *order = xmalloc((size_t)(nrun ? nrun : 1) * sizeof *order);
-    for (int g = 0; g < nrun; g++) {
-        first[g] = idx[run_start[g]];
-        order[g] = g;
+    corpus_group_sources(&sp->text, &sp->groups);
+    size_t n = sp->groups.n ? sp->groups.n : 1;
+    sp->gsrc = xmalloc(n * sizeof *sp->gsrc);
+    sp->gsrc_len = xmalloc(n * sizeof *sp->gsrc_len);
+    for (size_t g = 0; g < sp->groups.n; g++) {
+        size_t first = sp->groups.member[sp->groups.start[g]];
+        sp->gsrc[g] = sp->src[first];
+        sp->gsrc_len[g] = sp->src_len[first];
     }
-    qsort_r(order, (size_t)nrun, sizeof *order, by_first_member, first);
-    sp->ngroups = nrun;
-    sp->gstart = xmalloc((size_t)(nrun + 1) * sizeof *sp->gstart);
-    sp->member = xmalloc((size_t)(n ? n : 1) * sizeof *sp->member);
-    sp->gsrc = xmalloc((size_t)(nrun ? nrun : 1) * sizeof *sp->gsrc);
-    sp->gsrc_len = xmalloc((size_t)(nrun ? nrun : 1) * sizeof *sp->gsrc_len);
-    int at = 0;
-    for (int k = 0; k < nrun; k++) {
-        int g = order[k];
-        sp->gstart[k] = at;
-        for (int i = run_start[g]; i < run_start[g + 1]; i++)
-            sp->member[at++] = idx[i];
-        sp->gsrc[k] = sp->src[first[g]];
-        sp->gsrc_len[k] = sp->src_len[first[g]];
-    }
-    sp->gstart[nrun] = at;
-    free(order);
-    free(first);
-    free(run_start);
-    free(idx);
 }
 
 static void split_free(Split *sp)
 {
-    free(sp->gstart);
-    free(sp->member);
+    source_groups_free(&sp->groups);
     free(sp->gsrc);
     free(sp->gsrc_len);
     corpus_free(&sp->text);

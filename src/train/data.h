@@ -18,11 +18,9 @@ typedef struct Split {
     int **src, **tgt;
     int *src_len, *tgt_len;
     long src_tokens, tgt_tokens, src_unk, tgt_unk;
-    /* Pairs grouped by identical source text (for multi-reference BLEU): group g is
-       the pairs member[gstart[g] .. gstart[g+1]), in file order; groups are in the
-       order of their first pair. gsrc/gsrc_len view the source ids of each group. */
-    int ngroups;
-    int *gstart, *member;
+    /* Pairs grouped by identical source text (for multi-reference BLEU);
+       gsrc/gsrc_len view the source ids of each group's first pair. */
+    SourceGroups groups;
     int **gsrc, *gsrc_len;
 } Split;
 

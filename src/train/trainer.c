@@ -169,10 +169,11 @@ static void show_progress(Trainer *t, double loss, double ppl, double tok_s, dou
 
 /* ------------------------------------------------------------------ history and state */
 
+/* A summary number (6 significant digits), or null. */
 static void json_num_or_null(Buf *b, double x, bool have)
 {
     if (have && isfinite(x))
-        buf_json_f64(b, x);
+        buf_printf(b, "%.6g", x);
     else
         buf_puts(b, "null");
 }
@@ -436,7 +437,7 @@ static void valid_loss(Trainer *t, double *loss, double *ppl)
 static int valid_bleu(Trainer *t, double *bleu, Err *e)
 {
     const Split *v = &t->data.valid;
-    int n = v->ngroups;
+    int n = (int)v->groups.n;
     if (t->o->valid_max > 0 && n > t->o->valid_max)
         n = (int)t->o->valid_max;
     PairSet srcs = {.n = n, .src = v->gsrc, .src_len = v->gsrc_len};
@@ -453,11 +454,11 @@ static int valid_bleu(Trainer *t, double *bleu, Err *e)
         buf_clear(&hyp);
         translate_detok(t->data.tgt_vocab, &t->data.text, h.ids[g], h.len[g], &hyp);
         size_t nr = 0;
-        for (int k = v->gstart[g]; k < v->gstart[g + 1]; k++)
-            refs[nr++] = v->text.pairs[v->member[k]].tgt;
+        for (size_t k = v->groups.start[g]; k < v->groups.start[g + 1]; k++)
+            refs[nr++] = v->text.pairs[v->groups.member[k]].tgt;
         Err be;
         if (bleu_add(&bs, hyp.data ? hyp.data : "", refs, nr, &be) != 0)
-            rc = err_set(e, "%s:%zu: %s", v->text.name, v->text.pairs[v->member[v->gstart[g]]].line, be.msg);
+            rc = err_set(e, "%s:%zu: %s", v->text.name, v->text.pairs[v->groups.member[v->groups.start[g]]].line, be.msg);
     }
     BleuResult r;
     bleu_score(&bs, &r);

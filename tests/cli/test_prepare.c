@@ -180,6 +180,36 @@ Test(cli_prepare, fr_en_keep_case_crlf_bom_three_columns)
     free(dir);
 }
 
+/* Case is kept by default; --lowercase folds it, and prepare.json records which. */
+Test(cli_prepare, lowercase_folds_case_and_is_recorded)
+{
+    char *dir = tmpdir_new();
+    char *corpus = file_in(dir, "c.txt");
+    char *out = file_in(dir, "out"), *out2 = file_in(dir, "out2");
+    write_file(corpus, "The cat\tLe chat\nthe cat\tle chat\nThe CAT\tLe chat\n");
+    RunResult r = RUN_S2S(NULL, "prepare", corpus, "-o", out, "--lowercase", "--valid=0", "--test=0",
+                          "--min-freq", "1");
+    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    expect_file(out, "train.tsv", "The cat\tLe chat\nthe cat\tle chat\nThe CAT\tLe chat\n");
+    expect_file(out, "vocab.src", SPECIALS "cat\t3\nthe\t3\n");
+    expect_file(out, "vocab.tgt", SPECIALS "chat\t3\nle\t3\n");
+    char *path = file_in(out, "prepare.json");
+    char *json = slurp(path, NULL);
+    cr_expect(strstr(json, "    \"keep_case\": false,\n"), "%s", json);
+    run_free(&r);
+    r = RUN_S2S(NULL, "prepare", corpus, "-o", out2, "--valid=0", "--test=0", "--min-freq", "1");
+    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    expect_file(out2, "vocab.src", SPECIALS "The\t2\ncat\t2\nCAT\t1\nthe\t1\n");
+    run_free(&r);
+    rm_rf(dir);
+    free(json);
+    free(path);
+    free(out2);
+    free(out);
+    free(corpus);
+    free(dir);
+}
+
 /* A generated corpus of n pairs whose sources repeat (every source 1 to 3 times). */
 static char *gen_corpus(size_t n)
 {

@@ -278,3 +278,75 @@ Test(train, missing_data_and_unwritable_output_fail_before_training)
     rm_rf(dir);
     free(dir);
 }
+
+/* The issue's bar on the project's corpus: a short run memorises the training split
+   (BLEU >= 90 by `s2s eval`), and `s2s translate` gives back the reference of every
+   training sentence that has one reference (at least 98% of them, exactly). */
+Test(train, memorises_the_sample_corpus, .timeout = 300)
+{
+    char *dir = tmpdir_new();
+    char *data = strf("%s/data", dir), *model = strf("%s/m.s2s", dir);
+    RunResult r = RUN_S2S(NULL, "prepare", "data/sample.tsv", "-o", data, "--min-freq", "1");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    run_free(&r);
+    r = RUN_S2S(NULL, "train", data, "-o", model, "--epochs", "60", "--lr", "0.003", "--lr-schedule",
+                "constant", "--valid-every", "0", "--dropout", "0", "--emb", "64", "--hidden", "64",
+                "--dec-hidden", "64", "--attn-size", "64", "--deep-out", "64", "--threads", "1", "--quiet");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    run_free(&r);
+    char *last = strf("%s.last", model), *train = strf("%s/train.tsv", data);
+    r = RUN_S2S(NULL, "eval", last, train);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    double bleu = 0;
+    cr_assert_eq(sscanf(r.out, "BLEU = %lf", &bleu), 1, "%s", r.out);
+    cr_expect(bleu >= 90, "training-set BLEU %.2f < 90", bleu);
+    run_free(&r);
+
+    /* sources, one per line, and the reference of each */
+    char *tsv = slurp(train, NULL);
+    cr_assert_not_null(tsv);
+    enum { MAXP = 1000 };
+    char *src[MAXP], *ref[MAXP];
+    int n = 0;
+    for (char *line = strtok(tsv, "\n"); line && n < MAXP; line = strtok(NULL, "\n")) {
+        char *tab = strchr(line, '\t');
+        cr_assert_not_null(tab);
+        *tab = '\0';
+        src[n] = line;
+        ref[n++] = tab + 1;
+    }
+    size_t cap = 1;
+    for (int i = 0; i < n; i++)
+        cap += strlen(src[i]) + 1;
+    char *input = calloc(cap, 1);
+    for (int i = 0; i < n; i++) {
+        strcat(input, src[i]);
+        strcat(input, "\n");
+    }
+    r = RUN_S2S(input, "translate", last);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    int single = 0, exact = 0, k = 0;
+    for (char *hyp = strtok(r.out, "\n"); hyp && k < n; hyp = strtok(NULL, "\n"), k++) {
+        int refs = 0;
+        for (int j = 0; j < n; j++)
+            refs += strcmp(src[j], src[k]) == 0;
+        if (refs != 1)
+            continue;
+        single++;
+        if (strcmp(hyp, ref[k]) == 0)
+            exact++;
+        else
+            cr_log_warn("'%s' -> '%s', expected '%s'", src[k], hyp, ref[k]);
+    }
+    cr_expect_eq(k, n, "%d translations for %d lines", k, n);
+    cr_expect(single > 250 && exact * 100 >= single * 98, "%d of %d reproduced exactly", exact, single);
+    run_free(&r);
+    free(input);
+    free(tsv);
+    free(train);
+    free(last);
+    free(model);
+    free(data);
+    rm_rf(dir);
+    free(dir);
+}
