@@ -74,7 +74,7 @@ static char *step_losses(const char *log_path, long from)
     return out;
 }
 
-Test(train, writes_model_last_state_and_log, .timeout = 60)
+Test(train, writes_model_last_state_and_log)
 {
     char *dir = prepared();
     char *data = strf("%s/data", dir), *model = strf("%s/m.s2s", dir);
@@ -117,7 +117,7 @@ Test(train, writes_model_last_state_and_log, .timeout = 60)
     free(model);
 }
 
-Test(train, loss_goes_down, .timeout = 60)
+Test(train, loss_goes_down)
 {
     char *dir = prepared();
     char *data = strf("%s/data", dir), *model = strf("%s/m.s2s", dir);
@@ -142,7 +142,7 @@ Test(train, loss_goes_down, .timeout = 60)
     free(model);
 }
 
-Test(train, same_seed_same_run_and_resume_is_exact, .timeout = 120)
+Test(train, same_seed_same_run_and_resume_is_exact)
 {
     char *dir = prepared();
     char *data = strf("%s/data", dir);
@@ -196,7 +196,7 @@ Test(train, same_seed_same_run_and_resume_is_exact, .timeout = 120)
     free(dir);
 }
 
-Test(train, refuses_to_overwrite_a_run_without_resume_or_force, .timeout = 60)
+Test(train, refuses_to_overwrite_a_run_without_resume_or_force)
 {
     char *dir = prepared();
     char *data = strf("%s/data", dir), *model = strf("%s/m.s2s", dir);
@@ -282,7 +282,7 @@ Test(train, missing_data_and_unwritable_output_fail_before_training)
 /* The issue's bar on the project's corpus: a short run memorises the training split
    (BLEU >= 90 by `s2s eval`), and `s2s translate` gives back the reference of every
    training sentence that has one reference (at least 98% of them, exactly). */
-Test(train, memorises_the_sample_corpus, .timeout = 300)
+Test(train, memorises_the_sample_corpus)
 {
     char *dir = tmpdir_new();
     char *data = strf("%s/data", dir), *model = strf("%s/m.s2s", dir);
