@@ -33,7 +33,9 @@ echo "== the first training pairs, tokenized as the model sees them"
 head -n 3 "$out/data/train.tsv" | cut -f1 | ./s2s tokenize --lang en --keep-case
 head -n 3 "$out/data/train.tsv" | cut -f2 | ./s2s tokenize --lang fr --keep-case
 echo "== s2s train $out/data -o $out/model.s2s --epochs 40 --lr-schedule constant (about half a minute)"
-./s2s train "$out/data" -o "$out/model.s2s" --epochs 40 --lr-schedule constant --valid-every 0 --log-every 50
+# (it validates at every epoch end; only the progress lines are shown here)
+./s2s train "$out/data" -o "$out/model.s2s" --epochs 40 --lr-schedule constant --valid-every 0 \
+    --log-every 50 2>&1 | grep -v '^valid '
 echo "== s2s translate: three training sentences"
 head -n 3 "$out/data/train.tsv" | cut -f1 | ./s2s translate "$out/model.s2s.last"
 echo "== s2s eval on the training split (the model has memorised it)"
