@@ -1,6 +1,8 @@
 #include "train/trainer.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -61,7 +63,12 @@ typedef struct Progress {
     long sched_step;   /* step of the last scheduled validation */
     double last_valid_loss, last_valid_ppl, last_valid_bleu;
     long last_valid_step;
+    double lr_scale;   /* halved on every non-finite step */
+    long bad_steps;    /* non-finite steps in a row */
 } Progress;
+
+/* Training stops after this many non-finite steps in a row. */
+#define TRAIN_MAX_BAD_STEPS 5
 
 typedef struct Trainer {
     const TrainOpts *o;
@@ -82,6 +89,11 @@ typedef struct Trainer {
     double seconds_base;  /* p.seconds at that moment */
     double t_shown;
     double valid_seconds; /* spent validating in this process */
+    /* Fault injection for the tests (S2S_FAULT_NONFINITE="3,4,9"): steps whose loss
+       is made NaN. */
+    long fault_steps[16];
+    int n_fault;
+    long ckpt_step; /* step of the files on disk; -1 before the first checkpoint */
 } Trainer;
 
 static double elapsed(const Trainer *t) { return t->seconds_base + (now_s() - t->t_start); }
@@ -232,6 +244,9 @@ static void state_json(const Trainer *t, Buf *b)
     buf_json_f64(b, p->last_valid_ppl);
     buf_puts(b, ", \"last_valid_bleu\": ");
     buf_json_f64(b, p->last_valid_bleu);
+    buf_puts(b, ", \"lr_scale\": ");
+    buf_json_f64(b, p->lr_scale);
+    buf_printf(b, ", \"bad_steps\": %ld", p->bad_steps);
     buf_printf(b, ", \"seed\": %llu, \"train_pairs\": %d, \"batch_size\": %d, \"batch_tokens\": %ld}",
                (unsigned long long)t->o->seed, t->data.train.set.n, t->o->batch.batch, t->o->batch.tokens);
 }
@@ -346,6 +361,8 @@ static int load_state(Trainer *t, Err *e)
         state_num(r, "last_valid_loss", &p->last_valid_loss, path, e) ||
         state_num(r, "last_valid_ppl", &p->last_valid_ppl, path, e) ||
         state_num(r, "last_valid_bleu", &p->last_valid_bleu, path, e) ||
+        state_num(r, "lr_scale", &p->lr_scale, path, e) ||
+        state_long(r, "bad_steps", &p->bad_steps, path, e) ||
         state_long(r, "train_pairs", &pairs, path, e) || state_long(r, "batch_size", &bsize, path, e) ||
         state_long(r, "batch_tokens", &btok, path, e) || state_long(r, "seed", &seed, path, e))
         goto out;
@@ -402,6 +419,8 @@ static int checkpoint(Trainer *t, bool best, Err *e)
                              &t->data.text, h.data, e);
     if (rc == 0)
         rc = save_state(t, e);
+    if (rc == 0)
+        t->ckpt_step = t->p.step;
     if (rc == 0 && best)
         rc = model_file_save(t->o->model, &t->m, t->data.src_vocab, t->data.tgt_vocab,
                              &t->data.text, h.data, e);
@@ -534,6 +553,41 @@ static int validate(Trainer *t, bool scheduled, bool *stop, Err *e)
 
 /* ------------------------------------------------------------------ the loop */
 
+/* Removes the temporary files (PATH.tmp.PID, base/file.h) that a killed run left
+   beside MODEL, MODEL.last and MODEL.state, when their process is gone. */
+static void remove_stale_temporaries(const char *model)
+{
+    const char *slash = strrchr(model, '/');
+    char *dir = slash ? xstrndup(model, (size_t)(slash - model) + (slash == model)) : xstrdup(".");
+    const char *base = slash ? slash + 1 : model;
+    size_t bl = strlen(base);
+    DIR *d = opendir(dir);
+    if (!d) {
+        free(dir);
+        return;
+    }
+    static const char *const kinds[] = {".tmp.", ".last.tmp.", ".state.tmp."};
+    for (struct dirent *de; (de = readdir(d));) {
+        if (strncmp(de->d_name, base, bl) != 0)
+            continue;
+        for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+            size_t kl = strlen(kinds[k]);
+            const char *rest = de->d_name + bl;
+            if (strncmp(rest, kinds[k], kl) != 0)
+                continue;
+            char *end;
+            long pid = strtol(rest + kl, &end, 10);
+            if (end == rest + kl || *end || pid <= 0 || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+                continue;
+            char *path = path_join(dir, de->d_name);
+            unlink(path);
+            free(path);
+        }
+    }
+    closedir(d);
+    free(dir);
+}
+
 static int prepare_outputs(Trainer *t, Err *e)
 {
     const TrainOpts *o = t->o;
@@ -554,6 +608,7 @@ static int prepare_outputs(Trainer *t, Err *e)
     fclose(f);
     unlink(probe);
     free(probe);
+    remove_stale_temporaries(o->model);
     t->log = fopen(t->path_log, o->resume ? "a" : "w");
     if (!t->log)
         return err_set(e, "%s: %s", t->path_log, strerror(errno));
@@ -649,10 +704,31 @@ static int train_loop(Trainer *t, Stop *why, Err *e)
         double nll = work_nll(t->work, &b);
         model_backward(m, t->work, &b, (real)(1.0 / (double)b.ntok));
         double gnorm = optim_clip_grad_norm(m->grads, n, o->clip);
-        double lr = optim_sched_lr(&t->sched, p->step + 1);
+        double lr = optim_sched_lr(&t->sched, p->step + 1) * p->lr_scale;
+        for (int f = 0; f < t->n_fault; f++)
+            if (t->fault_steps[f] == p->step + 1)
+                sum = NAN;
         if (!isfinite(sum) || !isfinite(gnorm)) {
-            say(t, "step %ld: non-finite loss or gradient; step skipped", p->step + 1);
+            /* Skip the update (weights and moments stay as they were), lower the rate. */
+            p->bad_steps++;
+            p->lr_scale *= 0.5;
+            say(t, "step %ld: non-finite %s; update skipped, learning rate scaled by %g", p->step + 1,
+                isfinite(sum) ? "gradient" : "loss", p->lr_scale);
+            buf_printf(&lb, "{\"event\": \"nonfinite\", \"step\": %ld, \"lr_scale\": %s}", p->step + 1,
+                       num6(n1, p->lr_scale));
+            log_line(t, &lb);
+            if (p->bad_steps >= TRAIN_MAX_BAD_STEPS) {
+                if (t->ckpt_step >= 0)
+                    rc = err_set(e, "step %ld: %ld steps in a row had a non-finite loss or gradient; "
+                                    "stopped (%s and %s hold step %ld)", p->step + 1, p->bad_steps,
+                                 t->path_last, t->path_state, t->ckpt_step);
+                else
+                    rc = err_set(e, "step %ld: %ld steps in a row had a non-finite loss or gradient; "
+                                    "stopped before any checkpoint", p->step + 1, p->bad_steps);
+                break;
+            }
         } else {
+            p->bad_steps = 0;
             optim_adam_step(&t->adam, m->params, m->grads, lr);
         }
         p->step++;
@@ -682,7 +758,7 @@ static int train_loop(Trainer *t, Stop *why, Err *e)
 
 int train_run(const TrainOpts *o, Err *e)
 {
-    Trainer t = {.o = o};
+    Trainer t = {.o = o, .ckpt_step = -1};
     t.path_last = suffixed(o->model, ".last");
     t.path_state = suffixed(o->model, ".state");
     t.path_log = suffixed(o->model, ".log.jsonl");
@@ -705,11 +781,22 @@ int train_run(const TrainOpts *o, Err *e)
     t.sched.higher_better = true;
     t.sched.min_lr = o->lr / 100;
     t.p.best_bleu = t.p.sched_bleu = -1;
+    t.p.lr_scale = 1;
+    const char *fault = getenv("S2S_FAULT_NONFINITE");
+    for (char *f = (char *)fault; f && *f && t.n_fault < 16;) {
+        char *end;
+        long step = strtol(f, &end, 10);
+        if (end == f)
+            break;
+        t.fault_steps[t.n_fault++] = step;
+        f = *end == ',' ? end + 1 : end;
+    }
     rng_seed(&t.p.epoch_rng, o->seed);
     rng_seed(&t.p.drop_rng, o->seed ^ 0x9e3779b97f4a7c15ULL);
     if (o->resume) {
         if (load_state(&t, e) != 0)
             goto out;
+        t.ckpt_step = t.p.step;
     } else {
         Rng init;
         rng_seed(&init, o->seed ^ 0xd1b54a32d192ed03ULL);

@@ -1,0 +1,289 @@
+/* Never losing work: non-finite steps, signals, SIGKILL during saves, and write
+   failures at save time. Small models (size 16) keep every run short. */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/safetensors.h"
+#include "helpers.h"
+#include "model/file.h"
+
+#define SMALL "--emb", "16", "--hidden", "16", "--dec-hidden", "16", "--attn-size", "16", \
+              "--deep-out", "16", "--threads", "1"
+
+static const char *s2s_path(void)
+{
+    const char *p = getenv("S2S");
+    return p && *p ? p : "./s2s";
+}
+
+static char *prepared(void)
+{
+    char *dir = tmpdir_new();
+    char *d = strf("%s/data", dir);
+    RunResult r = RUN_S2S(NULL, "prepare", "data/sample.tsv", "-o", d);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    run_free(&r);
+    free(d);
+    return dir;
+}
+
+/* Starts s2s with args (NULL-terminated, without the program name), stdout and stderr
+   to err_path; fsize > 0 limits the size of files it writes (RLIMIT_FSIZE, with
+   SIGXFSZ ignored so that writes fail with EFBIG, as on a full disk). */
+static pid_t spawn(const char *const *args, const char *err_path, long fsize)
+{
+    pid_t pid = fork();
+    cr_assert(pid >= 0);
+    if (pid == 0) {
+        int fd = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (fd < 0)
+            _exit(127);
+        dup2(fd, 1);
+        dup2(fd, 2);
+        if (fsize > 0) {
+            signal(SIGXFSZ, SIG_IGN);
+            struct rlimit rl = {(rlim_t)fsize, (rlim_t)fsize};
+            setrlimit(RLIMIT_FSIZE, &rl);
+        }
+        const char *argv[40];
+        int n = 0;
+        argv[n++] = s2s_path();
+        for (int i = 0; args[i] && n < 39; i++)
+            argv[n++] = args[i];
+        argv[n] = NULL;
+        execv(argv[0], (char *const *)argv);
+        _exit(127);
+    }
+    return pid;
+}
+
+static int wait_status(pid_t pid)
+{
+    int st;
+    cr_assert_eq(waitpid(pid, &st, 0), pid);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static int count_in_file(const char *path, const char *needle)
+{
+    char *s = slurp(path, NULL);
+    int n = 0;
+    for (const char *p = s; p && (p = strstr(p, needle)); p++)
+        n++;
+    free(s);
+    return n;
+}
+
+static void expect_loadable(const char *model, bool need_best)
+{
+    char *last = strf("%s.last", model), *state = strf("%s.state", model);
+    ModelFile mf;
+    Err e;
+    cr_expect_eq(model_file_load(&mf, last, false, &e), 0, "%s", e.msg);
+    model_file_free(&mf);
+    if (need_best || file_exists(model)) {
+        cr_expect_eq(model_file_load(&mf, model, false, &e), 0, "%s", e.msg);
+        model_file_free(&mf);
+    }
+    StFile *f;
+    cr_expect_eq(st_load(&f, state, "s2s-state-1", &e), 0, "%s", e.msg);
+    st_close(f);
+    free(last);
+    free(state);
+}
+
+Test(reliability, nonfinite_steps_are_skipped_then_training_stops)
+{
+    char *dir = prepared();
+    char *data = strf("%s/data", dir), *model = strf("%s/m.s2s", dir);
+    setenv("S2S_FAULT_NONFINITE", "3,6,7,8,9,10", 1);
+    RunResult r = RUN_S2S(NULL, "train", data, "-o", model, "--valid-every", "4", "--quiet", SMALL);
+    unsetenv("S2S_FAULT_NONFINITE");
+    cr_expect_eq(r.status, 1);
+    char *want = strf("s2s: step 10: 5 steps in a row had a non-finite loss or gradient; stopped "
+                      "(%s.last and %s.state hold step 8)\n", model, model);
+    cr_expect_str_eq(r.err, want);
+    char *logp = strf("%s.log.jsonl", model);
+    cr_expect_eq(count_in_file(logp, "{\"event\": \"nonfinite\""), 6);
+    cr_expect_eq(count_in_file(logp, "{\"event\": \"nonfinite\", \"step\": 6, \"lr_scale\": 0.25}"), 1);
+    /* the files hold step 8, with finite weights */
+    char *last = strf("%s.last", model);
+    ModelFile mf;
+    Err e;
+    cr_assert_eq(model_file_load(&mf, last, false, &e), 0, "%s", e.msg);
+    cr_expect(strncmp(mf.history, "{\"steps\": 8,", 12) == 0, "%s", mf.history);
+    size_t bad = 0;
+    for (size_t i = 0; i < mf.model.layout.total; i++)
+        bad += !isfinite(mf.model.params[i]);
+    cr_expect_eq(bad, 0, "%zu non-finite weights", bad);
+    model_file_free(&mf);
+    expect_loadable(model, true);
+    run_free(&r);
+    free(last);
+    free(logp);
+    free(want);
+    free(model);
+    free(data);
+    rm_rf(dir);
+    free(dir);
+}
+
+Test(reliability, sigint_saves_and_the_run_resumes)
+{
+    char *dir = prepared();
+    char *data = strf("%s/data", dir), *model = strf("%s/m.s2s", dir), *errp = strf("%s/err", dir);
+    char *logp = strf("%s.log.jsonl", model);
+    const char *args[] = {"train", data, "-o", model, "--epochs", "100000", "--valid-every", "0",
+                          "--log-every", "1000000", SMALL, NULL};
+    pid_t pid = spawn(args, errp, 0);
+    /* wait for a few steps */
+    for (int i = 0; i < 600 && count_in_file(logp, "\"event\": \"step\"") < 3; i++)
+        usleep(50000);
+    cr_assert(count_in_file(logp, "\"event\": \"step\"") >= 3, "no training steps after 30 s");
+    kill(pid, SIGINT);
+    cr_expect_eq(wait_status(pid), 0);
+    char *err = slurp(errp, NULL);
+    char *want = strf("continue with the same command and --resume\n");
+    cr_expect(strstr(err, ": saved ") && strstr(err, want), "%s", err);
+    cr_expect_eq(count_in_file(logp, "{\"event\": \"stop\", \"reason\": \"signal\""), 1);
+    expect_loadable(model, false);
+    long stopped = -1;
+    char *at = strstr(err, "interrupted at step ");
+    cr_assert_not_null(at, "%s", err);
+    sscanf(at, "interrupted at step %ld", &stopped);
+    char *upto = strf("%ld", stopped + 2);
+    RunResult r = RUN_S2S(NULL, "train", data, "-o", model, "--epochs", "100000", "--valid-every", "0",
+                          "--steps", upto, "--resume", "--quiet", SMALL);
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    char *stop = strf("{\"event\": \"stop\", \"reason\": \"steps\", \"step\": %ld,", stopped + 2);
+    cr_expect_eq(count_in_file(logp, stop), 1);
+    run_free(&r);
+    free(stop);
+    free(upto);
+    free(want);
+    free(err);
+    free(logp);
+    free(errp);
+    free(model);
+    free(data);
+    rm_rf(dir);
+    free(dir);
+}
+
+/* SIGKILL at random moments while checkpoints are written at every step: whatever
+   the moment, the files on disk load, and the run resumes from them. */
+Test(reliability, sigkill_during_saves_leaves_loadable_files)
+{
+    char *dir = prepared();
+    char *data = strf("%s/data", dir), *model = strf("%s/m.s2s", dir), *errp = strf("%s/err", dir);
+    char *last = strf("%s.last", model);
+    const char *first[] = {"train", data, "-o", model, "--steps", "1", "--quiet", SMALL, NULL};
+    cr_assert_eq(wait_status(spawn(first, errp, 0)), 0);
+    srand(12345);
+    for (int round = 0; round < 12; round++) {
+        const char *args[] = {"train", data, "-o", model, "--epochs", "100000", "--valid-every", "1",
+                              "--resume", "--quiet", SMALL, NULL};
+        pid_t pid = spawn(args, errp, 0);
+        usleep(100000 + (useconds_t)(rand() % 400) * 1000);
+        kill(pid, SIGKILL);
+        cr_expect_eq(wait_status(pid), 128 + SIGKILL);
+        expect_loadable(model, true);
+    }
+    const char *more[] = {"train", data, "-o", model, "--epochs", "100000", "--steps", "1000000",
+                          "--time", "0.01", "--resume", "--quiet", SMALL, NULL};
+    int st = wait_status(spawn(more, errp, 0));
+    char *err = slurp(errp, NULL);
+    cr_expect_eq(st, 0, "resume after the kills: %s", err);
+    /* and that run removed what the killed ones left behind */
+    DIR *d = opendir(dir);
+    for (struct dirent *de; (de = readdir(d));)
+        cr_expect(!strstr(de->d_name, ".tmp."), "temporary file left: %s", de->d_name);
+    closedir(d);
+    free(err);
+    free(last);
+    free(errp);
+    free(model);
+    free(data);
+    rm_rf(dir);
+    free(dir);
+}
+
+/* A write that fails at save time (here RLIMIT_FSIZE: EFBIG, as a full disk gives
+   ENOSPC) is a one-line error naming the file; the previous files stay as they were
+   and no temporary file is left behind. */
+Test(reliability, a_failed_save_keeps_the_previous_files)
+{
+    char *dir = prepared();
+    char *data = strf("%s/data", dir), *model = strf("%s/m.s2s", dir), *errp = strf("%s/err", dir);
+    const char *first[] = {"train", data, "-o", model, "--steps", "2", "--quiet", SMALL, NULL};
+    cr_assert_eq(wait_status(spawn(first, errp, 0)), 0);
+    char *last = strf("%s.last", model), *state = strf("%s.state", model);
+    size_t nb, nl, ns;
+    char *b0 = slurp(model, &nb), *l0 = slurp(last, &nl), *s0 = slurp(state, &ns);
+    cr_assert(b0 && l0 && s0);
+    const char *args[] = {"train", data, "-o", model, "--steps", "4", "--resume", "--quiet", SMALL, NULL};
+    int st = wait_status(spawn(args, errp, 20000)); /* model files are larger than 20 kB */
+    cr_expect_eq(st, 1);
+    char *err = slurp(errp, NULL);
+    char *want = strf("s2s: %s.last: ", model);
+    cr_expect(strncmp(err, want, strlen(want)) == 0 && strstr(err, "File too large") &&
+                  strchr(err, '\n') == err + strlen(err) - 1,
+              "%s", err);
+    size_t nb1, nl1, ns1;
+    char *b1 = slurp(model, &nb1), *l1 = slurp(last, &nl1), *s1 = slurp(state, &ns1);
+    cr_expect(nb1 == nb && memcmp(b0, b1, nb) == 0, "%s changed", model);
+    cr_expect(nl1 == nl && memcmp(l0, l1, nl) == 0, "%s changed", last);
+    cr_expect(ns1 == ns && memcmp(s0, s1, ns) == 0, "%s changed", state);
+    DIR *d = opendir(dir);
+    for (struct dirent *de; (de = readdir(d));)
+        cr_expect(!strstr(de->d_name, ".tmp"), "temporary file left: %s", de->d_name);
+    closedir(d);
+    free(b0); free(l0); free(s0); free(b1); free(l1); free(s1);
+    free(want);
+    free(err);
+    free(last);
+    free(state);
+    free(errp);
+    free(model);
+    free(data);
+    rm_rf(dir);
+    free(dir);
+}
+
+/* Temporary files of a killed run (PATH.tmp.PID of a process that is gone) are removed
+   when training starts; those of a live process are left alone. */
+Test(reliability, stale_temporaries_are_removed)
+{
+    char *dir = prepared();
+    char *data = strf("%s/data", dir), *model = strf("%s/m.s2s", dir);
+    pid_t dead = fork();
+    if (dead == 0)
+        _exit(0);
+    cr_assert_eq(waitpid(dead, NULL, 0), dead);
+    char *stale1 = strf("%s.last.tmp.%ld", model, (long)dead), *stale2 = strf("%s.tmp.%ld", model, (long)dead);
+    char *live = strf("%s.state.tmp.%ld", model, (long)getpid()), *other = strf("%s/m.s2s.lastXtmp.1", dir);
+    write_file(stale1, "x");
+    write_file(stale2, "x");
+    write_file(live, "x");
+    write_file(other, "x");
+    RunResult r = RUN_S2S(NULL, "train", data, "-o", model, "--steps", "1", "--quiet", SMALL);
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    cr_expect(!file_exists(stale1) && !file_exists(stale2), "stale temporaries kept");
+    cr_expect(file_exists(live) && file_exists(other), "a file that is not stale was removed");
+    run_free(&r);
+    free(stale1); free(stale2); free(live); free(other);
+    free(model);
+    free(data);
+    rm_rf(dir);
+    free(dir);
+}
