@@ -1,8 +1,11 @@
 /* The model file: save/load round trip, config JSON, and refusals of bad files. */
 #include <criterion/criterion.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "base/buf.h"
 #include "base/safetensors.h"
@@ -228,6 +231,53 @@ Test(model_file, a_tensor_of_the_wrong_shape_is_named)
     st_close(f);
     model_file_free(&mf);
     model_free(&m);
+    vocab_free(vs);
+    vocab_free(vt);
+    rm_rf(dir);
+    free(dir);
+    free(path);
+}
+
+/* SIGKILL in the middle of saves: a child saves two different models over the same
+   path in a loop; whenever it is killed, the file loads and holds one of the two. */
+Test(model_file, killed_during_saves_the_file_is_one_of_the_versions)
+{
+    Model a, b;
+    Vocab *vs, *vt;
+    char *dir;
+    char *path = save_random(&a, &vs, &vt, &dir, CELL_LSTM);
+    model_init(&b, &a.cfg, false);
+    for (size_t i = 0; i < b.layout.total; i++)
+        b.params[i] = a.params[i] + 1;
+    TextConfig t = {.dir = DIR_FR_EN, .keep_case = true};
+    srand(99);
+    int saw_a = 0, saw_b = 0;
+    for (int round = 0; round < 30; round++) {
+        pid_t pid = fork();
+        cr_assert(pid >= 0);
+        if (pid == 0) {
+            for (long k = 0;; k++)
+                if (model_file_save(path, k % 2 ? &b : &a, vs, vt, &t, NULL, NULL) != 0)
+                    _exit(1);
+        }
+        usleep((useconds_t)(rand() % 20000));
+        kill(pid, SIGKILL);
+        int st;
+        waitpid(pid, &st, 0);
+        cr_assert(WIFSIGNALED(st), "the saving child ended on its own");
+        ModelFile mf;
+        Err e;
+        cr_assert_eq(model_file_load(&mf, path, false, &e), 0, "round %d: %s", round, e.msg);
+        size_t n = a.layout.total * sizeof(real);
+        bool is_a = memcmp(mf.model.params, a.params, n) == 0, is_b = memcmp(mf.model.params, b.params, n) == 0;
+        cr_expect(is_a || is_b, "round %d: the file holds neither version", round);
+        saw_a += is_a;
+        saw_b += is_b;
+        model_file_free(&mf);
+    }
+    cr_log_info("killed during saves: version a %d times, version b %d times", saw_a, saw_b);
+    model_free(&b);
+    model_free(&a);
     vocab_free(vs);
     vocab_free(vt);
     rm_rf(dir);
