@@ -51,9 +51,9 @@ static void parse_args(EvalOpts *p, int argc, char **argv)
     while (opts_next(&o)) {
         if (opts_positional(&o)) {
             if (!p->model)
-                p->model = o.cur;
+                p->model = opts_arg(&o, "MODEL");
             else if (!p->tsv)
-                p->tsv = o.cur;
+                p->tsv = opts_arg(&o, "TSV");
             else
                 opts_unknown(&o);
         } else if (opts_is(&o, "--help") || opts_is(&o, "-h")) {

@@ -122,7 +122,7 @@ int cmd_info(int argc, char **argv)
     opts_init(&op, "info", argc, argv);
     while (opts_next(&op)) {
         if (opts_positional(&op) && !path) {
-            path = op.cur;
+            path = opts_arg(&op, "MODEL");
         } else if (opts_is(&op, "--help") || opts_is(&op, "-h")) {
             fputs(usage, stdout);
             return 0;

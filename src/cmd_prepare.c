@@ -87,7 +87,7 @@ static void parse_args(PrepOpts *p, int argc, char **argv)
         if (opts_positional(&o)) {
             if (p->corpus)
                 opts_unknown(&o);
-            p->corpus = o.cur;
+            p->corpus = opts_arg(&o, "CORPUS");
         } else if (opts_is(&o, "--help") || opts_is(&o, "-h")) {
             usage(stdout);
             exit(0);

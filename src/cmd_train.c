@@ -101,7 +101,7 @@ int cmd_train(int argc, char **argv)
         if (opts_positional(&op)) {
             if (data)
                 opts_unknown(&op);
-            data = op.cur;
+            data = opts_arg(&op, "DATA");
         } else if (opts_is(&op, "--help") || opts_is(&op, "-h")) {
             usage(stdout);
             exit(0);

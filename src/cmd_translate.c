@@ -23,7 +23,9 @@ static const char usage[] =
     "gives an empty line). Text is tokenized as in training, decoded greedily (stops\n"
     "at <eos>) in batches, and detokenized for the target language. Input is UTF-8;\n"
     "a leading byte order mark and CR before each newline are ignored. An invalid\n"
-    "line is an error naming it, and then nothing is written.\n"
+    "line (bad UTF-8, a NUL byte) is an error naming it, and then nothing is written;\n"
+    "so is a line too long to decode within the memory of one sentence (a few hundred\n"
+    "to a few thousand tokens, depending on the model; a smaller --max-len raises it).\n"
     "\n"
     "options:\n"
     "  -i, --input FILE    read the sentences from FILE, one a line ('-': stdin)\n"
@@ -52,7 +54,7 @@ static void parse_args(TrOpts *p, int argc, char **argv)
     while (opts_next(&o)) {
         if (opts_positional(&o)) {
             if (!p->model)
-                p->model = o.cur;
+                p->model = opts_arg(&o, "MODEL");
             else
                 p->sentences[p->nsent++] = o.argv[o.i];
         } else if (opts_is(&o, "--help") || opts_is(&o, "-h")) {

@@ -67,12 +67,24 @@ static const char *flag_name(const Opts *o)
 
 const char *opts_str(Opts *o)
 {
-    if (o->inline_val)
-        return o->inline_val;
-    if (o->i + 1 >= o->argc)
-        die_usage("%s: option %s needs a value", o->cmd, flag_name(o));
-    o->i++;
-    return o->argv[o->i];
+    const char *v;
+    if (o->inline_val) {
+        v = o->inline_val;
+    } else {
+        if (o->i + 1 >= o->argc)
+            die_usage("%s: option %s needs a value", o->cmd, flag_name(o));
+        v = o->argv[++o->i];
+    }
+    if (!*v)
+        die_usage("%s: option %s has an empty value", o->cmd, flag_name(o));
+    return v;
+}
+
+const char *opts_arg(const Opts *o, const char *what)
+{
+    if (!*o->cur)
+        die_usage("%s: empty %s argument (see 's2s %s --help')", o->cmd, what, o->cmd);
+    return o->cur;
 }
 
 long opts_long(Opts *o, long lo, long hi)
@@ -84,10 +96,10 @@ long opts_long(Opts *o, long lo, long hi)
     char *end;
     errno = 0;
     long x = strtol(v, &end, 10);
-    if (errno || end == v || *end != '\0')
+    if (end == v || *end != '\0' || (errno && errno != ERANGE))
         die_usage("%s: option %s expects an integer, got '%s'", o->cmd, name, v);
-    if (x < lo || x > hi)
-        die_usage("%s: option %s must be between %ld and %ld, got %ld", o->cmd, name, lo, hi, x);
+    if (errno == ERANGE || x < lo || x > hi)
+        die_usage("%s: option %s must be between %ld and %ld, got %s", o->cmd, name, lo, hi, v);
     return x;
 }
 
@@ -100,10 +112,13 @@ double opts_double(Opts *o, double lo, double hi)
     char *end;
     errno = 0;
     double x = strtod(v, &end);
-    if (errno || end == v || *end != '\0' || !isfinite(x))
+    /* ERANGE: an overflow is out of range below; an underflow reads as the tiny
+       value strtod returns. "inf" and "nan" are not numbers here. */
+    bool overflow = errno == ERANGE && isinf(x);
+    if (end == v || *end != '\0' || (errno && errno != ERANGE) || (!overflow && !isfinite(x)))
         die_usage("%s: option %s expects a number, got '%s'", o->cmd, name, v);
-    if (x < lo || x > hi)
-        die_usage("%s: option %s must be between %g and %g, got %g", o->cmd, name, lo, hi, x);
+    if (overflow || x < lo || x > hi)
+        die_usage("%s: option %s must be between %g and %g, got %s", o->cmd, name, lo, hi, v);
     return x;
 }
 

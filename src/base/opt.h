@@ -22,8 +22,15 @@ bool opts_next(Opts *o);
 bool opts_positional(const Opts *o);
 /* True when the current argument is the flag `name` (with or without =value). */
 bool opts_is(Opts *o, const char *name);
-/* The value of the current flag; dies "option --x needs a value" when missing. */
+/* The value of the current flag; dies "option --x needs a value" when missing and
+   "option --x has an empty value" when it is "". */
 const char *opts_str(Opts *o);
+/* The current positional argument, which names a file; dies "empty WHAT argument"
+   when it is "". */
+const char *opts_arg(const Opts *o, const char *what);
+/* A number in [lo, hi]; dies "expects an integer/a number, got 'V'" when the value is
+   not one (inf and nan are not), and "must be between LO and HI, got V" (V as typed)
+   when it is outside, also when it overflows. */
 long opts_long(Opts *o, long lo, long hi);
 double opts_double(Opts *o, double lo, double hi);
 /* For a flag that takes no value: dies when given --flag=value. */

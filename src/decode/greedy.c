@@ -35,6 +35,20 @@ static size_t work_bytes_per_row(const ModelConfig *c, int S, int T)
     return sizeof(real) * ((size_t)T * per_t + (size_t)S * per_s + L * (G * D * 2 + D + K));
 }
 
+int greedy_max_src_len(const ModelConfig *c, int max_len)
+{
+    /* work_bytes_per_row grows with S; 1 << 20 keeps its arithmetic far from overflow. */
+    int lo = 0, hi = 1 << 20;
+    while (lo < hi) {
+        int mid = lo + (hi - lo + 1) / 2;
+        if (work_bytes_per_row(c, mid, greedy_limit(mid, max_len)) <= GREEDY_WORK_BUDGET)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo;
+}
+
 typedef struct LenKey {
     int len, i;
 } LenKey;

@@ -47,6 +47,11 @@ void hyps_free(Hyps *h);
    max_len > 0, else 2·src_len + 10 (docs/model.md). */
 int greedy_limit(int src_len, int max_len);
 
+/* The most source tokens one sentence may have so that a single row of decoding
+   (output limit greedy_limit(S, max_len)) fits in GREEDY_WORK_BUDGET; at most
+   1 << 20. Longer sources are refused by translate_lines (decode/translate.h). */
+int greedy_max_src_len(const ModelConfig *c, int max_len);
+
 /*
  * Decodes the sources of d (d->tgt is ignored) with m, `batch` (>= 1) sentences at a
  * time at most, each output limited by greedy_limit(len, max_len) (max_len >= 0).

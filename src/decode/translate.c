@@ -47,20 +47,33 @@ int translate_lines(Model *m, const Vocab *src, const Vocab *tgt, const TextConf
     size_t *toff = xmalloc(cnt * sizeof *toff), *tlen = xmalloc(cnt * sizeof *tlen);
     int *slen = xmalloc(cnt * sizeof *slen);
     size_t total = 0;
+    const int max_src = greedy_max_src_len(&m->cfg, o->max_len);
     for (int i = 0; i < n; i++) {
         size_t len = lens ? lens[i] : strlen(lines[i]);
+        long ln = line_no ? line_no[i] : (long)i + 1;
         toff[i] = arena.len;
         Err te;
-        long nt = tok_line(lines[i], len, &so, &arena, &te);
+        /* A NUL byte would read as a space: refuse it (bad UTF-8 before it first). */
+        const char *nul = memchr(lines[i], '\0', len);
+        long nt = -1;
+        if (nul && tok_check_utf8(lines[i], (size_t)(nul - lines[i]), &te) != 0) {
+            err_set(e, "%s:%ld: %s", name, ln, te.msg);
+        } else if (nul) {
+            err_set(e, "%s:%ld: NUL byte at byte %zu", name, ln, (size_t)(nul - lines[i]) + 1);
+        } else if ((nt = tok_line(lines[i], len, &so, &arena, &te)) < 0) {
+            err_set(e, "%s:%ld: %s", name, ln, te.msg);
+        } else if (nt > max_src) {
+            err_set(e, "%s:%ld: too long to translate: %ld tokens (at most %d for this model "
+                       "and output length limit)", name, ln, nt, max_src);
+            nt = -1;
+        }
         if (nt < 0) {
-            err_set(e, "%s:%ld: %s", name, line_no ? line_no[i] : (long)i + 1, te.msg);
             buf_free(&arena);
             free(toff);
             free(tlen);
             free(slen);
             return -1;
         }
-        CHECK(nt <= INT32_MAX / 4);
         tlen[i] = arena.len - toff[i];
         slen[i] = (int)nt;
         total += (size_t)nt;

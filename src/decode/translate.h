@@ -37,11 +37,16 @@ typedef struct TranslateStats {
 /*
  * Translates lines[i][0..lens[i]) for i < n (lens NULL: the lines are
  * NUL-terminated). On success out[0..n) receive NUL-terminated strings (xmalloc'd;
- * free them with translate_free) and st, when not NULL, the counts. A line that is
- * not valid UTF-8 fails the whole call before any decoding, with
- * "NAME:LINE: invalid UTF-8 at byte N" (LINE is line_no[i], or i + 1 when line_no is
- * NULL; N 1-based within the line); out is then left untouched. src, tgt must be the
- * model's vocabularies (their sizes are checked).
+ * free them with translate_free) and st, when not NULL, the counts. The first bad
+ * line fails the whole call before any decoding, and out is then left untouched
+ * (LINE is line_no[i], or i + 1 when line_no is NULL; N is 1-based within the line):
+ *   "NAME:LINE: invalid UTF-8 at byte N", "NAME:LINE: NUL byte at byte N",
+ *   "NAME:LINE: too long to translate: T tokens (at most K for this model and output
+ *   length limit)" when one sentence alone would need more decoding memory than
+ *   GREEDY_WORK_BUDGET (K = greedy_max_src_len(model, o->max_len), a few thousand
+ *   tokens for small models, some hundreds for the reference one; a --max-len
+ *   smaller than the default 2·T + 10 raises it).
+ * src, tgt must be the model's vocabularies (their sizes are checked).
  */
 int translate_lines(Model *m, const Vocab *src, const Vocab *tgt, const TextConfig *tc,
                     const char *const *lines, const size_t *lens, int n, const char *name,

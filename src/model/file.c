@@ -180,10 +180,20 @@ void vocab_lines(const Vocab *v, Buf *out)
 
 int vocab_from_lines(Vocab **out, const char *name, const char *s, size_t len, Err *e)
 {
+    *out = NULL;
     Buf b = {0};
-    size_t start = 0;
+    size_t start = 0, line = 0;
     for (size_t i = 0; i <= len; i++)
         if (i == len || s[i] == '\n') {
+            line++;
+            /* A tab or CR would read as a column or line end of the vocabulary
+               file format below: refuse them here, as whitespace. */
+            if (memchr(s + start, '\t', i - start) || memchr(s + start, '\r', i - start)) {
+                char shown[64];
+                buf_free(&b);
+                return err_set(e, "%s:%zu: token '%s' contains whitespace", name, line,
+                               json_show(shown, sizeof shown, s + start, i - start));
+            }
             buf_append(&b, s + start, i - start);
             buf_puts(&b, "\t0\n");
             start = i + 1;

@@ -11,7 +11,8 @@
  * against the configuration. Errors are one line that starts with the path:
  *   m.s2s: s2s.config: 'layers' must be an integer in 1..4, not 9
  *   m.s2s: tensor 'decoder.weight_hh_l0' is F32 [768, 256], expected F32 [768, 128]
- *   m.s2s: s2s.vocab.tgt: token 'le' appears twice (ids 12 and 40)
+ *   m.s2s: s2s.vocab.tgt:41: duplicate token 'le' (first on line 13)
+ * (the vocabularies' messages count lines of the metadata value: line N is id N - 1).
  *
  * This file is not part of the double-precision build (it works on float weights).
  */
@@ -61,7 +62,9 @@ typedef struct ModelFile {
 int model_file_load(ModelFile *mf, const char *path, bool with_grads, Err *e);
 void model_file_free(ModelFile *mf);
 
-/* Builds a vocabulary from tokens joined by '\n' (the metadata form; counts 0). */
+/* Builds a vocabulary from tokens joined by '\n' (the metadata form; counts 0).
+   Errors are vocab_parse's, "NAME:LINE: ..." with LINE = id + 1; a token holding a
+   tab or CR is refused as holding whitespace. */
 int vocab_from_lines(Vocab **out, const char *name, const char *s, size_t len, Err *e);
 /* Appends the tokens of v joined by '\n'. */
 void vocab_lines(const Vocab *v, Buf *out);

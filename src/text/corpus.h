@@ -13,6 +13,9 @@
  * The first fault is an error unless skip_bad, which skips and counts bad lines and
  * keeps the messages of the CORPUS_BAD_KEEP lowest-numbered ones. A file without a
  * single pair is an error ("FILE: no sentence pairs").
+ *
+ * Lines may be of any length (the whole file is in memory); callers limit pairs by
+ * their tokens (prepare --max-len).
  */
 #ifndef S2S_TEXT_CORPUS_H
 #define S2S_TEXT_CORPUS_H

@@ -769,8 +769,12 @@ int train_run(const TrainOpts *o, Err *e)
     ModelConfig cfg = o->cfg;
     cfg.src_vocab = (int)vocab_size(t.data.src_vocab);
     cfg.tgt_vocab = (int)vocab_size(t.data.tgt_vocab);
-    if (model_config_check(&cfg, e) != 0)
+    Err ce;
+    if (model_config_check(&cfg, &ce) != 0) {
+        /* The options were checked with placeholder sizes: this is about the data. */
+        err_set(e, "%s: %s", o->data, ce.msg);
         goto out;
+    }
     if (prepare_outputs(&t, e) != 0)
         goto out;
     model_init(&t.m, &cfg, true);

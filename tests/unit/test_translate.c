@@ -2,6 +2,7 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
+#include "decode/greedy.h"
 #include "decode/translate.h"
 #include "model_fixture.h"
 
@@ -35,7 +36,7 @@ Test(translate, lines_to_detokenized_text_with_counts)
 {
     Fix f = fix_chain();
     const char *lines[] = {"The CAT sleeps.", "", " \t", "zebra, hello", "a dog\tXXX"};
-    const size_t lens[] = {15, 0, 3, 12, 5}; /* the last line stops before the tab */
+    const size_t lens[] = {15, 0, 2, 12, 5}; /* the last line stops before the tab */
     char *out[5];
     TranslateOpts o = {.batch = 2, .max_len = 0};
     TranslateStats st;
@@ -71,6 +72,44 @@ Test(translate, invalid_utf8_names_the_line_and_leaves_out_alone)
     cr_assert_eq(translate_lines(&f.m, f.src, f.tgt, &f.tc, lines + 2, NULL, 1, "<stdin>", NULL,
                                  &o, out, NULL, &e), -1);
     cr_assert_str_eq(e.msg, "<stdin>:1: invalid UTF-8 at byte 1");
+    fix_free(&f);
+}
+
+/* A NUL byte and a line longer than one sentence's decoding budget fail the call like
+   invalid UTF-8: the first bad line is named, nothing is decoded, out is untouched. */
+Test(translate, nul_bytes_and_overlong_lines_name_the_line)
+{
+    Fix f = fix_chain();
+    const int k = greedy_max_src_len(&f.m.cfg, 0);
+    cr_assert_eq(k, 3470); /* see cli test bad_input.translate_long_lines */
+    cr_assert_gt(greedy_max_src_len(&f.m.cfg, 5), 100000);
+    Buf long_line = {0};
+    for (int i = 0; i <= k; i++)
+        buf_puts(&long_line, i ? " cat" : "cat");
+    const char *lines[] = {"the cat", "a\0b", long_line.data, "x\xff\0"};
+    const size_t lens[] = {7, 3, long_line.len, 3};
+    char *out[4] = {(char *)1, (char *)2, (char *)3, (char *)4};
+    TranslateOpts o = {.batch = 8, .max_len = 0};
+    Err e;
+    cr_assert_eq(translate_lines(&f.m, f.src, f.tgt, &f.tc, lines, lens, 4, "in", NULL, &o, out,
+                                 NULL, &e), -1);
+    cr_assert_str_eq(e.msg, "in:2: NUL byte at byte 2");
+    cr_assert_eq(translate_lines(&f.m, f.src, f.tgt, &f.tc, lines + 2, lens + 2, 2, "in", NULL,
+                                 &o, out, NULL, &e), -1);
+    cr_assert_str_eq(e.msg, "in:1: too long to translate: 3471 tokens (at most 3470 for this "
+                            "model and output length limit)");
+    cr_assert_eq(translate_lines(&f.m, f.src, f.tgt, &f.tc, lines + 3, lens + 3, 1, "in", NULL,
+                                 &o, out, NULL, &e), -1);
+    cr_assert_str_eq(e.msg, "in:1: invalid UTF-8 at byte 2");
+    cr_assert(out[0] == (char *)1 && out[1] == (char *)2 && out[2] == (char *)3 &&
+              out[3] == (char *)4);
+    /* With an output limit of 2 tokens the same line translates. */
+    const char *ok[] = {long_line.data};
+    cr_assert_eq(translate_lines(&f.m, f.src, f.tgt, &f.tc, ok, NULL, 1, "in", NULL, &(TranslateOpts){
+                     .batch = 1, .max_len = 2}, out, NULL, &e), 0, "%s", e.msg);
+    cr_assert_str_eq(out[0], "j'ai");
+    translate_free(out, 1);
+    buf_free(&long_line);
     fix_free(&f);
 }
 
