@@ -230,12 +230,10 @@ static int need_meta(const StFile *f, const char *path, const char *key, const c
     return 0;
 }
 
-int model_file_load(ModelFile *mf, const char *path, bool with_grads, Err *e)
+/* Validates the opened safetensors file f (named path in messages) and fills mf;
+   closes f. */
+static int load_from(ModelFile *mf, StFile *f, const char *path, bool with_grads, Err *e)
 {
-    memset(mf, 0, sizeof *mf);
-    StFile *f;
-    if (st_load(&f, path, ST_FORMAT_MODEL, e) != 0)
-        return -1;
     const char *cfg_s, *vs_s, *vt_s;
     const char *hist = st_meta(f, KEY_HISTORY);
     Buf where = {0};
@@ -309,6 +307,25 @@ out:
     buf_free(&where);
     st_close(f);
     return rc;
+}
+
+int model_file_load(ModelFile *mf, const char *path, bool with_grads, Err *e)
+{
+    memset(mf, 0, sizeof *mf);
+    StFile *f;
+    if (st_load(&f, path, ST_FORMAT_MODEL, e) != 0)
+        return -1;
+    return load_from(mf, f, path, with_grads, e);
+}
+
+int model_file_parse(ModelFile *mf, const char *name, const void *bytes, size_t len,
+                     bool with_grads, Err *e)
+{
+    memset(mf, 0, sizeof *mf);
+    StFile *f;
+    if (st_parse(&f, name, bytes, len, ST_FORMAT_MODEL, e) != 0)
+        return -1;
+    return load_from(mf, f, name, with_grads, e);
 }
 
 void model_file_free(ModelFile *mf)
