@@ -3,6 +3,7 @@
 #   make test     unit, gradient-check and end-to-end tests (Criterion)
 #   make asan     the same suite under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make bench    benchmarks against the PyTorch reference (not part of test)
+#   make fuzz     libFuzzer targets fuzz/*.c (clang, ASan+UBSan) in build/fuzz/ (not part of test)
 
 PKGS      := openblas libutf8proc
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
@@ -37,7 +38,7 @@ GC_BIN   := $(BUILD)/s2s-gradcheck
 NUM_CFLAGS := -ftree-vectorize -fvect-cost-model=dynamic
 $(NUM_SRC:%.c=$(BUILD)/%.o) $(NUM_SRC:%.c=$(BUILD)/double/%.o): CFLAGS_ALL += $(NUM_CFLAGS)
 
-.PHONY: all test asan bench clean check-deps
+.PHONY: all test asan bench clean check-deps fuzz fuzz-targets fuzz-run fuzz-seeds
 all: $(BIN)
 
 check-deps:
@@ -77,7 +78,41 @@ asan:
 bench: $(BIN)
 	bench/run.sh
 
+# Fuzzing. `make fuzz` compiles the library with clang, libFuzzer's coverage
+# instrumentation, ASan and UBSan into build/fuzz/ (apart from the gcc builds) and
+# links each target fuzz/NAME.c into build/fuzz/fuzz-NAME. Run one by hand on a
+# scratch copy of its seeds (the fuzzer adds to the first directory it is given):
+#   mkdir -p /tmp/c && build/fuzz/fuzz-vocab -max_len=4096 -max_total_time=600 /tmp/c fuzz/seeds/vocab
+# `make fuzz-run FUZZ_SECONDS=600` runs every target in turn (scripts/fuzz.sh) and
+# prints executions, exec/s, coverage and findings per target; FUZZ_TARGETS picks some.
+# `make fuzz-seeds` regenerates the model files of fuzz/seeds/model_file/.
+FUZZ_CC      ?= /usr/bin/clang
+FUZZ_TARGETS ?= corpus tokenize vocab json model_file
+FUZZ_SECONDS ?= 60
+FUZZ_SAN     := -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer \
+                -fno-sanitize-recover=undefined
+FUZZ_OBJ     := $(FUZZ_TARGETS:%=$(BUILD)/fuzz/%.o)
+
+fuzz:
+	$(MAKE) --no-print-directory BUILD=build/fuzz CC=$(FUZZ_CC) OPT="-O1 -g" SAN="$(FUZZ_SAN)" \
+	  NUM_CFLAGS= fuzz-targets
+
+fuzz-targets: $(FUZZ_TARGETS:%=$(BUILD)/fuzz-%)
+.SECONDARY: $(FUZZ_OBJ) $(BUILD)/fuzz/make_seeds.o
+
+$(BUILD)/fuzz-%: $(BUILD)/fuzz/%.o $(BUILD)/libs2s.a
+	$(CC) -fsanitize=fuzzer -o $@ $^ $(LDLIBS_ALL)
+
+fuzz-run: fuzz
+	scripts/fuzz.sh $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+fuzz-seeds: $(BUILD)/fuzz-make-seeds
+	$(BUILD)/fuzz-make-seeds fuzz/seeds/model_file
+
+$(BUILD)/fuzz-make-seeds: $(BUILD)/fuzz/make_seeds.o $(BUILD)/libs2s.a
+	$(CC) -o $@ $^ $(LDLIBS_ALL)
+
 clean:
 	rm -rf build $(BIN)
 
--include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(GC_OBJ:.o=.d) $(BUILD)/src/main.d
+-include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(GC_OBJ:.o=.d) $(BUILD)/src/main.d $(FUZZ_OBJ:.o=.d)

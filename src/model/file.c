@@ -240,16 +240,15 @@ static int need_meta(const StFile *f, const char *path, const char *key, const c
     return 0;
 }
 
-int model_file_load(ModelFile *mf, const char *path, bool with_grads, Err *e)
+/* Validates the opened safetensors file f (named path in messages) and fills mf;
+   closes f. */
+static int load_from(ModelFile *mf, StFile *f, const char *path, bool with_grads, Err *e)
 {
-    memset(mf, 0, sizeof *mf);
-    StFile *f;
-    if (st_load(&f, path, ST_FORMAT_MODEL, e) != 0)
-        return -1;
     const char *cfg_s, *vs_s, *vt_s;
     const char *hist = st_meta(f, KEY_HISTORY);
     Buf where = {0};
     Vocab *vs = NULL, *vt = NULL;
+    const StTensor **tensors = NULL; /* the file's tensor for each parameter, in layout order */
     int rc = -1;
     if (need_meta(f, path, KEY_CONFIG, &cfg_s, e) || need_meta(f, path, KEY_VOCAB_SRC, &vs_s, e) ||
         need_meta(f, path, KEY_VOCAB_TGT, &vt_s, e))
@@ -282,29 +281,37 @@ int model_file_load(ModelFile *mf, const char *path, bool with_grads, Err *e)
         }
         json_free(&doc);
     }
-    model_init(&mf->model, &c, with_grads);
-    const ParamLayout *l = &mf->model.layout;
-    for (int i = 0; i < l->n; i++) {
-        const ParamInfo *p = &l->info[i];
+    /* Every tensor is checked against the configuration before the model is
+       allocated: a small file must not make us allocate what its config claims. */
+    ParamLayout l;
+    param_layout_init(&l, &c);
+    tensors = xcalloc((size_t)l.n, sizeof *tensors);
+    for (int i = 0; i < l.n; i++) {
+        const ParamInfo *p = &l.info[i];
         int64_t shape[2] = {p->shape[0], p->shape[1]};
-        const StTensor *st = st_expect(f, p->name, ST_F32, p->ndim, shape, e);
-        if (!st) {
-            model_free(&mf->model);
+        tensors[i] = st_expect(f, p->name, ST_F32, p->ndim, shape, e);
+        if (!tensors[i]) {
+            param_layout_free(&l);
             goto out;
         }
-        memcpy(mf->model.params + p->offset, st->data, p->size * sizeof(real));
     }
-    if (st_count(f) != (size_t)l->n) {
+    if (st_count(f) != (size_t)l.n) {
         for (size_t i = 0; i < st_count(f); i++)
-            if (param_find(l, st_at(f, i)->name) < 0) {
+            if (param_find(&l, st_at(f, i)->name) < 0) {
                 char shown[64];
                 const char *nm = st_at(f, i)->name;
                 err_set(e, "%s: unexpected tensor '%s' for this configuration", path,
                         json_show(shown, sizeof shown, nm, strlen(nm)));
                 break;
             }
-        model_free(&mf->model);
+        param_layout_free(&l);
         goto out;
+    }
+    param_layout_free(&l);
+    model_init(&mf->model, &c, with_grads);
+    for (int i = 0; i < mf->model.layout.n; i++) {
+        const ParamInfo *p = &mf->model.layout.info[i];
+        memcpy(mf->model.params + p->offset, tensors[i]->data, p->size * sizeof(real));
     }
     mf->src = vs;
     mf->tgt = vt;
@@ -314,11 +321,31 @@ int model_file_load(ModelFile *mf, const char *path, bool with_grads, Err *e)
 out:
     if (rc != 0)
         memset(mf, 0, sizeof *mf);
+    free(tensors);
     vocab_free(vs);
     vocab_free(vt);
     buf_free(&where);
     st_close(f);
     return rc;
+}
+
+int model_file_load(ModelFile *mf, const char *path, bool with_grads, Err *e)
+{
+    memset(mf, 0, sizeof *mf);
+    StFile *f;
+    if (st_load(&f, path, ST_FORMAT_MODEL, e) != 0)
+        return -1;
+    return load_from(mf, f, path, with_grads, e);
+}
+
+int model_file_parse(ModelFile *mf, const char *name, const void *bytes, size_t len,
+                     bool with_grads, Err *e)
+{
+    memset(mf, 0, sizeof *mf);
+    StFile *f;
+    if (st_parse(&f, name, bytes, len, ST_FORMAT_MODEL, e) != 0)
+        return -1;
+    return load_from(mf, f, name, with_grads, e);
 }
 
 void model_file_free(ModelFile *mf)

@@ -20,6 +20,7 @@
 #define S2S_MODEL_FILE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "base/buf.h"
 #include "base/err.h"
@@ -60,6 +61,10 @@ typedef struct ModelFile {
 } ModelFile;
 
 int model_file_load(ModelFile *mf, const char *path, bool with_grads, Err *e);
+/* The same for a file already in memory (bytes are copied); name is used in messages
+   where model_file_load uses the path. */
+int model_file_parse(ModelFile *mf, const char *name, const void *bytes, size_t len,
+                     bool with_grads, Err *e);
 void model_file_free(ModelFile *mf);
 
 /* Builds a vocabulary from tokens joined by '\n' (the metadata form; counts 0).

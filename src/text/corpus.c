@@ -52,10 +52,20 @@ void corpus_free(Corpus *c)
 static int parse_line(const Corpus *c, size_t lineno, char *s, size_t n, Direction dir,
                       Pair *p, Err *e)
 {
-    const char *nul = memchr(s, '\0', n);
-    size_t bad = utf8val_check(s, nul ? (size_t)(nul - s) : n);
-    if (nul && bad == (size_t)(nul - s))
+    /* The first fault in the line is reported: a NUL, a CR (only a line end's is
+       accepted, and it was taken off) or invalid UTF-8. */
+    const char *nul = memchr(s, '\0', n), *cr = memchr(s, '\r', n);
+    size_t stop = n;
+    if (nul)
+        stop = (size_t)(nul - s);
+    if (cr && (size_t)(cr - s) < stop)
+        stop = (size_t)(cr - s);
+    size_t bad = utf8val_check(s, stop);
+    if (bad == stop && stop < n && s[stop] == '\0')
         return err_set(e, "%s:%zu: NUL byte at byte %zu", c->name, lineno, bad + 1);
+    if (bad == stop && stop < n)
+        return err_set(e, "%s:%zu: carriage return inside the line at byte %zu", c->name,
+                       lineno, bad + 1);
     if (bad < n)
         return err_set(e, "%s:%zu: invalid UTF-8 at byte %zu", c->name, lineno, bad + 1);
     char *tab = memchr(s, '\t', n);

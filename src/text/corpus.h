@@ -8,6 +8,8 @@
  * Faults, each reported as "FILE:LINE: ..." (LINE counts from 1, BYTE is the 1-based
  * byte offset within the line, a leading BOM not counted):
  *   "NUL byte at byte BYTE", "invalid UTF-8 at byte BYTE",
+ *   "carriage return inside the line at byte BYTE" (a CR that does not end the line:
+ *   old Mac line ends would otherwise make one line of the whole file),
  *   "only one column (expected English<TAB>French)",
  *   "empty English side", "empty French side" (empty or only Unicode White_Space).
  * The first fault is an error unless skip_bad, which skips and counts bad lines and

@@ -399,7 +399,7 @@ int vocab_parse(Vocab **out, const char *name, const char *data, size_t len, Err
                              shown_len(p, tn), p, prev + 1);
             break;
         }
-        st_add(&v->t, p, tn, h, cnt);
+        st_add(&v->t, p, tn, h, sp >= 0 ? 0 : cnt); /* specials count 0, whatever the file says */
         p = nl ? nl + 1 : end;
     }
     if (rc == 0 && lineno < VOCAB_NSPECIAL)

@@ -10,7 +10,8 @@
  * leading BOM and CRLF line ends, and rejects with "FILE:LINE: ..." a line without
  * exactly one tab, a count that is not a decimal integer, an empty token, a token
  * with whitespace or invalid UTF-8, a duplicate token, and a special that is
- * missing or out of place.
+ * missing or out of place. The count on a special's line is not checked; the
+ * specials count 0 (vocab_count) whatever it says.
  */
 #ifndef S2S_TEXT_VOCAB_H
 #define S2S_TEXT_VOCAB_H

@@ -156,6 +156,37 @@ Test(corpus, invalid_utf8_before_nul_is_reported_first)
     expect_error(t, sizeof t - 1, "F:1: invalid UTF-8 at byte 2");
 }
 
+/* Found by fuzz/corpus.c: a CR that did not end the line was kept inside a side
+   (and CR-only line ends made one pair of a whole file). The first fault of the
+   line is reported. */
+Test(corpus, fuzz_found_stray_carriage_returns)
+{
+    /* len 0: strlen(text) */
+    static const struct { const char *text; size_t len; const char *msg; } cases[] = {
+        {"3\r\t3", 0, "F:1: carriage return inside the line at byte 2"},
+        {"Go.\tVa !\rHi.\tSalut !\r", 0, "F:1: carriage return inside the line at byte 9"},
+        {"Go.\tVa !\nHi.\tSalut\tby\rme\n", 0, "F:2: carriage return inside the line at byte 13"},
+        {"Hi.\tSalut\r\r\n", 0, "F:1: carriage return inside the line at byte 10"},
+        {"\r  \r\n", 0, "F:1: carriage return inside the line at byte 1"},
+        {"H\ri.\tSa\0lut\n", 12, "F:1: carriage return inside the line at byte 2"},
+        {"Hi.\tSa\0l\rut\n", 12, "F:1: NUL byte at byte 7"},
+        {"H\x80i\r.\tSalut\n", 0, "F:1: invalid UTF-8 at byte 2"},
+        {"\xEF\xBB\xBFHi.\r\tSalut\n", 0, "F:1: carriage return inside the line at byte 4"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        size_t len = cases[i].len ? cases[i].len : strlen(cases[i].text);
+        expect_error(cases[i].text, len, cases[i].msg);
+    }
+    /* with skip_bad the line is counted as bad and the others are kept */
+    Corpus c;
+    Err e;
+    cr_assert_eq(parse(&c, "Go.\tVa !\nA\rB\tC\nHi.\tSalut\n", DIR_EN_FR, true, &e), 0, "%s", e.msg);
+    cr_assert_eq(c.n, 2);
+    cr_assert_eq(c.bad, 1);
+    cr_assert_str_eq(c.first_bad[0].err.msg, "F:2: carriage return inside the line at byte 2");
+    corpus_free(&c);
+}
+
 Test(corpus, empty_file_and_blank_only_file)
 {
     expect_error("", 0, "F: no sentence pairs");

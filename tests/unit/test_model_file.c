@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -278,6 +279,112 @@ Test(model_file, killed_during_saves_the_file_is_one_of_the_versions)
     cr_log_info("killed during saves: version a %d times, version b %d times", saw_a, saw_b);
     model_free(&b);
     model_free(&a);
+    vocab_free(vs);
+    vocab_free(vt);
+    rm_rf(dir);
+    free(dir);
+    free(path);
+}
+
+/* Writes path's tensors and metadata to out with s2s.config replaced by c's JSON. */
+static void rewrite_config(const char *path, const char *out, const ModelConfig *c,
+                           const TextConfig *t)
+{
+    StFile *f;
+    cr_assert_eq(st_load(&f, path, NULL, NULL), 0);
+    size_t n = st_count(f), nm = st_meta_count(f);
+    StTensor *ts = calloc(n, sizeof *ts);
+    for (size_t i = 0; i < n; i++)
+        ts[i] = *st_at(f, i);
+    const char **keys = calloc(nm, sizeof *keys), **vals = calloc(nm, sizeof *vals);
+    size_t k = 0;
+    Buf cfg = {0};
+    model_config_json(c, t, &cfg);
+    for (size_t i = 0; i < nm; i++) {
+        if (strcmp(st_meta_key(f, i), ST_KEY_CRC32) == 0)
+            continue;
+        keys[k] = st_meta_key(f, i);
+        vals[k] = strcmp(keys[k], "s2s.config") == 0 ? cfg.data : st_meta_val(f, i);
+        k++;
+    }
+    cr_assert_eq(st_write(out, ts, n, keys, vals, k, NULL), 0);
+    buf_free(&cfg);
+    free(keys);
+    free(vals);
+    free(ts);
+    st_close(f);
+}
+
+/* The data segment of this process in bytes (VmData). */
+static rlim_t vm_data_bytes(void)
+{
+    FILE *fp = fopen("/proc/self/status", "r");
+    cr_assert_not_null(fp);
+    char line[256];
+    unsigned long long kb = 0;
+    while (fgets(line, sizeof line, fp))
+        if (sscanf(line, "VmData: %llu kB", &kb) == 1)
+            break;
+    fclose(fp);
+    cr_assert_gt(kb, 0);
+    return (rlim_t)kb * 1024;
+}
+
+/* Found with the model-file fuzz target (libFuzzer's malloc limit): a file of a few KB whose s2s.config claims the
+   largest sizes made model_file_load allocate what the config claims (up to 40 GB)
+   before checking a single tensor, and die "out of memory" where that much cannot be
+   had. The tensors are now checked first. Loading runs with RLIMIT_DATA at 256 MiB
+   above what the process already uses (the whole file is 3 KB). */
+Test(model_file, fuzz_found_config_sizes_are_not_allocated_before_the_tensors_check)
+{
+    Model m;
+    Vocab *vs, *vt;
+    char *dir;
+    char *path = save_random(&m, &vs, &vt, &dir, CELL_GRU);
+    static const struct {
+        Cell cell;
+        int layers, emb, hidden, dec_hidden, attn, deep_out;
+        const char *msg; /* after "PATH: " */
+    } cases[] = {
+        {CELL_LSTM, 4, 8192, 8192, 8192, 8192, 8192,
+         "tensor 'src_emb.weight' is F32 [7, 6], expected F32 [7, 8192]"},
+        {CELL_GRU, 4, 6, 8192, 8192, 8192, 3,
+         "tensor 'encoder.weight_ih_l0' is F32 [15, 6], expected F32 [24576, 6]"},
+        {CELL_GRU, 2, 6, 5, 8192, 8192, 8192,
+         "tensor 'bridge.0.weight' is F32 [7, 10], expected F32 [8192, 10]"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        ModelConfig c = m.cfg;
+        c.cell = cases[i].cell;
+        c.layers = cases[i].layers;
+        c.emb = cases[i].emb;
+        c.hidden = cases[i].hidden;
+        c.dec_hidden = cases[i].dec_hidden;
+        c.attn = cases[i].attn;
+        c.deep_out = cases[i].deep_out;
+        TextConfig t = {.dir = DIR_FR_EN, .keep_case = true};
+        char *bad = strf("%s/big%zu.s2s", dir, i);
+        rewrite_config(path, bad, &c, &t);
+        char *want = strf("%s: %s", bad, cases[i].msg);
+        for (int grads = 0; grads < 2; grads++) {
+            struct rlimit old, lim;
+            cr_assert_eq(getrlimit(RLIMIT_DATA, &old), 0);
+            lim = old;
+            lim.rlim_cur = vm_data_bytes() + ((rlim_t)256 << 20);
+            if (old.rlim_cur != RLIM_INFINITY && old.rlim_cur < lim.rlim_cur)
+                lim.rlim_cur = old.rlim_cur;
+            cr_assert_eq(setrlimit(RLIMIT_DATA, &lim), 0);
+            ModelFile mf;
+            Err e;
+            int rc = model_file_load(&mf, bad, grads, &e);
+            cr_assert_eq(setrlimit(RLIMIT_DATA, &old), 0);
+            cr_expect_eq(rc, -1, "case %zu: loaded", i);
+            cr_expect_str_eq(e.msg, want, "case %zu", i);
+        }
+        free(want);
+        free(bad);
+    }
+    model_free(&m);
     vocab_free(vs);
     vocab_free(vt);
     rm_rf(dir);

@@ -1,5 +1,6 @@
 /* Unit tests of the vocabulary (src/text/vocab.c). */
 #include <criterion/criterion.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -238,6 +239,28 @@ Test(vocab, load_errors_name_file_and_line)
     expect_parse_error(SPECIALS "a\xC2\xA0" "b\t1\n", "V:5: token 'a\xC2\xA0" "b' contains whitespace");
     expect_parse_error(SPECIALS "ok\t1\nca\xFF\t1\n", "V:6: invalid UTF-8 at byte 3");
     expect_parse_error("<pad>\t0\n<unk>\t0\r\n\r\n", "V:3: empty line (expected TOKEN<TAB>COUNT)");
+}
+
+/* Found by fuzz/vocab.c: the count on a special's line was recorded, so vocab_count
+   of a special could be other than 0, and the round trip kept it. */
+Test(vocab, fuzz_found_counted_specials)
+{
+    static const char *const texts[] = {
+        "<pad>\t0\n<unk>\t1\n<bos>\t0\n<eos>\t6",
+        "<pad>\t7\n<unk>\t0\n<bos>\t18446744073709551615\n<eos>\t0\na\t3\n",
+    };
+    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+        Vocab *v;
+        Err e;
+        cr_assert_eq(vocab_parse(&v, "V", texts[i], strlen(texts[i]), &e), 0, "%s", e.msg);
+        for (int32_t id = 0; id < VOCAB_NSPECIAL; id++)
+            cr_expect_eq(vocab_count(v, id), 0, "text %zu: special %d counts %" PRIu64, i, id,
+                         vocab_count(v, id));
+        char *f = formatted(v);
+        cr_expect_eq(strncmp(f, SPECIALS, strlen(SPECIALS)), 0, "text %zu: formatted as %s", i, f);
+        free(f);
+        vocab_free(v);
+    }
 }
 
 Test(vocab, load_nul_byte_and_missing_file)
