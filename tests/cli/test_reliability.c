@@ -287,3 +287,30 @@ Test(reliability, stale_temporaries_are_removed)
     rm_rf(dir);
     free(dir);
 }
+
+/* A second Ctrl-C ends the process at once (killed by SIGINT) unless the first one's
+   save already finished (exit 0); either way the files on disk load. */
+Test(reliability, a_second_sigint_exits_at_once_and_files_stay_whole)
+{
+    char *dir = prepared();
+    char *data = strf("%s/data", dir), *model = strf("%s/m.s2s", dir), *errp = strf("%s/err", dir);
+    char *logp = strf("%s.log.jsonl", model);
+    const char *first[] = {"train", data, "-o", model, "--steps", "1", "--quiet", SMALL, NULL};
+    cr_assert_eq(wait_status(spawn(first, errp, 0)), 0);
+    const char *args[] = {"train", data, "-o", model, "--epochs", "100000", "--valid-every", "1",
+                          "--resume", "--quiet", SMALL, NULL};
+    pid_t pid = spawn(args, errp, 0);
+    for (int i = 0; i < 600 && count_in_file(logp, "\"event\": \"step\"") < 4; i++)
+        usleep(20000);
+    kill(pid, SIGINT);
+    kill(pid, SIGINT);
+    int st = wait_status(pid);
+    cr_expect(st == 128 + SIGINT || st == 0, "status %d", st);
+    expect_loadable(model, true);
+    free(logp);
+    free(errp);
+    free(model);
+    free(data);
+    rm_rf(dir);
+    free(dir);
+}
