@@ -139,3 +139,17 @@ void run_free(RunResult *r)
     free(r->err);
     r->out = r->err = NULL;
 }
+
+char *sample_prepared_dir(void)
+{
+    char *dir = tmpdir_new();
+    char *d = strf("%s/data", dir);
+    RunResult r = RUN_S2S(NULL, "prepare", "data/sample.tsv", "-o", d);
+    if (r.status != 0) {
+        fprintf(stderr, "s2s prepare data/sample.tsv failed: %s", r.err);
+        abort();
+    }
+    run_free(&r);
+    free(d);
+    return dir;
+}

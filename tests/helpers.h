@@ -31,6 +31,10 @@ int file_exists(const char *path);
 /* Number of entries in a directory, not counting . and .. (-1 if it cannot be opened). */
 int dir_count(const char *path);
 
+/* A fresh temporary directory holding data/, `s2s prepare data/sample.tsv` with its
+   defaults (the caller removes it with rm_rf). */
+char *sample_prepared_dir(void);
+
 /* The full Tatoeba corpus when present beside the repository, else NULL. */
 const char *fra_corpus(void);
 

@@ -26,17 +26,6 @@ static const char *s2s_path(void)
     return p && *p ? p : "./s2s";
 }
 
-static char *prepared(void)
-{
-    char *dir = tmpdir_new();
-    char *d = strf("%s/data", dir);
-    RunResult r = RUN_S2S(NULL, "prepare", "data/sample.tsv", "-o", d);
-    cr_assert_eq(r.status, 0, "%s", r.err);
-    run_free(&r);
-    free(d);
-    return dir;
-}
-
 /* Starts s2s with args (NULL-terminated, without the program name), stdout and stderr
    to err_path; fsize > 0 limits the size of files it writes (RLIMIT_FSIZE, with
    SIGXFSZ ignored so that writes fail with EFBIG, as on a full disk). */
@@ -104,7 +93,7 @@ static void expect_loadable(const char *model, bool need_best)
 
 Test(reliability, nonfinite_steps_are_skipped_then_training_stops)
 {
-    char *dir = prepared();
+    char *dir = sample_prepared_dir();
     char *data = strf("%s/data", dir), *model = strf("%s/m.s2s", dir);
     setenv("S2S_FAULT_NONFINITE", "3,6,7,8,9,10", 1);
     RunResult r = RUN_S2S(NULL, "train", data, "-o", model, "--valid-every", "4", "--quiet", SMALL);
@@ -140,7 +129,7 @@ Test(reliability, nonfinite_steps_are_skipped_then_training_stops)
 
 Test(reliability, sigint_saves_and_the_run_resumes)
 {
-    char *dir = prepared();
+    char *dir = sample_prepared_dir();
     char *data = strf("%s/data", dir), *model = strf("%s/m.s2s", dir), *errp = strf("%s/err", dir);
     char *logp = strf("%s.log.jsonl", model);
     const char *args[] = {"train", data, "-o", model, "--epochs", "100000", "--valid-every", "0",
@@ -184,7 +173,7 @@ Test(reliability, sigint_saves_and_the_run_resumes)
    the moment, the files on disk load, and the run resumes from them. */
 Test(reliability, sigkill_during_saves_leaves_loadable_files)
 {
-    char *dir = prepared();
+    char *dir = sample_prepared_dir();
     char *data = strf("%s/data", dir), *model = strf("%s/m.s2s", dir), *errp = strf("%s/err", dir);
     char *last = strf("%s.last", model);
     const char *first[] = {"train", data, "-o", model, "--steps", "1", "--quiet", SMALL, NULL};
@@ -223,7 +212,7 @@ Test(reliability, sigkill_during_saves_leaves_loadable_files)
    and no temporary file is left behind. */
 Test(reliability, a_failed_save_keeps_the_previous_files)
 {
-    char *dir = prepared();
+    char *dir = sample_prepared_dir();
     char *data = strf("%s/data", dir), *model = strf("%s/m.s2s", dir), *errp = strf("%s/err", dir);
     const char *first[] = {"train", data, "-o", model, "--steps", "2", "--quiet", SMALL, NULL};
     cr_assert_eq(wait_status(spawn(first, errp, 0)), 0);
@@ -264,7 +253,7 @@ Test(reliability, a_failed_save_keeps_the_previous_files)
    when training starts; those of a live process are left alone. */
 Test(reliability, stale_temporaries_are_removed)
 {
-    char *dir = prepared();
+    char *dir = sample_prepared_dir();
     char *data = strf("%s/data", dir), *model = strf("%s/m.s2s", dir);
     pid_t dead = fork();
     if (dead == 0)
@@ -292,7 +281,7 @@ Test(reliability, stale_temporaries_are_removed)
    save already finished (exit 0); either way the files on disk load. */
 Test(reliability, a_second_sigint_exits_at_once_and_files_stay_whole)
 {
-    char *dir = prepared();
+    char *dir = sample_prepared_dir();
     char *data = strf("%s/data", dir), *model = strf("%s/m.s2s", dir), *errp = strf("%s/err", dir);
     char *logp = strf("%s.log.jsonl", model);
     const char *first[] = {"train", data, "-o", model, "--steps", "1", "--quiet", SMALL, NULL};

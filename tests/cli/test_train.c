@@ -11,18 +11,6 @@
 #define SMALL_MODEL "--emb", "16", "--hidden", "16", "--dec-hidden", "16", "--attn-size", "16", \
                     "--deep-out", "16", "--threads", "1", "--quiet"
 
-/* A prepared copy of data/sample.tsv in a fresh directory. */
-static char *prepared(void)
-{
-    char *dir = tmpdir_new();
-    char *d = strf("%s/data", dir);
-    RunResult r = RUN_S2S(NULL, "prepare", "data/sample.tsv", "-o", d);
-    cr_assert_eq(r.status, 0, "%s", r.err);
-    run_free(&r);
-    free(d);
-    return dir;
-}
-
 static int count_lines_with(const char *text, const char *needle)
 {
     int n = 0;
@@ -76,7 +64,7 @@ static char *step_losses(const char *log_path, long from)
 
 Test(train, writes_model_last_state_and_log)
 {
-    char *dir = prepared();
+    char *dir = sample_prepared_dir();
     char *data = strf("%s/data", dir), *model = strf("%s/m.s2s", dir);
     RunResult r = RUN_S2S(NULL, "train", data, "-o", model, "--steps", "12", "--valid-every", "4",
                           SMALL_MODEL);
@@ -119,7 +107,7 @@ Test(train, writes_model_last_state_and_log)
 
 Test(train, loss_goes_down)
 {
-    char *dir = prepared();
+    char *dir = sample_prepared_dir();
     char *data = strf("%s/data", dir), *model = strf("%s/m.s2s", dir);
     RunResult r = RUN_S2S(NULL, "train", data, "-o", model, "--steps", "40", "--valid-every", "0",
                           "--lr-schedule", "constant", "--lr", "0.005", SMALL_MODEL);
@@ -144,7 +132,7 @@ Test(train, loss_goes_down)
 
 Test(train, same_seed_same_run_and_resume_is_exact)
 {
-    char *dir = prepared();
+    char *dir = sample_prepared_dir();
     char *data = strf("%s/data", dir);
     char *a = strf("%s/a.s2s", dir), *b = strf("%s/b.s2s", dir), *c = strf("%s/c.s2s", dir);
     /* dropout on, validation every 4 steps and at epoch ends (5 batches an epoch) */
@@ -198,7 +186,7 @@ Test(train, same_seed_same_run_and_resume_is_exact)
 
 Test(train, refuses_to_overwrite_a_run_without_resume_or_force)
 {
-    char *dir = prepared();
+    char *dir = sample_prepared_dir();
     char *data = strf("%s/data", dir), *model = strf("%s/m.s2s", dir);
     RunResult r = RUN_S2S(NULL, "train", data, "-o", model, "--steps", "2", SMALL_MODEL);
     cr_assert_eq(r.status, 0, "%s", r.err);
@@ -264,7 +252,7 @@ Test(train, missing_data_and_unwritable_output_fail_before_training)
     rm_rf(dir);
     free(dir);
 
-    dir = prepared();
+    dir = sample_prepared_dir();
     char *data = strf("%s/data", dir);
     model = strf("%s/no-such-dir/m.s2s", dir);
     r = RUN_S2S(NULL, "train", data, "-o", model, "--quiet");
