@@ -153,7 +153,7 @@ int corpus_parse(Corpus *c, const char *name, char *data, size_t len, const Corp
         p = next;
     }
     c->lines = lineno;
-    if (c->n == 0) {
+    if (c->n == 0 && !(o->allow_empty && !c->bad)) {
         if (c->bad)
             err_set(e, "%s: no sentence pairs (all %zu non-blank lines are bad)", c->name,
                     c->bad);

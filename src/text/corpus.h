@@ -14,7 +14,7 @@
  *   "empty English side", "empty French side" (empty or only Unicode White_Space).
  * The first fault is an error unless skip_bad, which skips and counts bad lines and
  * keeps the messages of the CORPUS_BAD_KEEP lowest-numbered ones. A file without a
- * single pair is an error ("FILE: no sentence pairs").
+ * single pair is an error ("FILE: no sentence pairs") unless allow_empty.
  *
  * Lines may be of any length (the whole file is in memory); callers limit pairs by
  * their tokens (prepare --max-len).
@@ -70,6 +70,7 @@ typedef struct Corpus {
 typedef struct CorpusOpts {
     Direction dir;
     bool skip_bad;
+    bool allow_empty; /* a file without pairs (and without bad lines) is not an error */
 } CorpusOpts;
 
 /* Reads and validates the file at path ("-" is standard input, named "<stdin>"). On

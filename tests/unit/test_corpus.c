@@ -260,7 +260,7 @@ Test(corpus, missing_file)
 {
     Corpus c;
     Err e;
-    CorpusOpts o = {DIR_EN_FR, false};
+    CorpusOpts o = {.dir = DIR_EN_FR};
     cr_assert_eq(corpus_read(&c, "/nonexistent/fra.txt", &o, &e), -1);
     cr_assert_str_eq(e.msg, "/nonexistent/fra.txt: cannot open: No such file or directory");
 }
@@ -272,7 +272,7 @@ Test(corpus, read_from_file)
     write_file(path, "Go.\tVa !\nHi.\tSalut !\n\nbad\n");
     Corpus c;
     Err e;
-    CorpusOpts o = {DIR_EN_FR, false};
+    CorpusOpts o = {.dir = DIR_EN_FR};
     cr_assert_eq(corpus_read(&c, path, &o, &e), -1);
     char *want = strf("%s:4: only one column (expected English<TAB>French)", path);
     cr_assert_str_eq(e.msg, want);
@@ -307,7 +307,7 @@ Test(corpus, full_corpus_reads)
         cr_skip_test("../shared/data/fra.txt not present");
     Corpus c;
     Err e;
-    CorpusOpts o = {DIR_EN_FR, false};
+    CorpusOpts o = {.dir = DIR_EN_FR};
     cr_assert_eq(corpus_read(&c, path, &o, &e), 0, "%s", e.msg);
     cr_assert_eq(c.n, 162008);
     cr_assert_eq(c.lines, 162008);
@@ -346,4 +346,22 @@ Test(utf8val, spaces)
     cr_assert_eq(cp, 0x1F600);
     cr_assert_eq(utf8val_decode("\xC3\xA9", 2, &cp), 2);
     cr_assert_eq(cp, 0xE9);
+}
+
+/* allow_empty (an empty valid split): no pairs is fine, but not when lines were bad. */
+Test(corpus, allow_empty_accepts_no_pairs_but_not_only_bad_lines)
+{
+    CorpusOpts o = {.dir = DIR_EN_FR, .allow_empty = true};
+    Corpus c;
+    Err e;
+    cr_assert_eq(corpus_parse(&c, "v.tsv", strdup("\n  \n"), 4, &o, &e), 0, "%s", e.msg);
+    cr_expect_eq(c.n, 0);
+    corpus_free(&c);
+    o.allow_empty = false;
+    cr_expect_eq(corpus_parse(&c, "v.tsv", strdup("\n  \n"), 4, &o, &e), -1);
+    cr_expect_str_eq(e.msg, "v.tsv: no sentence pairs");
+    o.allow_empty = true;
+    o.skip_bad = true;
+    cr_expect_eq(corpus_parse(&c, "v.tsv", strdup("one column\n"), 11, &o, &e), -1);
+    cr_expect_str_eq(e.msg, "v.tsv: no sentence pairs (all 1 non-blank lines are bad)");
 }
