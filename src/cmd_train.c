@@ -34,6 +34,15 @@ static void usage(FILE *out)
 "  --hidden N               encoder size per direction (default %d)\n"
 "  --dec-hidden N           decoder size (default %d)\n"
 "  --attn-size N            attention size (default %d)\n"
+"  --attention NAME         bahdanau (default), luong-dot, luong-general,\n"
+"                           luong-concat, scaled-dot or multihead (docs/attention.md)\n"
+"  --heads H                heads of multihead; H divides --attn-size (default 4)\n"
+"  --local m|p              local attention (Luong kinds): window centred at the\n"
+"                           step (m) or at a predicted position (p)\n"
+"  --window D               half-width of the local window (default 10)\n"
+"  --input-feed             feed the previous attentional state to the decoder\n"
+"                           (Luong kinds)\n"
+"  --bridge linear|zero|attn-pool   decoder initial state (default linear)\n"
 "  --deep-out N             deep-output size (default %d)\n"
 "  --dropout P              dropout (default %g)\n"
 "  --label-smoothing E      label smoothing (default %g)\n"
@@ -95,6 +104,7 @@ int cmd_train(int argc, char **argv)
     TrainOpts o = train_opts_default();
     const char *data = NULL;
     bool warmup_set = false;
+    int heads = 0, window = 0; /* 0: not given */
     Opts op;
     opts_init(&op, "train", argc, argv);
     while (opts_next(&op)) {
@@ -128,6 +138,32 @@ int cmd_train(int argc, char **argv)
             o.cfg.dec_hidden = (int)opts_long(&op, 1, 8192);
         } else if (opts_is(&op, "--attn-size")) {
             o.cfg.attn = (int)opts_long(&op, 1, 8192);
+        } else if (opts_is(&op, "--attention")) {
+            const char *v = opts_str(&op);
+            int k = attn_from_name(v);
+            if (k < 0)
+                die_usage("train: option --attention must be bahdanau, luong-dot, luong-general, luong-concat, "
+                          "scaled-dot or multihead, got '%s'", v);
+            o.cfg.attention = (AttnKind)k;
+        } else if (opts_is(&op, "--heads")) {
+            heads = (int)opts_long(&op, 1, 8192);
+        } else if (opts_is(&op, "--local")) {
+            const char *v = opts_str(&op);
+            int k = local_from_name(v);
+            if (k <= LOCAL_NONE)
+                die_usage("train: option --local must be m or p, got '%s'", v);
+            o.cfg.local = (LocalKind)k;
+        } else if (opts_is(&op, "--window")) {
+            window = (int)opts_long(&op, 1, 8192);
+        } else if (opts_is(&op, "--input-feed")) {
+            opts_bool(&op);
+            o.cfg.input_feed = true;
+        } else if (opts_is(&op, "--bridge")) {
+            const char *v = opts_str(&op);
+            int k = bridge_from_name(v);
+            if (k < 0)
+                die_usage("train: option --bridge must be linear, zero or attn-pool, got '%s'", v);
+            o.cfg.bridge = (BridgeKind)k;
         } else if (opts_is(&op, "--deep-out")) {
             o.cfg.deep_out = (int)opts_long(&op, 1, 8192);
         } else if (opts_is(&op, "--dropout")) {
@@ -205,6 +241,12 @@ int cmd_train(int argc, char **argv)
         o.warmup = 4000;
     if (warmup_set && o.sched != SCHED_WARMUP_DECAY)
         die_usage("train: --warmup needs --lr-schedule warmup-decay");
+    if (heads && o.cfg.attention != ATT_MULTIHEAD)
+        die_usage("train: --heads needs --attention multihead");
+    o.cfg.heads = o.cfg.attention == ATT_MULTIHEAD ? (heads ? heads : 4) : 1;
+    if (window && o.cfg.local == LOCAL_NONE)
+        die_usage("train: --window needs --local m or --local p");
+    o.cfg.window = o.cfg.local == LOCAL_NONE ? 0 : (window ? window : 10);
     Err e;
     ModelConfig check = o.cfg;
     check.src_vocab = check.tgt_vocab = 5; /* sizes come from the data */

@@ -1,15 +1,66 @@
 #include "model/config.h"
 
+#include <string.h>
+
 ModelConfig model_config_default(void)
 {
     return (ModelConfig){
         .cell = CELL_GRU, .layers = 1, .bidir = true, .emb = 256, .hidden = 256,
         .dec_hidden = 256, .attn = 256, .deep_out = 256, .dropout = 0.1f,
-        .label_smoothing = 0.1f, .tie_embeddings = false,
+        .label_smoothing = 0.1f, .tie_embeddings = false, .attention = ATT_BAHDANAU,
+        .heads = 1, .local = LOCAL_NONE, .window = 0, .input_feed = false,
+        .bridge = BRIDGE_LINEAR,
     };
 }
 
 const char *cell_name(Cell c) { return c == CELL_GRU ? "gru" : "lstm"; }
+
+const char *const attn_names[ATT_KINDS] = {
+    "bahdanau", "luong-dot", "luong-general", "luong-concat", "scaled-dot", "multihead",
+};
+const char *const local_names[LOCAL_KINDS] = {"none", "m", "p"};
+const char *const bridge_names[BRIDGE_KINDS] = {"linear", "zero", "attn-pool"};
+
+const char *attn_name(AttnKind a) { return attn_names[a]; }
+const char *local_name(LocalKind l) { return local_names[l]; }
+const char *bridge_name(BridgeKind b) { return bridge_names[b]; }
+
+static int lookup(const char *const *names, int n, const char *s)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(names[i], s) == 0)
+            return i;
+    return -1;
+}
+
+int attn_from_name(const char *s) { return lookup(attn_names, ATT_KINDS, s); }
+int local_from_name(const char *s) { return lookup(local_names, LOCAL_KINDS, s); }
+int bridge_from_name(const char *s) { return lookup(bridge_names, BRIDGE_KINDS, s); }
+
+int model_key_size(const ModelConfig *c)
+{
+    switch (c->attention) {
+    case ATT_LUONG_DOT:
+        return model_enc_size(c) == c->dec_hidden ? 0 : c->dec_hidden;
+    case ATT_LUONG_GENERAL:
+        return c->dec_hidden;
+    default:
+        return c->attn;
+    }
+}
+
+int model_dec_in_size(const ModelConfig *c)
+{
+    if (!model_luong(c))
+        return c->emb + model_enc_size(c);
+    return c->emb + (c->input_feed ? c->deep_out : 0);
+}
+
+int model_pre_in_size(const ModelConfig *c)
+{
+    return model_luong(c) ? model_enc_size(c) + c->dec_hidden
+                          : c->dec_hidden + model_enc_size(c) + c->emb;
+}
 
 int model_config_check(const ModelConfig *c, Err *e)
 {
@@ -28,6 +79,20 @@ int model_config_check(const ModelConfig *c, Err *e)
         return err_set(e, "--label-smoothing must be in [0, 1), got %g", c->label_smoothing);
     if (c->tie_embeddings && c->deep_out != c->emb)
         return err_set(e, "--tie-embeddings needs --deep-out equal to --emb (%d != %d)", c->deep_out, c->emb);
+    if (c->heads < 1 || (c->attention != ATT_MULTIHEAD && c->heads != 1))
+        return err_set(e, "--heads needs --attention multihead");
+    if (c->attention == ATT_MULTIHEAD && c->attn % c->heads != 0)
+        return err_set(e, "--heads %d does not divide --attn-size %d", c->heads, c->attn);
+    if (!model_luong(c) && c->local != LOCAL_NONE)
+        return err_set(e, "--local needs a Luong-path attention (luong-dot, luong-general, luong-concat, "
+                          "scaled-dot or multihead), not %s", attn_name(c->attention));
+    if (!model_luong(c) && c->input_feed)
+        return err_set(e, "--input-feed needs a Luong-path attention (luong-dot, luong-general, "
+                          "luong-concat, scaled-dot or multihead), not %s", attn_name(c->attention));
+    if (c->local == LOCAL_NONE && c->window != 0)
+        return err_set(e, "--window needs --local m or --local p");
+    if (c->local != LOCAL_NONE && (c->window < 1 || c->window > 8192))
+        return err_set(e, "--window must be between 1 and 8192, got %d", c->window);
     if (c->src_vocab < 5 || c->tgt_vocab < 5)
         return err_set(e, "vocabularies must hold the 4 specials and at least one token (source %d, target %d)",
                        c->src_vocab, c->tgt_vocab);

@@ -11,6 +11,27 @@
 
 typedef enum Cell { CELL_GRU = 0, CELL_LSTM = 1 } Cell;
 
+/* The attention mechanism (docs/model.md, "Attention variants and bridges"). Every kind
+   but ATT_BAHDANAU takes Luong's path: the decoder RNN runs first and its current state
+   is the query. */
+typedef enum AttnKind {
+    ATT_BAHDANAU = 0,
+    ATT_LUONG_DOT,
+    ATT_LUONG_GENERAL,
+    ATT_LUONG_CONCAT,
+    ATT_SCALED_DOT,
+    ATT_MULTIHEAD,
+    ATT_KINDS
+} AttnKind;
+
+typedef enum LocalKind { LOCAL_NONE = 0, LOCAL_M, LOCAL_P, LOCAL_KINDS } LocalKind;
+typedef enum BridgeKind { BRIDGE_LINEAR = 0, BRIDGE_ZERO, BRIDGE_ATTN_POOL, BRIDGE_KINDS } BridgeKind;
+
+/* Names as in options and the model file, indexed by the enums. */
+extern const char *const attn_names[ATT_KINDS];
+extern const char *const local_names[LOCAL_KINDS];
+extern const char *const bridge_names[BRIDGE_KINDS];
+
 typedef struct ModelConfig {
     Cell cell;
     int layers;        /* encoder and decoder layers */
@@ -19,7 +40,13 @@ typedef struct ModelConfig {
     int hidden;        /* H: encoder hidden size per direction */
     int dec_hidden;    /* D: decoder hidden size */
     int attn;          /* A: attention size */
-    int deep_out;      /* P: deep-output size */
+    int deep_out;      /* P: deep-output size (the attentional state on Luong's path) */
+    AttnKind attention;
+    int heads;         /* multihead only; 1 otherwise */
+    LocalKind local;
+    int window;        /* half-width of a local window; 0 when global */
+    bool input_feed;   /* Luong's path only */
+    BridgeKind bridge;
     float dropout;
     float label_smoothing;
     bool tie_embeddings; /* out.proj.weight is tgt_emb.weight (needs P == E) */
@@ -35,5 +62,22 @@ static inline int model_enc_size(const ModelConfig *c) { return c->bidir ? 2 * c
 /* G: gates per cell (3 for GRU, 4 for LSTM). */
 static inline int model_gates(const ModelConfig *c) { return c->cell == CELL_GRU ? 3 : 4; }
 const char *cell_name(Cell c);
+const char *attn_name(AttnKind a);
+const char *local_name(LocalKind l);
+const char *bridge_name(BridgeKind b);
+/* Name lookups for options and the model file; -1 when unknown. */
+int attn_from_name(const char *s);
+int local_from_name(const char *s);
+int bridge_from_name(const char *s);
+
+/* Luong's path: every mechanism but Bahdanau's. */
+static inline bool model_luong(const ModelConfig *c) { return c->attention != ATT_BAHDANAU; }
+/* Width of the attention keys: A for additive and scaled kinds, D for luong-general and
+   for luong-dot when K != D; 0 when luong-dot uses the encoder states themselves. */
+int model_key_size(const ModelConfig *c);
+/* Width of the layer-0 decoder input. */
+int model_dec_in_size(const ModelConfig *c);
+/* Width of the input of out.pre: [s; c; y] on Bahdanau's path, [c; s] on Luong's. */
+int model_pre_in_size(const ModelConfig *c);
 
 #endif

@@ -28,9 +28,12 @@ TokOpts text_tgt_opts(const TextConfig *t)
 void model_config_json(const ModelConfig *c, const TextConfig *t, Buf *out)
 {
     buf_printf(out, "{\"cell\": \"%s\", \"layers\": %d, \"bidir\": %s, \"emb\": %d, \"hidden\": %d, "
-                    "\"dec_hidden\": %d, \"attn\": %d, \"attention\": \"bahdanau\", \"deep_out\": %d, ",
+                    "\"dec_hidden\": %d, \"attn\": %d, \"attention\": \"%s\", \"heads\": %d, "
+                    "\"local\": \"%s\", \"window\": %d, \"input_feed\": %s, \"bridge\": \"%s\", "
+                    "\"deep_out\": %d, ",
                cell_name(c->cell), c->layers, c->bidir ? "true" : "false", c->emb, c->hidden,
-               c->dec_hidden, c->attn, c->deep_out);
+               c->dec_hidden, c->attn, attn_name(c->attention), c->heads, local_name(c->local),
+               c->window, c->input_feed ? "true" : "false", bridge_name(c->bridge), c->deep_out);
     buf_puts(out, "\"dropout\": ");
     buf_json_f32(out, c->dropout);
     buf_puts(out, ", \"label_smoothing\": ");
@@ -43,10 +46,23 @@ void model_config_json(const ModelConfig *c, const TextConfig *t, Buf *out)
 }
 
 static const char *const config_keys[] = {
-    "cell", "layers", "bidir", "emb", "hidden", "dec_hidden", "attn", "attention", "deep_out",
-    "dropout", "label_smoothing", "tie_embeddings", "direction", "src_lang", "tgt_lang", "keep_case",
+    "cell", "layers", "bidir", "emb", "hidden", "dec_hidden", "attn", "attention", "heads",
+    "local", "window", "input_feed", "bridge", "deep_out", "dropout", "label_smoothing",
+    "tie_embeddings", "direction", "src_lang", "tgt_lang", "keep_case",
 };
 #define N_CONFIG_KEYS (sizeof config_keys / sizeof config_keys[0])
+
+/* Keys added with the attention variants: a file written before them has none of them
+   and gets the defaults (Bahdanau, linear bridge). */
+static bool config_key_optional(const char *key)
+{
+    static const char *const opt[] = {"heads", "local", "window", "input_feed", "bridge"};
+    for (size_t i = 0; i < sizeof opt / sizeof opt[0]; i++)
+        if (strcmp(key, opt[i]) == 0)
+            return true;
+    return false;
+}
+
 
 static int cfg_str(const JsonVal *root, const char *key, const char *const *allowed, int n,
                    const char *where, Err *e)
@@ -117,18 +133,41 @@ int model_config_parse(ModelConfig *c, TextConfig *t, const char *json, size_t l
         }
     }
     for (size_t j = 0; j < N_CONFIG_KEYS; j++)
-        if (!json_get(root, config_keys[j])) {
+        if (!json_get(root, config_keys[j]) && !config_key_optional(config_keys[j])) {
             err_set(e, "%s: missing key '%s'", where, config_keys[j]);
             goto out;
         }
     ModelConfig n = *c;
     TextConfig nt = {0};
-    static const char *const cells[] = {"gru", "lstm"}, *const attns[] = {"bahdanau"},
-                             *const dirs[] = {"en-fr", "fr-en"}, *const langs[] = {"en", "fr"};
+    static const char *const cells[] = {"gru", "lstm"}, *const dirs[] = {"en-fr", "fr-en"},
+                             *const langs[] = {"en", "fr"};
     int cell = cfg_str(root, "cell", cells, 2, where, e);
-    if (cell < 0 || cfg_str(root, "attention", attns, 1, where, e) < 0)
+    int att = cell < 0 ? -1 : cfg_str(root, "attention", attn_names, ATT_KINDS, where, e);
+    if (att < 0)
         goto out;
     n.cell = cell == 0 ? CELL_GRU : CELL_LSTM;
+    n.attention = (AttnKind)att;
+    n.heads = 1;
+    n.local = LOCAL_NONE;
+    n.window = 0;
+    n.input_feed = false;
+    n.bridge = BRIDGE_LINEAR;
+    if (json_get(root, "local")) {
+        int lk = cfg_str(root, "local", local_names, LOCAL_KINDS, where, e);
+        if (lk < 0)
+            goto out;
+        n.local = (LocalKind)lk;
+    }
+    if (json_get(root, "bridge")) {
+        int bk = cfg_str(root, "bridge", bridge_names, BRIDGE_KINDS, where, e);
+        if (bk < 0)
+            goto out;
+        n.bridge = (BridgeKind)bk;
+    }
+    if ((json_get(root, "heads") && cfg_int(root, "heads", 1, 8192, &n.heads, where, e)) ||
+        (json_get(root, "window") && cfg_int(root, "window", 0, 8192, &n.window, where, e)) ||
+        (json_get(root, "input_feed") && cfg_bool(root, "input_feed", &n.input_feed, where, e)))
+        goto out;
     if (cfg_int(root, "layers", 1, MODEL_MAX_LAYERS, &n.layers, where, e) ||
         cfg_int(root, "emb", 1, 8192, &n.emb, where, e) ||
         cfg_int(root, "hidden", 1, 8192, &n.hidden, where, e) ||
@@ -152,6 +191,19 @@ int model_config_parse(ModelConfig *c, TextConfig *t, const char *json, size_t l
     if ((Lang)sl != direction_src_lang(nt.dir) || (Lang)tl != direction_tgt_lang(nt.dir)) {
         err_set(e, "%s: 'src_lang' and 'tgt_lang' (%s, %s) disagree with 'direction' %s", where,
                 langs[sl], langs[tl], direction_name(nt.dir));
+        goto out;
+    }
+    const char *bad = NULL;
+    if (n.attention != ATT_MULTIHEAD && n.heads != 1)
+        bad = "'heads' must be 1 unless 'attention' is \"multihead\"";
+    else if (n.attn % n.heads != 0)
+        bad = "'heads' must divide 'attn'";
+    else if (!model_luong(&n) && (n.local != LOCAL_NONE || n.input_feed))
+        bad = "'local' and 'input_feed' need a Luong-path 'attention'";
+    else if ((n.local == LOCAL_NONE) != (n.window == 0))
+        bad = "'window' must be 0 without 'local' and at least 1 with it";
+    if (bad) {
+        err_set(e, "%s: %s", where, bad);
         goto out;
     }
     if (n.tie_embeddings && n.deep_out != n.emb) {

@@ -64,26 +64,47 @@ static void walk(Walker *w, Weights *out, const ModelConfig *c)
     for (int l = 0; l < c->layers; l++)
         for (int d = 0; d < dirs; d++)
             add_rnn(w, &ws->enc[l][d], "encoder", l, d ? "_reverse" : "", G, H, l ? K : E);
-    for (int l = 0; l < c->layers; l++) {
+    bool linear_maps = c->bridge != BRIDGE_ZERO;
+    for (int l = 0; l < c->layers && linear_maps; l++) {
         snprintf(name, sizeof name, "bridge.%d.weight", l);
         ws->bridge_w[l] = add(w, name, D, K);
         snprintf(name, sizeof name, "bridge.%d.bias", l);
         ws->bridge_b[l] = add(w, name, D, 0);
     }
     if (c->cell == CELL_LSTM)
-        for (int l = 0; l < c->layers; l++) {
+        for (int l = 0; l < c->layers && linear_maps; l++) {
             snprintf(name, sizeof name, "bridge_c.%d.weight", l);
             ws->bridge_cw[l] = add(w, name, D, K);
             snprintf(name, sizeof name, "bridge_c.%d.bias", l);
             ws->bridge_cb[l] = add(w, name, D, 0);
         }
-    ws->att_q = add(w, "attention.query.weight", A, D);
-    ws->att_k = add(w, "attention.key.weight", A, K);
-    ws->att_kb = add(w, "attention.key.bias", A, 0);
-    ws->att_v = add(w, "attention.v.weight", 1, A);
+    if (c->bridge == BRIDGE_ATTN_POOL) {
+        ws->pool_w = add(w, "bridge_pool.proj.weight", A, K);
+        ws->pool_b = add(w, "bridge_pool.proj.bias", A, 0);
+        ws->pool_ctx = add(w, "bridge_pool.context.weight", 1, A);
+    }
+    AttnKind at = c->attention;
+    bool additive = at == ATT_BAHDANAU || at == ATT_LUONG_CONCAT;
+    if (additive || at == ATT_SCALED_DOT || at == ATT_MULTIHEAD)
+        ws->att_q = add(w, "attention.query.weight", A, D);
+    int Ak = model_key_size(c);
+    if (Ak)
+        ws->att_k = add(w, "attention.key.weight", Ak, K);
+    if (at == ATT_BAHDANAU)
+        ws->att_kb = add(w, "attention.key.bias", A, 0);
+    if (additive)
+        ws->att_v = add(w, "attention.v.weight", 1, A);
+    if (at == ATT_MULTIHEAD) {
+        ws->att_val = add(w, "attention.value.weight", A, K);
+        ws->att_out = add(w, "attention.out.weight", K, A);
+    }
+    if (c->local == LOCAL_P) {
+        ws->att_pos = add(w, "attention.pos.weight", A, D);
+        ws->att_pos_v = add(w, "attention.pos_v.weight", 1, A);
+    }
     for (int l = 0; l < c->layers; l++)
-        add_rnn(w, &ws->dec[l], "decoder", l, "", G, D, l ? D : E + K);
-    ws->pre_w = add(w, "out.pre.weight", P, D + K + E);
+        add_rnn(w, &ws->dec[l], "decoder", l, "", G, D, l ? D : model_dec_in_size(c));
+    ws->pre_w = add(w, "out.pre.weight", P, model_pre_in_size(c));
     ws->pre_b = add(w, "out.pre.bias", P, 0);
     ws->proj_w = c->tie_embeddings ? ws->tgt_emb : add(w, "out.proj.weight", c->tgt_vocab, P);
     ws->proj_b = add(w, "out.proj.bias", c->tgt_vocab, 0);

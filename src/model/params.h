@@ -21,12 +21,18 @@ typedef struct Weights {
     real *bridge_b[MODEL_MAX_LAYERS];        /* (D) */
     real *bridge_cw[MODEL_MAX_LAYERS];       /* (D,K), LSTM only */
     real *bridge_cb[MODEL_MAX_LAYERS];       /* (D), LSTM only */
+    real *pool_w, *pool_b, *pool_ctx;        /* (A,K) (A) (1,A): attn-pool bridge */
+    /* attention; NULL where the variant has no such tensor (docs/model.md) */
     real *att_q;                             /* (A,D) */
-    real *att_k;                             /* (A,K) */
-    real *att_kb;                            /* (A) */
-    real *att_v;                             /* (1,A) */
+    real *att_k;                             /* (Ak,K), Ak = model_key_size */
+    real *att_kb;                            /* (A) Bahdanau */
+    real *att_v;                             /* (1,A) additive kinds */
+    real *att_val;                           /* (A,K) multihead */
+    real *att_out;                           /* (K,A) multihead */
+    real *att_pos;                           /* (A,D) local-p */
+    real *att_pos_v;                         /* (1,A) local-p */
     RnnWeights dec[MODEL_MAX_LAYERS];
-    real *pre_w;                             /* (P,D+K+E) */
+    real *pre_w;                             /* (P, model_pre_in_size) */
     real *pre_b;                             /* (P) */
     real *proj_w;                            /* (Vt,P); tgt_emb when tied */
     real *proj_b;                            /* (Vt) */

@@ -8,6 +8,9 @@
  */
 #include "model/seq2seq.h"
 
+#include "model/attend.h"
+#include "model/work.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -78,63 +81,6 @@ void model_init_random(Model *m, Rng *rng)
 
 /* ------------------------------------------------------------------ work */
 
-typedef struct EncDir {
-    real *gi;    /* (S,B,G*H) input projections of all steps */
-    real *st;    /* (S,B,H) hidden states, zero where invalid */
-    real *cst;   /* (S,B,H) LSTM cell states */
-    real *cache; /* (S,B,C*H) gate values */
-    real *dst, *dcst, *dgi; /* gradients of the same */
-} EncDir;
-
-typedef struct DecLayer {
-    real *in;    /* (T,B,D) input of layers > 0 (dropout of the layer below) */
-    real *mask;  /* (T,B,D) its dropout mask */
-    real *gi;    /* (B,G*D) scratch */
-    real *gh;    /* (B,G*D) scratch */
-    real *s;     /* (T,B,D) states */
-    real *c;     /* (T,B,D) LSTM cell states */
-    real *cache; /* (T,B,C*D) */
-    real *ds, *dc, *din; /* (T,B,D) */
-    real *s0, *c0, *ds0, *dc0; /* (B,D) initial states and their gradients */
-    real *bin, *cbin; /* (B,K) bridge inputs [hf; hb] for h and c */
-} DecLayer;
-
-struct Work {
-    ModelConfig cfg;
-    int max_b, max_s, max_t;
-    bool training;
-    real *mem;
-    /* encoder */
-    real *xs, *xs_mask;                       /* (S,B,E) */
-    real *lin[MODEL_MAX_LAYERS], *lin_mask[MODEL_MAX_LAYERS]; /* (S,B,K) layers > 0 */
-    real *out[MODEL_MAX_LAYERS];              /* (S,B,K) layer outputs */
-    real *dout[MODEL_MAX_LAYERS];             /* (S,B,K) */
-    real *dlin;                               /* (S,B,K) */
-    real *dxs;                                /* (S,B,E) */
-    EncDir enc[MODEL_MAX_LAYERS][2];
-    real *zeros;                              /* (B, max(H,D)) */
-    real *egh, *edgh;                         /* (B,G*H) scratch */
-    real *keys, *dkeys;                       /* (S,B,A) */
-    real *dbin;                               /* (B,K) */
-    /* decoder */
-    DecLayer dec[MODEL_MAX_LAYERS];
-    real *y, *y_mask, *dy;                    /* (T,B,E) */
-    real *q, *dq;                             /* (T,B,A), (B,A) */
-    real *att_cache;                          /* (T,S,B,A) */
-    real *e, *de;                             /* (T,B,S), (B,S) */
-    real *a, *da;                             /* (T,B,S), (B,S) */
-    real *ctx, *dctx;                         /* (T,B,K) */
-    real *x0, *dx0;                           /* (T,B,E+K), (B,E+K) */
-    real *dgi, *dgh;                          /* (B,G*D) */
-    real *feat, *dfeat;                       /* (T,B,D+K+E) */
-    real *pre, *dpre;                         /* (T,B,P) */
-    real *pre_drop, *pre_mask;                /* (T,B,P) */
-    real *logits;                             /* (T,B,V) */
-    real *probs;                              /* (T,B,V) softmax, then its gradient */
-    /* the batch currently held */
-    int B, S, T;
-};
-
 /* Carves buffers from one allocation; a first pass with base NULL only counts. */
 typedef struct Carver {
     real *base;
@@ -158,6 +104,12 @@ static void work_carve(Work *w, Carver *cv)
     size_t C = c->cell == CELL_GRU ? NN_GRU_CACHE : NN_LSTM_CACHE;
     bool tr = w->training, lstm = c->cell == CELL_LSTM;
     int dirs = c->bidir ? 2 : 1;
+    size_t Hh = (size_t)c->heads, Ak = (size_t)model_key_size(c), Din = (size_t)model_dec_in_size(c),
+           F = (size_t)model_pre_in_size(c);
+    AttnKind at = c->attention;
+    bool add_att = at == ATT_BAHDANAU || at == ATT_LUONG_CONCAT,
+         proj_q = add_att || at == ATT_SCALED_DOT || at == ATT_MULTIHEAD, multi = at == ATT_MULTIHEAD,
+         pool = c->bridge == BRIDGE_ATTN_POOL, local_p = c->local == LOCAL_P;
 
     w->xs = carve(cv, S * B * E);
     w->xs_mask = carve(cv, S * B * E);
@@ -188,12 +140,32 @@ static void work_carve(Work *w, Carver *cv)
         w->dlin = carve(cv, S * B * K);
         w->dxs = carve(cv, S * B * E);
         w->edgh = carve(cv, B * G * H);
-        w->dkeys = carve(cv, S * B * A);
         w->dbin = carve(cv, B * K);
+        if (Ak)
+            w->dkeys = carve(cv, S * B * Ak);
+        if (multi)
+            w->dvals = carve(cv, S * B * A);
+        if (pool) {
+            w->dpool_u = carve(cv, S * B * A);
+            w->dpool_q = carve(cv, B * A);
+            w->dpool_e = carve(cv, B * S);
+            w->dpool_a = carve(cv, B * S);
+            w->dpool_m = carve(cv, B * K);
+        }
     }
-    w->zeros = carve(cv, B * (H > D ? H : D));
+    w->zeros = carve(cv, B * (H > D ? (H > P ? H : P) : (D > P ? D : P)));
     w->egh = carve(cv, B * G * H);
-    w->keys = carve(cv, S * B * A);
+    if (Ak)
+        w->keys = carve(cv, S * B * Ak);
+    if (multi)
+        w->vals = carve(cv, S * B * A);
+    if (pool) {
+        w->pool_u = carve(cv, S * B * A);
+        w->pool_q = carve(cv, B * A);
+        w->pool_e = carve(cv, B * S);
+        w->pool_a = carve(cv, B * S);
+        w->pool_m = carve(cv, B * K);
+    }
 
     for (int l = 0; l < c->layers; l++) {
         DecLayer *dl = &w->dec[l];
@@ -225,13 +197,26 @@ static void work_carve(Work *w, Carver *cv)
     }
     w->y = carve(cv, T * B * E);
     w->y_mask = carve(cv, T * B * E);
-    w->q = carve(cv, T * B * A);
-    w->att_cache = carve(cv, T * S * B * A);
-    w->e = carve(cv, T * B * S);
-    w->a = carve(cv, T * B * S);
+    if (proj_q)
+        w->q = carve(cv, T * B * A);
+    if (add_att)
+        w->att_cache = carve(cv, T * S * B * A);
+    w->e = carve(cv, T * Hh * B * S);
+    w->a = carve(cv, T * Hh * B * S);
+    if (local_p) {
+        w->asoft = carve(cv, T * Hh * B * S);
+        w->pos_h = carve(cv, T * B * A);
+        w->pos_x = carve(cv, T * B);
+        w->pos_sig = carve(cv, T * B);
+        w->pos_p = carve(cv, T * B);
+    }
+    if (multi) {
+        w->ashow = carve(cv, T * B * S);
+        w->heads_o = carve(cv, T * B * A);
+    }
     w->ctx = carve(cv, T * B * K);
-    w->x0 = carve(cv, T * B * (E + K));
-    w->feat = carve(cv, T * B * (D + K + E));
+    w->x0 = carve(cv, T * B * Din);
+    w->feat = carve(cv, T * B * F);
     w->pre = carve(cv, T * B * P);
     w->pre_drop = carve(cv, T * B * P);
     w->pre_mask = carve(cv, T * B * P);
@@ -240,13 +225,21 @@ static void work_carve(Work *w, Carver *cv)
     if (tr) {
         w->dy = carve(cv, T * B * E);
         w->dq = carve(cv, B * A);
-        w->de = carve(cv, B * S);
-        w->da = carve(cv, B * S);
+        w->de = carve(cv, Hh * B * S);
+        w->da = carve(cv, Hh * B * S);
+        if (local_p) {
+            w->dasoft = carve(cv, Hh * B * S);
+            w->dpos_h = carve(cv, B * A);
+            w->dpos_x = carve(cv, B);
+            w->dpos_p = carve(cv, B);
+        }
+        if (multi)
+            w->dheads_o = carve(cv, B * A);
         w->dctx = carve(cv, T * B * K);
-        w->dx0 = carve(cv, B * (E + K));
+        w->dx0 = carve(cv, B * Din);
         w->dgi = carve(cv, B * G * D);
         w->dgh = carve(cv, B * G * D);
-        w->dfeat = carve(cv, T * B * (D + K + E));
+        w->dfeat = carve(cv, T * B * F);
         w->dpre = carve(cv, T * B * P);
     }
 }
@@ -264,6 +257,10 @@ Work *work_new(const ModelConfig *cfg, int max_b, int max_s, int max_t, bool tra
     w->mem = xcalloc(count.used, sizeof(real));
     Carver cv = {.base = w->mem};
     work_carve(w, &cv);
+    if (cfg->local != LOCAL_NONE) {
+        w->lo = xcalloc((size_t)max_t * max_b, sizeof(int));
+        w->hi = xcalloc((size_t)max_t * max_b, sizeof(int));
+    }
     return w;
 }
 
@@ -272,6 +269,8 @@ void work_free(Work *w)
     if (!w)
         return;
     free(w->mem);
+    free(w->lo);
+    free(w->hi);
     free(w);
 }
 
@@ -361,6 +360,78 @@ static void enc_dir_backward(Work *w, const RnnWeights *rw, RnnWeights *gw, EncD
     nn_linear_backward(dx, gw->w_ih, gw->b_ih, ed->dgi, x, rw->w_ih, S * B, in_size, G * H);
 }
 
+/* The decoder's initial states s0 (and c0) of every layer (docs/model.md, step 3 and
+   "bridges"); the linear maps read dl->bin / dl->cbin. */
+static void bridge_forward(Model *m, Work *w, const Batch *b)
+{
+    const ModelConfig *c = &m->cfg;
+    int B = b->B, H = c->hidden, K = model_enc_size(c), D = c->dec_hidden;
+    bool lstm = c->cell == CELL_LSTM;
+    if (c->bridge == BRIDGE_ATTN_POOL)
+        attend_pool_forward(m, w, b);
+    for (int l = 0; l < c->layers; l++) {
+        DecLayer *dl = &w->dec[l];
+        for (int k = 0; k < 2 && (k == 0 || lstm); k++) {
+            real *bin = k ? dl->cbin : dl->bin, *s0 = k ? dl->c0 : dl->s0;
+            if (c->bridge == BRIDGE_ZERO) {
+                memset(s0, 0, (size_t)B * D * sizeof(real));
+                continue;
+            }
+            if (c->bridge == BRIDGE_ATTN_POOL) {
+                memcpy(bin, w->pool_m, (size_t)B * K * sizeof(real));
+            } else {
+                /* [final forward state; backward state at position 0] of layer l */
+                for (int r = 0; r < B; r++) {
+                    const EncDir *f = &w->enc[l][0];
+                    const real *src = k ? f->cst : f->st;
+                    memcpy(bin + (size_t)r * K, src + ((size_t)(b->src_len[r] - 1) * B + r) * H,
+                           (size_t)H * sizeof(real));
+                    if (c->bidir) {
+                        const EncDir *bw = &w->enc[l][1];
+                        const real *bsrc = k ? bw->cst : bw->st;
+                        memcpy(bin + (size_t)r * K + H, bsrc + (size_t)r * H, (size_t)H * sizeof(real));
+                    }
+                }
+            }
+            nn_linear_forward(s0, bin, k ? m->w.bridge_cw[l] : m->w.bridge_w[l],
+                              k ? m->w.bridge_cb[l] : m->w.bridge_b[l], B, K, D);
+            nn_tanh_forward(s0, s0, (size_t)B * D);
+        }
+    }
+}
+
+/* Backward of one layer's linear map(s): the gradient of its input into w->dbin (k = 0:
+   s0, 1: c0), and, for the linear bridge, into the encoder states it was made of. */
+static void bridge_layer_backward(Model *m, Work *w, const Batch *b, int l, int k)
+{
+    const ModelConfig *c = &m->cfg;
+    int B = b->B, H = c->hidden, K = model_enc_size(c), D = c->dec_hidden;
+    DecLayer *dl = &w->dec[l];
+    real *s0 = k ? dl->c0 : dl->s0, *ds0 = k ? dl->dc0 : dl->ds0;
+    /* ds0 becomes the gradient before tanh, in place */
+    for (size_t i = 0; i < (size_t)B * D; i++)
+        ds0[i] *= 1 - s0[i] * s0[i];
+    real *dbin = w->dbin;
+    memset(dbin, 0, (size_t)B * K * sizeof(real));
+    nn_linear_backward(dbin, k ? m->g.bridge_cw[l] : m->g.bridge_w[l], k ? m->g.bridge_cb[l] : m->g.bridge_b[l],
+                       ds0, k ? dl->cbin : dl->bin, k ? m->w.bridge_cw[l] : m->w.bridge_w[l], B, K, D);
+    if (c->bridge == BRIDGE_ATTN_POOL) {
+        for (size_t i = 0; i < (size_t)B * K; i++)
+            w->dpool_m[i] += dbin[i];
+        return;
+    }
+    for (int r = 0; r < B; r++) {
+        real *df = (k ? w->enc[l][0].dcst : w->enc[l][0].dst) + ((size_t)(b->src_len[r] - 1) * B + r) * H;
+        for (int i = 0; i < H; i++)
+            df[i] += dbin[(size_t)r * K + i];
+        if (c->bidir) {
+            real *dbw = (k ? w->enc[l][1].dcst : w->enc[l][1].dst) + (size_t)r * H;
+            for (int i = 0; i < H; i++)
+                dbw[i] += dbin[(size_t)r * K + H + i];
+        }
+    }
+}
+
 static void encoder_forward(Model *m, Work *w, const Batch *b, Rng *rng)
 {
     const ModelConfig *c = &m->cfg;
@@ -387,43 +458,28 @@ static void encoder_forward(Model *m, Work *w, const Batch *b, Rng *rng)
             memcpy(w->out[l], w->enc[l][0].st, SB * H * sizeof(real));
         }
     }
-    nn_linear_forward(w->keys, w->out[c->layers - 1], m->w.att_k, m->w.att_kb, S * B, K, c->attn);
-
-    /* Bridge: [final forward state; backward state at position 0] per layer. */
-    for (int l = 0; l < c->layers; l++) {
-        DecLayer *dl = &w->dec[l];
-        for (int k = 0; k < 2 && (k == 0 || c->cell == CELL_LSTM); k++) {
-            real *bin = k ? dl->cbin : dl->bin;
-            for (int r = 0; r < B; r++) {
-                const EncDir *f = &w->enc[l][0];
-                const real *src = k ? f->cst : f->st;
-                memcpy(bin + (size_t)r * K, src + ((size_t)(b->src_len[r] - 1) * B + r) * H,
-                       (size_t)H * sizeof(real));
-                if (c->bidir) {
-                    const EncDir *bw = &w->enc[l][1];
-                    const real *bsrc = k ? bw->cst : bw->st;
-                    memcpy(bin + (size_t)r * K + H, bsrc + (size_t)r * H, (size_t)H * sizeof(real));
-                }
-            }
-            real *s0 = k ? dl->c0 : dl->s0;
-            nn_linear_forward(s0, bin, k ? m->w.bridge_cw[l] : m->w.bridge_w[l],
-                              k ? m->w.bridge_cb[l] : m->w.bridge_b[l], B, K, c->dec_hidden);
-            nn_tanh_forward(s0, s0, (size_t)B * c->dec_hidden);
-        }
-    }
+    attend_keys_forward(m, w, b);
+    bridge_forward(m, w, b);
 }
 
 static void encoder_backward(Model *m, Work *w, const Batch *b)
 {
     const ModelConfig *c = &m->cfg;
-    int B = b->B, S = b->S, E = c->emb, H = c->hidden, K = model_enc_size(c), D = c->dec_hidden;
+    int B = b->B, S = b->S, E = c->emb, H = c->hidden, K = model_enc_size(c);
     size_t SB = (size_t)S * B;
     int top = c->layers - 1;
     bool lstm = c->cell == CELL_LSTM;
 
-    /* keys = out_top Wk^T + bk */
-    nn_linear_backward(w->dout[top], m->g.att_k, m->g.att_kb, w->dkeys, w->out[top], m->w.att_k,
-                       S * B, K, c->attn);
+    attend_keys_backward(m, w, b);
+    if (c->bridge == BRIDGE_ATTN_POOL) {
+        /* the pooled vector is made of the top layer's outputs: its gradient goes into
+           w->dout[top] before the layers run backward */
+        memset(w->dpool_m, 0, (size_t)B * K * sizeof(real));
+        for (int l = 0; l < c->layers; l++)
+            for (int k = 0; k < 2 && (k == 0 || lstm); k++)
+                bridge_layer_backward(m, w, b, l, k);
+        attend_pool_backward(m, w, b);
+    }
 
     for (int l = top; l >= 0; l--) {
         int dirs = c->bidir ? 2 : 1;
@@ -446,31 +502,9 @@ static void encoder_backward(Model *m, Work *w, const Batch *b)
                 memset(w->enc[l][d].dst + ((size_t)t * B + n) * H, 0, (size_t)(B - n) * H * sizeof(real));
             }
         }
-        /* bridge */
-        DecLayer *dl = &w->dec[l];
-        for (int k = 0; k < 2 && (k == 0 || lstm); k++) {
-            real *s0 = k ? dl->c0 : dl->s0, *ds0 = k ? dl->dc0 : dl->ds0;
-            real *bin = k ? dl->cbin : dl->bin;
-            /* ds0 becomes the gradient before tanh, in place */
-            for (size_t i = 0; i < (size_t)B * D; i++)
-                ds0[i] *= 1 - s0[i] * s0[i];
-            real *dbin = w->dbin;
-            memset(dbin, 0, (size_t)B * K * sizeof(real));
-            nn_linear_backward(dbin, k ? m->g.bridge_cw[l] : m->g.bridge_w[l],
-                               k ? m->g.bridge_cb[l] : m->g.bridge_b[l], ds0, bin,
-                               k ? m->w.bridge_cw[l] : m->w.bridge_w[l], B, K, D);
-            for (int r = 0; r < B; r++) {
-                real *df = (k ? w->enc[l][0].dcst : w->enc[l][0].dst) +
-                           ((size_t)(b->src_len[r] - 1) * B + r) * H;
-                for (int i = 0; i < H; i++)
-                    df[i] += dbin[(size_t)r * K + i];
-                if (c->bidir) {
-                    real *dbw = (k ? w->enc[l][1].dcst : w->enc[l][1].dst) + (size_t)r * H;
-                    for (int i = 0; i < H; i++)
-                        dbw[i] += dbin[(size_t)r * K + H + i];
-                }
-            }
-        }
+        if (c->bridge == BRIDGE_LINEAR)
+            for (int k = 0; k < 2 && (k == 0 || lstm); k++)
+                bridge_layer_backward(m, w, b, l, k);
         const real *x = l > 0 ? w->lin[l] : w->xs;
         int in_size = l > 0 ? K : E;
         real *dx = l > 0 ? w->dlin : w->dxs;
@@ -490,36 +524,18 @@ static void encoder_backward(Model *m, Work *w, const Batch *b)
 
 /* ------------------------------------------------------------------ decoder */
 
-/* One decoder step t from the target embeddings y[t] (already looked up). */
-static void dec_step(Model *m, Work *w, const Batch *b, int t, Rng *rng)
+/* The decoder RNN layers at step t, layer 0 reading x0 (B, model_dec_in_size). */
+static void dec_rnn_forward(Model *m, Work *w, const Batch *b, int t, const real *x0, Rng *rng)
 {
     const ModelConfig *c = &m->cfg;
-    int B = b->B, S = b->S, E = c->emb, K = model_enc_size(c), D = c->dec_hidden, A = c->attn,
-        G = model_gates(c), top = c->layers - 1;
+    int B = b->B, D = c->dec_hidden, G = model_gates(c);
     bool lstm = c->cell == CELL_LSTM;
     int C = lstm ? NN_LSTM_CACHE : NN_GRU_CACHE;
     size_t BD = (size_t)B * D;
-
-    /* attention with the previous top state as query */
-    const real *sprev = t ? w->dec[top].s + (size_t)(t - 1) * BD : w->dec[top].s0;
-    real *q = w->q + (size_t)t * B * A;
-    nn_linear_forward(q, sprev, m->w.att_q, NULL, B, D, A);
-    real *e = w->e + (size_t)t * B * S, *a = w->a + (size_t)t * B * S;
-    nn_attn_score_forward(e, w->att_cache + (size_t)t * S * B * A, q, w->keys, m->w.att_v, S, B, A);
-    nn_masked_softmax_forward(a, e, b->src_len, B, S);
-    real *ctx = w->ctx + (size_t)t * B * K;
-    nn_attn_context_forward(ctx, a, w->out[top], S, B, K);
-
-    /* RNN layers */
-    real *y = w->y + (size_t)t * B * E;
-    real *x0 = w->x0 + (size_t)t * B * (E + K);
-    const real *parts[2] = {y, ctx};
-    int widths[2] = {E, K};
-    nn_concat_forward(x0, parts, widths, 2, B);
     for (int l = 0; l < c->layers; l++) {
         DecLayer *dl = &w->dec[l];
         const real *x = x0;
-        int in_size = E + K;
+        int in_size = model_dec_in_size(c);
         if (l > 0) {
             real *in = dl->in + (size_t)t * BD;
             dropout_fwd(in, dl->mask + (size_t)t * BD, w->dec[l - 1].s + (size_t)t * BD, BD, c->dropout, rng);
@@ -539,20 +555,63 @@ static void dec_step(Model *m, Work *w, const Batch *b, int t, Rng *rng)
     }
 }
 
-/* Deep output and logits for steps [t0, t0+nt). */
+/* One decoder step t from the target embeddings y[t] (already looked up). Bahdanau's
+   path: attention with s_{t-1}, then the RNN on [y; c_t]. Luong's path: the RNN on y
+   (or [y; h~_{t-1}]), attention with s_t, then h~_t = tanh(out.pre · [c_t; s_t]) into
+   w->pre. */
+static void dec_step(Model *m, Work *w, const Batch *b, int t, Rng *rng)
+{
+    const ModelConfig *c = &m->cfg;
+    int B = b->B, E = c->emb, K = model_enc_size(c), D = c->dec_hidden, P = c->deep_out,
+        Din = model_dec_in_size(c), F = model_pre_in_size(c), top = c->layers - 1;
+    size_t BD = (size_t)B * D;
+    real *y = w->y + (size_t)t * B * E;
+    real *x0 = w->x0 + (size_t)t * B * Din;
+    real *ctx = w->ctx + (size_t)t * B * K;
+
+    if (!model_luong(c)) {
+        attend_step_forward(m, w, b, t, t ? w->dec[top].s + (size_t)(t - 1) * BD : w->dec[top].s0);
+        const real *parts[2] = {y, ctx};
+        int widths[2] = {E, K};
+        nn_concat_forward(x0, parts, widths, 2, B);
+        dec_rnn_forward(m, w, b, t, x0, rng);
+        return;
+    }
+    if (c->input_feed) {
+        const real *parts[2] = {y, t ? w->pre + (size_t)(t - 1) * B * P : w->zeros};
+        int widths[2] = {E, P};
+        nn_concat_forward(x0, parts, widths, 2, B);
+    } else {
+        memcpy(x0, y, (size_t)B * E * sizeof(real));
+    }
+    dec_rnn_forward(m, w, b, t, x0, rng);
+    const real *st = w->dec[top].s + (size_t)t * BD;
+    attend_step_forward(m, w, b, t, st);
+    real *feat = w->feat + (size_t)t * B * F, *pre = w->pre + (size_t)t * B * P;
+    const real *parts[2] = {ctx, st};
+    int widths[2] = {K, D};
+    nn_concat_forward(feat, parts, widths, 2, B);
+    nn_linear_forward(pre, feat, m->w.pre_w, m->w.pre_b, B, F, P);
+    nn_tanh_forward(pre, pre, (size_t)B * P);
+}
+
+/* Logits for steps [t0, t0+nt): on Bahdanau's path the deep output from [s_t; c_t; y]
+   first (Luong's path computed h~_t in dec_step). */
 static void output_forward(Model *m, Work *w, const Batch *b, int t0, int nt, Rng *rng)
 {
     const ModelConfig *c = &m->cfg;
     int B = b->B, E = c->emb, K = model_enc_size(c), D = c->dec_hidden, P = c->deep_out,
-        top = c->layers - 1, F = D + K + E;
+        top = c->layers - 1, F = model_pre_in_size(c);
     int N = nt * B;
     size_t off = (size_t)t0 * B;
-    const real *parts[3] = {w->dec[top].s + off * D, w->ctx + off * K, w->y + off * E};
-    int widths[3] = {D, K, E};
-    nn_concat_forward(w->feat + off * F, parts, widths, 3, N);
     real *pre = w->pre + off * P;
-    nn_linear_forward(pre, w->feat + off * F, m->w.pre_w, m->w.pre_b, N, F, P);
-    nn_tanh_forward(pre, pre, (size_t)N * P);
+    if (!model_luong(c)) {
+        const real *parts[3] = {w->dec[top].s + off * D, w->ctx + off * K, w->y + off * E};
+        int widths[3] = {D, K, E};
+        nn_concat_forward(w->feat + off * F, parts, widths, 3, N);
+        nn_linear_forward(pre, w->feat + off * F, m->w.pre_w, m->w.pre_b, N, F, P);
+        nn_tanh_forward(pre, pre, (size_t)N * P);
+    }
     dropout_fwd(w->pre_drop + off * P, w->pre_mask + off * P, pre, (size_t)N * P, c->dropout, rng);
     nn_linear_forward(w->logits + off * c->tgt_vocab, w->pre_drop + off * P, m->w.proj_w, m->w.proj_b, N, P,
                       c->tgt_vocab);
@@ -590,28 +649,52 @@ double work_nll(const Work *w, const Batch *b)
     return nll;
 }
 
+/* Backward of the decoder RNN layers at step t (top state gradients complete) into
+   w->dx0, the gradient of the layer-0 input (zeroed here). */
+static void dec_rnn_backward(Model *m, Work *w, const Batch *b, int t)
+{
+    const ModelConfig *c = &m->cfg;
+    int B = b->B, D = c->dec_hidden, G = model_gates(c), Din = model_dec_in_size(c), top = c->layers - 1;
+    bool lstm = c->cell == CELL_LSTM;
+    int C = lstm ? NN_LSTM_CACHE : NN_GRU_CACHE;
+    size_t BD = (size_t)B * D;
+    memset(w->dx0, 0, (size_t)B * Din * sizeof(real));
+    for (int l = top; l >= 0; l--) {
+        DecLayer *dl = &w->dec[l];
+        const real *h = t ? dl->s + (size_t)(t - 1) * BD : dl->s0;
+        real *dh = t ? dl->ds + (size_t)(t - 1) * BD : dl->ds0;
+        const real *cache = dl->cache + (size_t)t * B * C * D;
+        memset(w->dgi, 0, (size_t)B * G * D * sizeof(real));
+        if (lstm) {
+            const real *cp = t ? dl->c + (size_t)(t - 1) * BD : dl->c0;
+            real *dcp = t ? dl->dc + (size_t)(t - 1) * BD : dl->dc0;
+            nn_lstm_cell_backward(w->dgi, dcp, dl->ds + (size_t)t * BD, dl->dc + (size_t)t * BD, cache, cp, B, D);
+            nn_linear_backward(dh, m->g.dec[l].w_hh, m->g.dec[l].b_hh, w->dgi, h, m->w.dec[l].w_hh, B, D, G * D);
+        } else {
+            memset(w->dgh, 0, (size_t)B * G * D * sizeof(real));
+            nn_gru_cell_backward(w->dgi, w->dgh, dh, dl->ds + (size_t)t * BD, cache, h, B, D);
+            nn_linear_backward(dh, m->g.dec[l].w_hh, m->g.dec[l].b_hh, w->dgh, h, m->w.dec[l].w_hh, B, D, G * D);
+        }
+        if (l > 0) {
+            memset(dl->din, 0, BD * sizeof(real));
+            nn_linear_backward(dl->din, m->g.dec[l].w_ih, m->g.dec[l].b_ih, w->dgi, dl->in + (size_t)t * BD,
+                               m->w.dec[l].w_ih, B, D, G * D);
+            nn_dropout_backward(w->dec[l - 1].ds + (size_t)t * BD, dl->din, dl->mask + (size_t)t * BD, BD);
+        } else {
+            nn_linear_backward(w->dx0, m->g.dec[0].w_ih, m->g.dec[0].b_ih, w->dgi, w->x0 + (size_t)t * B * Din,
+                               m->w.dec[0].w_ih, B, Din, G * D);
+        }
+    }
+}
+
 void model_backward(Model *m, Work *w, const Batch *b, real scale)
 {
     const ModelConfig *c = &m->cfg;
     CHECK(w->training && b->B == w->B && b->S == w->S && b->T == w->T);
     int B = b->B, S = b->S, T = b->T, E = c->emb, K = model_enc_size(c), D = c->dec_hidden,
-        A = c->attn, P = c->deep_out, V = c->tgt_vocab, G = model_gates(c), top = c->layers - 1,
-        F = D + K + E, N = T * B;
-    bool lstm = c->cell == CELL_LSTM;
-    int C = lstm ? NN_LSTM_CACHE : NN_GRU_CACHE;
+        P = c->deep_out, V = c->tgt_vocab, top = c->layers - 1, F = model_pre_in_size(c), N = T * B;
+    bool lstm = c->cell == CELL_LSTM, luong = model_luong(c);
     size_t BD = (size_t)B * D;
-
-    /* output layer over all steps at once */
-    nn_xent_backward_inplace(w->probs, b->tgt_out, N, V, c->label_smoothing, 0, scale);
-    memset(w->dpre, 0, (size_t)N * P * sizeof(real));
-    nn_linear_backward(w->dpre, m->g.proj_w, m->g.proj_b, w->probs, w->pre_drop, m->w.proj_w, N, P, V);
-    for (size_t i = 0; i < (size_t)N * P; i++)
-        w->dpre[i] *= w->pre_mask[i];
-    memset(w->dfeat, 0, (size_t)N * F * sizeof(real));
-    /* dpre: gradient w.r.t. tanh output → pre-activation, in place */
-    for (size_t i = 0; i < (size_t)N * P; i++)
-        w->dpre[i] *= 1 - w->pre[i] * w->pre[i];
-    nn_linear_backward(w->dfeat, m->g.pre_w, m->g.pre_b, w->dpre, w->feat, m->w.pre_w, N, F, P);
 
     for (int l = 0; l < c->layers; l++) {
         memset(w->dec[l].ds, 0, (size_t)T * BD * sizeof(real));
@@ -623,60 +706,58 @@ void model_backward(Model *m, Work *w, const Batch *b, real scale)
     }
     memset(w->dctx, 0, (size_t)N * K * sizeof(real));
     memset(w->dy, 0, (size_t)N * E * sizeof(real));
-    {
+    memset(w->dout[top], 0, (size_t)S * B * K * sizeof(real));
+    attend_keys_zero_grad(m, w, b);
+
+    /* output projection over all steps at once; dpre is the gradient of the deep
+       output / attentional state (after its dropout) */
+    nn_xent_backward_inplace(w->probs, b->tgt_out, N, V, c->label_smoothing, 0, scale);
+    memset(w->dpre, 0, (size_t)N * P * sizeof(real));
+    nn_linear_backward(w->dpre, m->g.proj_w, m->g.proj_b, w->probs, w->pre_drop, m->w.proj_w, N, P, V);
+    for (size_t i = 0; i < (size_t)N * P; i++)
+        w->dpre[i] *= w->pre_mask[i];
+    if (!luong) {
+        /* the deep output over all steps at once: tanh, then out.pre */
+        for (size_t i = 0; i < (size_t)N * P; i++)
+            w->dpre[i] *= 1 - w->pre[i] * w->pre[i];
+        memset(w->dfeat, 0, (size_t)N * F * sizeof(real));
+        nn_linear_backward(w->dfeat, m->g.pre_w, m->g.pre_b, w->dpre, w->feat, m->w.pre_w, N, F, P);
         real *parts[3] = {w->dec[top].ds, w->dctx, w->dy};
         int widths[3] = {D, K, E};
         nn_concat_backward(parts, w->dfeat, widths, 3, N);
     }
-    memset(w->dout[top], 0, (size_t)S * B * K * sizeof(real));
-    memset(w->dkeys, 0, (size_t)S * B * A * sizeof(real));
 
     for (int t = T - 1; t >= 0; t--) {
-        /* RNN layers, top down */
-        memset(w->dx0, 0, (size_t)B * (E + K) * sizeof(real));
-        for (int l = top; l >= 0; l--) {
-            DecLayer *dl = &w->dec[l];
-            const real *h = t ? dl->s + (size_t)(t - 1) * BD : dl->s0;
-            real *dh = t ? dl->ds + (size_t)(t - 1) * BD : dl->ds0;
-            const real *cache = dl->cache + (size_t)t * B * C * D;
-            memset(w->dgi, 0, (size_t)B * G * D * sizeof(real));
-            if (lstm) {
-                const real *cp = t ? dl->c + (size_t)(t - 1) * BD : dl->c0;
-                real *dcp = t ? dl->dc + (size_t)(t - 1) * BD : dl->dc0;
-                nn_lstm_cell_backward(w->dgi, dcp, dl->ds + (size_t)t * BD, dl->dc + (size_t)t * BD, cache, cp, B, D);
-                nn_linear_backward(dh, m->g.dec[l].w_hh, m->g.dec[l].b_hh, w->dgi, h, m->w.dec[l].w_hh, B, D, G * D);
-            } else {
-                memset(w->dgh, 0, (size_t)B * G * D * sizeof(real));
-                nn_gru_cell_backward(w->dgi, w->dgh, dh, dl->ds + (size_t)t * BD, cache, h, B, D);
-                nn_linear_backward(dh, m->g.dec[l].w_hh, m->g.dec[l].b_hh, w->dgh, h, m->w.dec[l].w_hh, B, D, G * D);
-            }
-            if (l > 0) {
-                memset(dl->din, 0, BD * sizeof(real));
-                nn_linear_backward(dl->din, m->g.dec[l].w_ih, m->g.dec[l].b_ih, w->dgi, dl->in + (size_t)t * BD,
-                                   m->w.dec[l].w_ih, B, D, G * D);
-                nn_dropout_backward(w->dec[l - 1].ds + (size_t)t * BD, dl->din, dl->mask + (size_t)t * BD, BD);
-            } else {
-                nn_linear_backward(w->dx0, m->g.dec[0].w_ih, m->g.dec[0].b_ih, w->dgi,
-                                   w->x0 + (size_t)t * B * (E + K), m->w.dec[0].w_ih, B, E + K, G * D);
-            }
+        real *ds_t = w->dec[top].ds + (size_t)t * BD, *dctx = w->dctx + (size_t)t * B * K;
+        if (luong) {
+            /* h~_t = tanh(out.pre · [c_t; s_t]); dpre_t already holds what step t+1's
+               input feeding sent back */
+            real *dpre = w->dpre + (size_t)t * B * P, *dfeat = w->dfeat + (size_t)t * B * F;
+            const real *pre = w->pre + (size_t)t * B * P;
+            for (size_t i = 0; i < (size_t)B * P; i++)
+                dpre[i] *= 1 - pre[i] * pre[i];
+            memset(dfeat, 0, (size_t)B * F * sizeof(real));
+            nn_linear_backward(dfeat, m->g.pre_w, m->g.pre_b, dpre, w->feat + (size_t)t * B * F, m->w.pre_w,
+                               B, F, P);
+            real *parts[2] = {dctx, ds_t};
+            int widths[2] = {K, D};
+            nn_concat_backward(parts, dfeat, widths, 2, B);
+            attend_step_backward(m, w, b, t, w->dec[top].s + (size_t)t * BD, ds_t);
         }
-        real *dctx = w->dctx + (size_t)t * B * K;
-        {
-            real *parts[2] = {w->dy + (size_t)t * B * E, dctx};
+        dec_rnn_backward(m, w, b, t);
+        real *dy = w->dy + (size_t)t * B * E;
+        if (luong) {
+            real *dfeed = c->input_feed && t ? w->dpre + (size_t)(t - 1) * B * P : NULL;
+            real *parts[2] = {dy, dfeed};
+            int widths[2] = {E, P};
+            nn_concat_backward(parts, w->dx0, widths, c->input_feed ? 2 : 1, B);
+        } else {
+            real *parts[2] = {dy, dctx};
             int widths[2] = {E, K};
             nn_concat_backward(parts, w->dx0, widths, 2, B);
+            attend_step_backward(m, w, b, t, t ? w->dec[top].s + (size_t)(t - 1) * BD : w->dec[top].s0,
+                                 t ? w->dec[top].ds + (size_t)(t - 1) * BD : w->dec[top].ds0);
         }
-        /* attention */
-        memset(w->da, 0, (size_t)B * S * sizeof(real));
-        nn_attn_context_backward(w->da, w->dout[top], dctx, w->a + (size_t)t * B * S, w->out[top], S, B, K);
-        memset(w->de, 0, (size_t)B * S * sizeof(real));
-        nn_masked_softmax_backward(w->de, w->da, w->a + (size_t)t * B * S, b->src_len, B, S);
-        memset(w->dq, 0, (size_t)B * A * sizeof(real));
-        nn_attn_score_backward(w->dq, w->dkeys, m->g.att_v, w->de, w->att_cache + (size_t)t * S * B * A,
-                               m->w.att_v, S, B, A);
-        const real *sprev = t ? w->dec[top].s + (size_t)(t - 1) * BD : w->dec[top].s0;
-        real *dsprev = t ? w->dec[top].ds + (size_t)(t - 1) * BD : w->dec[top].ds0;
-        nn_linear_backward(dsprev, m->g.att_q, NULL, w->dq, sprev, m->w.att_q, B, D, A);
     }
     /* target embeddings */
     for (size_t i = 0; i < (size_t)N * E; i++)
@@ -714,5 +795,5 @@ const real *work_step_logits(const Work *w)
 
 const real *work_step_attention(const Work *w)
 {
-    return w->a + (size_t)(w->T - 1) * w->B * w->S;
+    return attend_weights(w, w->T - 1);
 }

@@ -25,7 +25,7 @@ static void expect_fail(RunResult *r, int status, const char *err)
 
 #define CONFIG_EN_FR                                                              \
     "config:\n  cell: gru\n  layers: 1\n  bidir: true\n  emb: 16\n  hidden: 10\n"    \
-    "  dec_hidden: 12\n  attn: 9\n  attention: bahdanau\n  deep_out: 16\n"          \
+    "  dec_hidden: 12\n  attn: 9\n  attention: bahdanau\n  heads: 1\n  local: none\n  window: 0\n  input_feed: false\n  bridge: linear\n  deep_out: 16\n"          \
     "  dropout: 0.1\n  label_smoothing: 0.1\n  tie_embeddings: false\n"             \
     "  direction: en-fr\n  src_lang: en\n  tgt_lang: fr\n  keep_case: false\n"
 
@@ -99,7 +99,7 @@ Test(cli_info, fr_en_keep_case_without_history)
     char *want = strf("file: %s\nsize: %lld bytes\ndirection: fr-en (fr to en)\nkeep_case: true\n"
                       "vocabulary: source 13, target 16\nparameters: %zu (%d tensors)\n"
                       "config:\n  cell: lstm\n  layers: 2\n  bidir: false\n  emb: 16\n  hidden: 10\n"
-                      "  dec_hidden: 12\n  attn: 9\n  attention: bahdanau\n  deep_out: 16\n"
+                      "  dec_hidden: 12\n  attn: 9\n  attention: bahdanau\n  heads: 1\n  local: none\n  window: 0\n  input_feed: false\n  bridge: linear\n  deep_out: 16\n"
                       "  dropout: 0.1\n  label_smoothing: 0.1\n  tie_embeddings: false\n"
                       "  direction: fr-en\n  src_lang: fr\n  tgt_lang: en\n  keep_case: true\n"
                       "history: {}\n",

@@ -2,7 +2,8 @@
    finite differences for every entry of every parameter tensor (double precision,
    tolerance of gradcheck.h). GRU and LSTM, 1 and 2 layers, bidirectional, padding on
    both sides of the batch, with and without dropout (the dropout masks are redrawn
-   from the same seed on every evaluation, so the loss is a fixed function). */
+   from the same seed on every evaluation, so the loss is a fixed function), and every
+   attention variant, local window, input feeding and bridge. */
 #include <criterion/criterion.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,14 +50,30 @@ static void tiny_batch(Batch *b)
     *b = (Batch){.B = 3, .S = 4, .T = 3, .src = src, .src_len = len, .tgt_in = tin, .tgt_out = tout, .ntok = 6};
 }
 
-static void run_check(Cell cell, int layers, bool bidir, bool dropout, bool tie)
+static ModelConfig tiny_config(Cell cell, int layers, bool bidir, bool tie)
+{
+    ModelConfig cfg = model_config_default();
+    cfg.cell = cell;
+    cfg.layers = layers;
+    cfg.bidir = bidir;
+    cfg.emb = 3;
+    cfg.hidden = 4;
+    cfg.dec_hidden = 5;
+    cfg.attn = 3;
+    cfg.deep_out = tie ? 3 : 4;
+    cfg.dropout = 0;
+    cfg.label_smoothing = 0.1f;
+    cfg.tie_embeddings = tie;
+    cfg.src_vocab = 7;
+    cfg.tgt_vocab = 6;
+    return cfg;
+}
+
+static void check_config(ModelConfig cfg, bool dropout)
 {
     Ctx c = {0};
-    ModelConfig cfg = {
-        .cell = cell, .layers = layers, .bidir = bidir, .emb = 3, .hidden = 4, .dec_hidden = 5,
-        .attn = 3, .deep_out = tie ? 3 : 4, .dropout = dropout ? 0.3f : 0, .label_smoothing = 0.1f,
-        .tie_embeddings = tie, .src_vocab = 7, .tgt_vocab = 6,
-    };
+    if (dropout)
+        cfg.dropout = 0.3f;
     model_init(&c.m, &cfg, true);
     Rng rng;
     rng_seed(&rng, 7);
@@ -83,6 +100,11 @@ static void run_check(Cell cell, int layers, bool bidir, bool dropout, bool tie)
     model_free(&c.m);
 }
 
+static void run_check(Cell cell, int layers, bool bidir, bool dropout, bool tie)
+{
+    check_config(tiny_config(cell, layers, bidir, tie), dropout);
+}
+
 Test(gradcheck_model, gru_1layer_bidir) { run_check(CELL_GRU, 1, true, false, false); }
 Test(gradcheck_model, gru_2layer_bidir) { run_check(CELL_GRU, 2, true, false, false); }
 Test(gradcheck_model, lstm_1layer_bidir) { run_check(CELL_LSTM, 1, true, false, false); }
@@ -91,3 +113,61 @@ Test(gradcheck_model, gru_2layer_unidir) { run_check(CELL_GRU, 2, false, false, 
 Test(gradcheck_model, gru_2layer_dropout) { run_check(CELL_GRU, 2, true, true, false); }
 Test(gradcheck_model, lstm_2layer_dropout) { run_check(CELL_LSTM, 2, true, true, false); }
 Test(gradcheck_model, gru_tied_embeddings) { run_check(CELL_GRU, 1, true, false, true); }
+
+/* The attention variants and bridges of docs/model.md. Windows of half-width 1 over
+   sources of 4, 2 and 1 tokens cut real positions off; local-p's Gaussian makes the
+   loss depend on the predicted position, whose gradient is checked through it. */
+static ModelConfig variant(Cell cell, AttnKind att, LocalKind local, bool feed)
+{
+    ModelConfig cfg = tiny_config(cell, 1, true, false);
+    cfg.attention = att;
+    cfg.local = local;
+    cfg.window = local == LOCAL_NONE ? 0 : 1;
+    cfg.input_feed = feed;
+    if (att == ATT_MULTIHEAD) {
+        cfg.attn = 4;
+        cfg.heads = 2;
+    }
+    return cfg;
+}
+
+Test(gradcheck_model, luong_dot_projected_keys) { check_config(variant(CELL_GRU, ATT_LUONG_DOT, LOCAL_NONE, false), false); }
+Test(gradcheck_model, luong_dot_plain)
+{
+    ModelConfig cfg = variant(CELL_LSTM, ATT_LUONG_DOT, LOCAL_NONE, false);
+    cfg.bidir = false;
+    cfg.hidden = cfg.dec_hidden; /* K == D: no attention tensors at all */
+    check_config(cfg, false);
+}
+Test(gradcheck_model, luong_general) { check_config(variant(CELL_GRU, ATT_LUONG_GENERAL, LOCAL_NONE, false), false); }
+Test(gradcheck_model, luong_concat_lstm) { check_config(variant(CELL_LSTM, ATT_LUONG_CONCAT, LOCAL_NONE, false), false); }
+Test(gradcheck_model, scaled_dot) { check_config(variant(CELL_GRU, ATT_SCALED_DOT, LOCAL_NONE, false), false); }
+Test(gradcheck_model, multihead) { check_config(variant(CELL_GRU, ATT_MULTIHEAD, LOCAL_NONE, false), false); }
+Test(gradcheck_model, local_m) { check_config(variant(CELL_GRU, ATT_LUONG_GENERAL, LOCAL_M, false), false); }
+Test(gradcheck_model, local_p) { check_config(variant(CELL_LSTM, ATT_LUONG_GENERAL, LOCAL_P, false), false); }
+Test(gradcheck_model, local_p_multihead) { check_config(variant(CELL_GRU, ATT_MULTIHEAD, LOCAL_P, false), false); }
+Test(gradcheck_model, input_feed) { check_config(variant(CELL_GRU, ATT_LUONG_GENERAL, LOCAL_NONE, true), false); }
+Test(gradcheck_model, input_feed_local_p_2layer_dropout)
+{
+    ModelConfig cfg = variant(CELL_LSTM, ATT_LUONG_CONCAT, LOCAL_P, true);
+    cfg.layers = 2;
+    check_config(cfg, true);
+}
+Test(gradcheck_model, bridge_zero)
+{
+    ModelConfig cfg = tiny_config(CELL_LSTM, 2, true, false);
+    cfg.bridge = BRIDGE_ZERO;
+    check_config(cfg, false);
+}
+Test(gradcheck_model, bridge_attn_pool_gru)
+{
+    ModelConfig cfg = tiny_config(CELL_GRU, 2, true, false);
+    cfg.bridge = BRIDGE_ATTN_POOL;
+    check_config(cfg, false);
+}
+Test(gradcheck_model, bridge_attn_pool_lstm_luong)
+{
+    ModelConfig cfg = variant(CELL_LSTM, ATT_SCALED_DOT, LOCAL_M, true);
+    cfg.bridge = BRIDGE_ATTN_POOL;
+    check_config(cfg, false);
+}

@@ -97,10 +97,57 @@ Test(model_file, config_json_has_the_documented_keys_in_order)
     model_config_json(&c, &t, &b);
     cr_expect_str_eq(b.data,
                      "{\"cell\": \"lstm\", \"layers\": 2, \"bidir\": true, \"emb\": 6, \"hidden\": 5, "
-                     "\"dec_hidden\": 7, \"attn\": 4, \"attention\": \"bahdanau\", \"deep_out\": 3, "
-                     "\"dropout\": 0.1, \"label_smoothing\": 0.1, \"tie_embeddings\": false, "
+                     "\"dec_hidden\": 7, \"attn\": 4, \"attention\": \"bahdanau\", \"heads\": 1, "
+                     "\"local\": \"none\", \"window\": 0, \"input_feed\": false, \"bridge\": \"linear\", "
+                     "\"deep_out\": 3, \"dropout\": 0.1, \"label_smoothing\": 0.1, \"tie_embeddings\": false, "
                      "\"direction\": \"en-fr\", \"src_lang\": \"en\", \"tgt_lang\": \"fr\", "
                      "\"keep_case\": false}");
+    ModelConfig back = model_config_default();
+    TextConfig tb;
+    cr_assert_eq(model_config_parse(&back, &tb, b.data, b.len, "cfg", NULL), 0);
+    back.src_vocab = 7;
+    back.tgt_vocab = 8;
+    cr_expect_eq(memcmp(&back, &c, sizeof c), 0);
+    buf_free(&b);
+}
+
+Test(model_file, a_config_without_the_variant_keys_reads_as_bahdanau_with_a_linear_bridge)
+{
+    const char *json = "{\"cell\": \"gru\", \"layers\": 1, \"bidir\": true, \"emb\": 6, \"hidden\": 5, "
+                       "\"dec_hidden\": 7, \"attn\": 4, \"attention\": \"bahdanau\", \"deep_out\": 3, "
+                       "\"dropout\": 0.1, \"label_smoothing\": 0.1, \"tie_embeddings\": false, "
+                       "\"direction\": \"en-fr\", \"src_lang\": \"en\", \"tgt_lang\": \"fr\", \"keep_case\": false}";
+    ModelConfig c = model_config_default();
+    c.attention = ATT_MULTIHEAD;
+    c.heads = 2;
+    c.local = LOCAL_P;
+    c.window = 3;
+    c.input_feed = true;
+    c.bridge = BRIDGE_ZERO;
+    TextConfig t;
+    cr_assert_eq(model_config_parse(&c, &t, json, strlen(json), "cfg", NULL), 0);
+    cr_expect_eq(c.attention, ATT_BAHDANAU);
+    cr_expect_eq(c.heads, 1);
+    cr_expect_eq(c.local, LOCAL_NONE);
+    cr_expect_eq(c.window, 0);
+    cr_expect(!c.input_feed);
+    cr_expect_eq(c.bridge, BRIDGE_LINEAR);
+}
+
+Test(model_file, variant_configs_round_trip)
+{
+    ModelConfig c = small_config(CELL_GRU, 7, 8);
+    c.attention = ATT_MULTIHEAD;
+    c.heads = 2;
+    c.local = LOCAL_P;
+    c.window = 3;
+    c.input_feed = true;
+    c.bridge = BRIDGE_ATTN_POOL;
+    TextConfig t = {.dir = DIR_FR_EN, .keep_case = true};
+    Buf b = {0};
+    model_config_json(&c, &t, &b);
+    cr_expect(strstr(b.data, "\"attention\": \"multihead\", \"heads\": 2, \"local\": \"p\", \"window\": 3, "
+                             "\"input_feed\": true, \"bridge\": \"attn-pool\"") != NULL, "%s", b.data);
     ModelConfig back = model_config_default();
     TextConfig tb;
     cr_assert_eq(model_config_parse(&back, &tb, b.data, b.len, "cfg", NULL), 0);
@@ -136,6 +183,27 @@ Test(model_file, config_errors_name_the_key)
          "\"label_smoothing\": 0.1, \"tie_embeddings\": false, \"direction\": \"en-fr\", "
          "\"src_lang\": \"en\", \"tgt_lang\": \"fr\", \"keep_case\": false}",
          "cfg: 'dropout' must be a number in [0, 1)"},
+#define VARIANT(extra)                                                                                    \
+    "{\"cell\": \"gru\", \"layers\": 1, \"bidir\": true, \"emb\": 6, \"hidden\": 5, \"dec_hidden\": 7, " \
+    "\"attn\": 4, " extra ", \"deep_out\": 3, \"dropout\": 0.1, \"label_smoothing\": 0.1, "              \
+    "\"tie_embeddings\": false, \"direction\": \"en-fr\", \"src_lang\": \"en\", \"tgt_lang\": \"fr\", "    \
+    "\"keep_case\": false}"
+        {VARIANT("\"attention\": \"luong\""),
+         "cfg: 'attention' must be \"bahdanau\" or \"luong-dot\" or \"luong-general\" or \"luong-concat\" or "
+         "\"scaled-dot\" or \"multihead\""},
+        {VARIANT("\"attention\": \"luong-dot\", \"local\": \"q\""), "cfg: 'local' must be \"none\" or \"m\" or \"p\""},
+        {VARIANT("\"attention\": \"luong-dot\", \"bridge\": 1"),
+         "cfg: 'bridge' must be \"linear\" or \"zero\" or \"attn-pool\""},
+        {VARIANT("\"attention\": \"bahdanau\", \"heads\": 2"),
+         "cfg: 'heads' must be 1 unless 'attention' is \"multihead\""},
+        {VARIANT("\"attention\": \"multihead\", \"heads\": 3"), "cfg: 'heads' must divide 'attn'"},
+        {VARIANT("\"attention\": \"bahdanau\", \"input_feed\": true"),
+         "cfg: 'local' and 'input_feed' need a Luong-path 'attention'"},
+        {VARIANT("\"attention\": \"luong-dot\", \"local\": \"m\""),
+         "cfg: 'window' must be 0 without 'local' and at least 1 with it"},
+        {VARIANT("\"attention\": \"luong-dot\", \"window\": 3"),
+         "cfg: 'window' must be 0 without 'local' and at least 1 with it"},
+        {VARIANT("\"attention\": \"luong-dot\", \"input_feed\": 1"), "cfg: 'input_feed' must be true or false"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         ModelConfig c = model_config_default();
