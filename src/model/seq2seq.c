@@ -508,7 +508,7 @@ static void dec_step(Model *m, Work *w, const Batch *b, int t, Rng *rng)
     nn_attn_score_forward(e, w->att_cache + (size_t)t * S * B * A, q, w->keys, m->w.att_v, S, B, A);
     nn_masked_softmax_forward(a, e, b->src_len, B, S);
     real *ctx = w->ctx + (size_t)t * B * K;
-    nn_attn_context_forward(ctx, a, w->out[top], S, B, K);
+    nn_attn_context_forward(ctx, a, w->out[top], S, B, K, 1);
 
     /* RNN layers */
     real *y = w->y + (size_t)t * B * E;
@@ -668,7 +668,7 @@ void model_backward(Model *m, Work *w, const Batch *b, real scale)
         }
         /* attention */
         memset(w->da, 0, (size_t)B * S * sizeof(real));
-        nn_attn_context_backward(w->da, w->dout[top], dctx, w->a + (size_t)t * B * S, w->out[top], S, B, K);
+        nn_attn_context_backward(w->da, w->dout[top], dctx, w->a + (size_t)t * B * S, w->out[top], S, B, K, 1);
         memset(w->de, 0, (size_t)B * S * sizeof(real));
         nn_masked_softmax_backward(w->de, w->da, w->a + (size_t)t * B * S, b->src_len, B, S);
         memset(w->dq, 0, (size_t)B * A * sizeof(real));
