@@ -88,40 +88,215 @@ void nn_masked_softmax_backward(real *de, const real *da, const real *a, const i
     }
 }
 
-void nn_attn_context_forward(real *ctx, const real *a, const real *Hs, int S, int B, int D)
+void nn_attn_context_forward(real *ctx, const real *a, const real *Hs, int S, int B, int D,
+                             int H)
 {
+    CHECK(H >= 1 && D % H == 0);
+    int dh = D / H;
     for (int b = 0; b < B; b++) {
         real *restrict c = ctx + (size_t)b * D;
         for (int d = 0; d < D; d++)
             c[d] = 0;
         for (int j = 0; j < S; j++) {
-            real w = a[(size_t)b * S + j];
-            const real *restrict h = Hs + ((size_t)j * B + b) * D;
-            for (int d = 0; d < D; d++)
-                c[d] += w * h[d];
+            for (int hd = 0; hd < H; hd++) {
+                real w = a[((size_t)hd * B + b) * S + j];
+                const real *restrict h = Hs + ((size_t)j * B + b) * D + (size_t)hd * dh;
+                real *restrict ch = c + (size_t)hd * dh;
+                for (int d = 0; d < dh; d++)
+                    ch[d] += w * h[d];
+            }
         }
     }
 }
 
 void nn_attn_context_backward(real *da, real *dHs, const real *dctx, const real *a,
-                              const real *Hs, int S, int B, int D)
+                              const real *Hs, int S, int B, int D, int H)
 {
+    CHECK(H >= 1 && D % H == 0);
+    int dh = D / H;
     for (int j = 0; j < S; j++) {
         for (int b = 0; b < B; b++) {
-            const real *restrict g = dctx + (size_t)b * D;
-            if (da) {
-                const real *restrict h = Hs + ((size_t)j * B + b) * D;
-                real s = 0;
-                for (int d = 0; d < D; d++)
-                    s += g[d] * h[d];
-                da[(size_t)b * S + j] += s;
-            }
-            if (dHs) {
-                real w = a[(size_t)b * S + j];
-                real *restrict gh = dHs + ((size_t)j * B + b) * D;
-                for (int d = 0; d < D; d++)
-                    gh[d] += w * g[d];
+            for (int hd = 0; hd < H; hd++) {
+                const real *restrict g = dctx + (size_t)b * D + (size_t)hd * dh;
+                size_t ai = ((size_t)hd * B + b) * S + j;
+                if (da) {
+                    const real *restrict h = Hs + ((size_t)j * B + b) * D + (size_t)hd * dh;
+                    real s = 0;
+                    for (int d = 0; d < dh; d++)
+                        s += g[d] * h[d];
+                    da[ai] += s;
+                }
+                if (dHs) {
+                    real w = a[ai];
+                    real *restrict gh = dHs + ((size_t)j * B + b) * D + (size_t)hd * dh;
+                    for (int d = 0; d < dh; d++)
+                        gh[d] += w * g[d];
+                }
             }
         }
     }
+}
+
+void nn_attn_dot_forward(real *e, const real *q, const real *K, int S, int B, int A, int H,
+                         real scale)
+{
+    CHECK(H >= 1 && A % H == 0);
+    int dh = A / H;
+    for (int j = 0; j < S; j++) {
+        for (int b = 0; b < B; b++) {
+            for (int hd = 0; hd < H; hd++) {
+                const real *restrict qh = q + (size_t)b * A + (size_t)hd * dh;
+                const real *restrict kh = K + ((size_t)j * B + b) * A + (size_t)hd * dh;
+                real s = 0;
+                for (int d = 0; d < dh; d++)
+                    s += qh[d] * kh[d];
+                e[((size_t)hd * B + b) * S + j] = scale * s;
+            }
+        }
+    }
+}
+
+void nn_attn_dot_backward(real *dq, real *dK, const real *de, const real *q, const real *K,
+                          int S, int B, int A, int H, real scale)
+{
+    CHECK(H >= 1 && A % H == 0);
+    int dh = A / H;
+    for (int j = 0; j < S; j++) {
+        for (int b = 0; b < B; b++) {
+            for (int hd = 0; hd < H; hd++) {
+                real g = scale * de[((size_t)hd * B + b) * S + j];
+                size_t qo = (size_t)b * A + (size_t)hd * dh;
+                size_t ko = ((size_t)j * B + b) * A + (size_t)hd * dh;
+                if (dq) {
+                    real *restrict gq = dq + qo;
+                    const real *restrict kh = K + ko;
+                    for (int d = 0; d < dh; d++)
+                        gq[d] += g * kh[d];
+                }
+                if (dK) {
+                    real *restrict gk = dK + ko;
+                    const real *restrict qh = q + qo;
+                    for (int d = 0; d < dh; d++)
+                        gk[d] += g * qh[d];
+                }
+            }
+        }
+    }
+}
+
+void nn_window_softmax_forward(real *a, const real *e, const int *lo, const int *hi, int B,
+                               int S)
+{
+    for (int b = 0; b < B; b++) {
+        int l = lo[b], u = hi[b];
+        CHECK(0 <= l && l <= u && u < S);
+        const real *restrict x = e + (size_t)b * S;
+        real *restrict y = a + (size_t)b * S;
+        for (int j = 0; j < l; j++)
+            y[j] = 0;
+        real m = x[l];
+        for (int j = l + 1; j <= u; j++)
+            m = x[j] > m ? x[j] : m;
+        real sum = 0;
+        for (int j = l; j <= u; j++) {
+            y[j] = R_EXP(x[j] - m);
+            sum += y[j];
+        }
+        real inv = (real)1 / sum;
+        for (int j = l; j <= u; j++)
+            y[j] *= inv;
+        for (int j = u + 1; j < S; j++)
+            y[j] = 0;
+    }
+}
+
+void nn_window_softmax_backward(real *de, const real *da, const real *a, const int *lo,
+                                const int *hi, int B, int S)
+{
+    for (int b = 0; b < B; b++) {
+        int l = lo[b], u = hi[b];
+        CHECK(0 <= l && l <= u && u < S);
+        const real *restrict y = a + (size_t)b * S;
+        const real *restrict d = da + (size_t)b * S;
+        real *restrict g = de + (size_t)b * S;
+        real dot = 0;
+        for (int j = l; j <= u; j++)
+            dot += y[j] * d[j];
+        for (int j = l; j <= u; j++)
+            g[j] += y[j] * (d[j] - dot);
+    }
+}
+
+/* Not restrict: out may be a. Each entry is read before it is written. */
+void nn_gauss_window_forward(real *out, const real *a, const real *p, const int *lo,
+                             const int *hi, real sigma, int B, int S)
+{
+    CHECK(sigma > 0);
+    real k = (real)-0.5 / (sigma * sigma);
+    for (int b = 0; b < B; b++) {
+        int l = lo[b], u = hi[b];
+        CHECK(0 <= l && l <= u && u < S);
+        real pb = p[b];
+        const real *x = a + (size_t)b * S;
+        real *y = out + (size_t)b * S;
+        for (int j = 0; j < l; j++)
+            y[j] = 0;
+        for (int j = l; j <= u; j++) {
+            real t = (real)j - pb;
+            y[j] = x[j] * R_EXP(k * t * t);
+        }
+        for (int j = u + 1; j < S; j++)
+            y[j] = 0;
+    }
+}
+
+void nn_gauss_window_backward(real *da, real *dp, const real *dout, const real *a,
+                              const real *p, const int *lo, const int *hi, real sigma, int B,
+                              int S)
+{
+    CHECK(sigma > 0);
+    real k = (real)-0.5 / (sigma * sigma), inv_var = (real)1 / (sigma * sigma);
+    for (int b = 0; b < B; b++) {
+        int l = lo[b], u = hi[b];
+        CHECK(0 <= l && l <= u && u < S);
+        real pb = p[b];
+        const real *restrict d = dout + (size_t)b * S;
+        const real *restrict x = a + (size_t)b * S;
+        if (da) {
+            real *restrict gx = da + (size_t)b * S;
+            for (int j = l; j <= u; j++) {
+                real t = (real)j - pb;
+                gx[j] += d[j] * R_EXP(k * t * t);
+            }
+        }
+        if (dp) {
+            real s = 0;
+            for (int j = l; j <= u; j++) {
+                real t = (real)j - pb;
+                s += d[j] * x[j] * R_EXP(k * t * t) * t;
+            }
+            dp[b] += s * inv_var;
+        }
+    }
+}
+
+void nn_local_pos_forward(real *p, real *sig, const real *x, const int *lens, int B)
+{
+    for (int b = 0; b < B; b++) {
+        real v = x[b], s;
+        if (v >= 0) {
+            s = (real)1 / ((real)1 + R_EXP(-v));
+        } else {
+            real z = R_EXP(v);
+            s = z / ((real)1 + z);
+        }
+        sig[b] = s;
+        p[b] = (real)lens[b] * s;
+    }
+}
+
+void nn_local_pos_backward(real *dx, const real *dp, const real *sig, const int *lens, int B)
+{
+    for (int b = 0; b < B; b++)
+        dx[b] += dp[b] * (real)lens[b] * sig[b] * ((real)1 - sig[b]);
 }

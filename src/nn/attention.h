@@ -1,6 +1,9 @@
-/* Additive (Bahdanau) attention in three pieces: scores, masked softmax over the source
-   axis, and the weighted sum of source states. Source-side tensors are time-major
-   (S,B,·). Backward accumulates (+=) into its gradients and skips NULL ones. */
+/* Attention kernels. Additive (Bahdanau) attention in three pieces: scores, masked
+   softmax over the source axis, and the weighted sum of source states; and the pieces of
+   the Luong variants: multi-head scaled dot-product scores, softmax over a window,
+   the local-p Gaussian factor and position. Source-side tensors are time-major (S,B,·),
+   per-row tensors (B,·), multi-head scores and weights (H,B,S) (one (B,S) slab per
+   head). Backward accumulates (+=) into its gradients and skips NULL ones. */
 #ifndef S2S_NN_ATTENTION_H
 #define S2S_NN_ATTENTION_H
 
@@ -35,17 +38,91 @@ void nn_masked_softmax_backward(real *de,         // (B,S)
                                 const int *lens,  // (B)
                                 int B, int S);
 
-/* ctx[b] = Σ_j a[b,j] · Hs[j,b,:]. */
+/* Context, multi-head: with dh = D/H (H must divide D), head h reads the slice
+   [h·dh, (h+1)·dh) of the source states with its own weights,
+   ctx[b, h·dh+d] = Σ_j a[h,b,j] · Hs[j,b,h·dh+d]. H = 1 is the plain weighted sum
+   ctx[b] = Σ_j a[b,j] · Hs[j,b,:]. */
 void nn_attn_context_forward(real *ctx,        // (B,D)
-                             const real *a,    // (B,S)
+                             const real *a,    // (H,B,S)
                              const real *Hs,   // (S,B,D)
-                             int S, int B, int D);
-/* da[b,j] += <dctx[b], Hs[j,b]>, dHs[j,b] += a[b,j] · dctx[b]. */
-void nn_attn_context_backward(real *da,          // (B,S) or NULL
+                             int S, int B, int D, int H);
+/* da[h,b,j] += <dctx[b, slice h], Hs[j,b, slice h]>,
+   dHs[j,b, slice h] += a[h,b,j] · dctx[b, slice h]. */
+void nn_attn_context_backward(real *da,          // (H,B,S) or NULL
                               real *dHs,         // (S,B,D) or NULL
                               const real *dctx,  // (B,D)
-                              const real *a,     // (B,S)
+                              const real *a,     // (H,B,S)
                               const real *Hs,    // (S,B,D)
-                              int S, int B, int D);
+                              int S, int B, int D, int H);
+
+/* Dot-product scores, multi-head and scaled: with dh = A/H (H must divide A),
+   e[h,b,j] = scale · Σ_{d<dh} q[b,h·dh+d] · K[j,b,h·dh+d] for every j < S (masking is
+   left to the softmax). H = 1, scale = 1 is Luong's dot score; scale = 1/sqrt(dh) the
+   scaled dot product. */
+void nn_attn_dot_forward(real *e,        // (H,B,S)
+                         const real *q,  // (B,A)
+                         const real *K,  // (S,B,A)
+                         int S, int B, int A, int H, real scale);
+/* dq[b, slice h] += scale · Σ_j de[h,b,j] · K[j,b, slice h],
+   dK[j,b, slice h] += scale · de[h,b,j] · q[b, slice h]. */
+void nn_attn_dot_backward(real *dq,          // (B,A) or NULL
+                          real *dK,          // (S,B,A) or NULL
+                          const real *de,    // (H,B,S)
+                          const real *q,     // (B,A)
+                          const real *K,     // (S,B,A)
+                          int S, int B, int A, int H, real scale);
+
+/* a[b,·] = softmax of e[b, lo[b]..hi[b]] (inclusive bounds, max-subtracted);
+   a[b,j] = 0 exactly outside the window. 0 <= lo[b] <= hi[b] < S. One head slab (B,S)
+   per call. */
+void nn_window_softmax_forward(real *a,          // (B,S)
+                               const real *e,    // (B,S)
+                               const int *lo,    // (B)
+                               const int *hi,    // (B)
+                               int B, int S);
+/* de[b,j] += a[b,j] · (da[b,j] − Σ_k a[b,k] da[b,k]) for lo[b] <= j <= hi[b] (k over
+   the window); positions outside the window receive nothing. */
+void nn_window_softmax_backward(real *de,         // (B,S)
+                                const real *da,   // (B,S)
+                                const real *a,    // (B,S)
+                                const int *lo,    // (B)
+                                const int *hi,    // (B)
+                                int B, int S);
+
+/* Gaussian factor of local-p attention (Luong et al. 2015): out[b,j] = a[b,j] · g[b,j],
+   g[b,j] = exp(−(j − p[b])² / (2σ²)), for lo[b] <= j <= hi[b]; out[b,j] = 0 exactly
+   elsewhere. Not renormalised. out may be a (in place). sigma > 0,
+   0 <= lo[b] <= hi[b] < S. */
+void nn_gauss_window_forward(real *out,        // (B,S)
+                             const real *a,    // (B,S)
+                             const real *p,    // (B)
+                             const int *lo,    // (B)
+                             const int *hi,    // (B)
+                             real sigma, int B, int S);
+/* For j in the window: da[b,j] += dout[b,j] · g[b,j] and
+   dp[b] += Σ_j dout[b,j] · a[b,j] · g[b,j] · (j − p[b]) / σ². a is the input of the
+   forward pass (not its output). Positions outside the window contribute nothing. */
+void nn_gauss_window_backward(real *da,          // (B,S) or NULL
+                              real *dp,          // (B) or NULL
+                              const real *dout,  // (B,S)
+                              const real *a,     // (B,S)
+                              const real *p,     // (B)
+                              const int *lo,     // (B)
+                              const int *hi,     // (B)
+                              real sigma, int B, int S);
+
+/* Local-p position: sig[b] = sigmoid(x[b]) (no overflow for any finite x),
+   p[b] = lens[b] · sig[b]. sig is kept for the backward pass. */
+void nn_local_pos_forward(real *p,          // (B)
+                          real *sig,        // (B) written
+                          const real *x,    // (B)
+                          const int *lens,  // (B)
+                          int B);
+/* dx[b] += dp[b] · lens[b] · sig[b] · (1 − sig[b]). */
+void nn_local_pos_backward(real *dx,          // (B)
+                           const real *dp,    // (B)
+                           const real *sig,   // (B)
+                           const int *lens,   // (B)
+                           int B);
 
 #endif
