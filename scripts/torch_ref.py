@@ -2,13 +2,17 @@
 """PyTorch reference implementation of the s2s model (docs/model.md).
 
 The model here is the contract the C code is checked against: same equations,
-same tensor names, same file format. Subcommands:
+same tensor names, same file format, for every attention variant and bridge of
+docs/model.md (Bahdanau; luong-dot, luong-general, luong-concat, scaled-dot and
+multihead on the Luong path, with global, local-m or local-p windows and optional
+input feeding; linear, zero or attn-pool bridges). Subcommands:
 
   init        write a randomly initialised model file
   make-batch  write a random batch (src, src_len, tgt_in, tgt_out) for parity tests
   parity      forward + loss + backward of one batch; writes loss, logits, gradients
   train       train on an `s2s prepare` directory; writes the model and test hypotheses
-  selftest    internal consistency checks (gradients, padding, file round trip)
+  selftest    internal consistency checks (gradients, padding, windows, file round
+              trip, an independent per-sentence forward), for every variant
 
 Run with /usr/bin/python3 (needs torch). Model files are read and written with
 scripts/safetensors_io.py.
@@ -48,7 +52,8 @@ class RefError(Exception):
 # Configuration (the s2s.config object of the model file)
 # ---------------------------------------------------------------------------
 
-# Reference configuration of docs/model.md. Key order is the order of the doc.
+# Reference configuration of docs/model.md. Key order is the order in which s2s
+# writes s2s.config.
 DEFAULT_CONFIG = {
     "cell": "gru",
     "layers": 1,
@@ -57,7 +62,12 @@ DEFAULT_CONFIG = {
     "hidden": 256,       # H, per direction
     "dec_hidden": 256,   # D
     "attn": 256,         # A
-    "attention": "bahdanau",  # additive attention of the doc (the only variant here)
+    "attention": "bahdanau",  # the scoring function (ATTENTION_KINDS)
+    "heads": 1,          # multihead only; 1 otherwise
+    "local": "none",     # local window: none, m (monotonic), p (predictive)
+    "window": 0,         # half-width Dw of a local window; 0 without one
+    "input_feed": False,  # Luong path: feed h~_{t-1} to the decoder's first layer
+    "bridge": "linear",  # initial decoder state: linear, zero, attn-pool
     "deep_out": 256,     # P
     "dropout": 0.1,
     "label_smoothing": 0.1,
@@ -68,20 +78,36 @@ DEFAULT_CONFIG = {
     "keep_case": False,
 }
 CONFIG_KEYS = tuple(DEFAULT_CONFIG)
+# The keys of the attention variants and bridges. A model file may lack them (files
+# written before they existed): they then take their defaults.
+VARIANT_KEYS = ("heads", "local", "window", "input_feed", "bridge")
 LANGS = ("en", "fr")
-ATTENTION_KINDS = ("bahdanau",)
+ATTENTION_KINDS = ("bahdanau", "luong-dot", "luong-general", "luong-concat", "scaled-dot", "multihead")
+LUONG_KINDS = ATTENTION_KINDS[1:]
+LOCAL_KINDS = ("none", "m", "p")
+BRIDGE_KINDS = ("linear", "zero", "attn-pool")
+# A model of the original form (Bahdanau attention, every variant key at its default)
+# is written without the variant keys, so that its s2s.config is the one such models
+# always had and s2s builds that predate the keys read it. Set to True to write every
+# key in every file.
+WRITE_DEFAULT_VARIANT_KEYS = False
+
+
+def is_luong(cfg):
+    return cfg["attention"] in LUONG_KINDS
 
 
 def make_config(user, where="config", complete=False):
     """Validates a config dict; missing keys take DEFAULT_CONFIG values unless
-    complete=True (a model file must hold every key). Returns a new dict."""
+    complete=True (a model file must hold every key but the variant keys, which
+    files written before them lack). Returns a new dict."""
     if not isinstance(user, dict):
         raise RefError(f"{where}: expected a JSON object")
     unknown = [k for k in user if k not in DEFAULT_CONFIG]
     if unknown:
         raise RefError(f"{where}: unknown key '{unknown[0]}'")
     if complete:
-        missing = [k for k in CONFIG_KEYS if k not in user]
+        missing = [k for k in CONFIG_KEYS if k not in user and k not in VARIANT_KEYS]
         if missing:
             raise RefError(f"{where}: missing key '{missing[0]}'")
     cfg = dict(DEFAULT_CONFIG)
@@ -105,13 +131,20 @@ def make_config(user, where="config", complete=False):
     def is_num(v):
         return isinstance(v, (int, float)) and not isinstance(v, bool)
 
+    def one_of(kinds):
+        return " or ".join(f'"{a}"' for a in kinds)
+
     need("cell", lambda v: v in ("gru", "lstm"), '"gru" or "lstm"')
     need("layers", lambda v: is_int(v) and 1 <= v <= 16, "an integer in 1..16")
     for k in ("emb", "hidden", "dec_hidden", "attn", "deep_out"):
         need(k, lambda v: is_int(v) and 1 <= v <= 65536, "an integer in 1..65536")
-    for k in ("bidir", "tie_embeddings", "keep_case"):
+    for k in ("bidir", "tie_embeddings", "keep_case", "input_feed"):
         need(k, lambda v: isinstance(v, bool), "true or false")
-    need("attention", lambda v: v in ATTENTION_KINDS, " or ".join(f'"{a}"' for a in ATTENTION_KINDS))
+    need("attention", lambda v: v in ATTENTION_KINDS, one_of(ATTENTION_KINDS))
+    need("heads", lambda v: is_int(v) and 1 <= v <= 65536, "an integer in 1..65536")
+    need("local", lambda v: v in LOCAL_KINDS, one_of(LOCAL_KINDS))
+    need("window", lambda v: is_int(v) and 0 <= v <= 65536, "an integer in 0..65536")
+    need("bridge", lambda v: v in BRIDGE_KINDS, one_of(BRIDGE_KINDS))
     need("dropout", lambda v: is_num(v) and 0 <= v < 1, "a number in [0,1)")
     need("label_smoothing", lambda v: is_num(v) and 0 <= v < 1, "a number in [0,1)")
     need("src_lang", lambda v: v in LANGS, '"en" or "fr"')
@@ -121,9 +154,41 @@ def make_config(user, where="config", complete=False):
     if cfg["tie_embeddings"] and cfg["deep_out"] != cfg["emb"]:
         raise RefError(f"{where}: tie_embeddings requires deep_out == emb "
                        f"({cfg['deep_out']} != {cfg['emb']})")
+    if cfg["attention"] == "multihead":
+        if cfg["attn"] % cfg["heads"]:
+            raise RefError(f"{where}: heads {cfg['heads']} does not divide attn {cfg['attn']}")
+    elif cfg["heads"] != 1:
+        raise RefError(f"{where}: heads {cfg['heads']} needs attention \"multihead\" "
+                       f"(heads is 1 with \"{cfg['attention']}\")")
+    if cfg["local"] != "none":
+        if not is_luong(cfg):
+            raise RefError(f"{where}: local needs a Luong-path attention "
+                           f"({one_of(LUONG_KINDS)}), not \"{cfg['attention']}\"")
+        if cfg["window"] < 1:
+            raise RefError(f"{where}: window must be ≥ 1 with local \"{cfg['local']}\"")
+    elif cfg["window"] != 0:
+        raise RefError(f"{where}: window {cfg['window']} needs local \"m\" or \"p\" "
+                       f"(window is 0 with local \"none\")")
+    if cfg["input_feed"] and not is_luong(cfg):
+        raise RefError(f"{where}: input_feed needs a Luong-path attention "
+                       f"({one_of(LUONG_KINDS)}), not \"{cfg['attention']}\"")
     cfg["dropout"] = float(cfg["dropout"])
     cfg["label_smoothing"] = float(cfg["label_smoothing"])
     return {k: cfg[k] for k in CONFIG_KEYS}
+
+
+def is_original_form(cfg):
+    """Bahdanau attention and every variant key at its default: the model as it was
+    before the variants."""
+    return cfg["attention"] == "bahdanau" and all(cfg[k] == DEFAULT_CONFIG[k] for k in VARIANT_KEYS)
+
+
+def config_json(cfg):
+    """The s2s.config text of a model file: every key in CONFIG_KEYS order, the
+    variant keys left out for a model of the original form (WRITE_DEFAULT_VARIANT_KEYS)."""
+    if not WRITE_DEFAULT_VARIANT_KEYS and is_original_form(cfg):
+        return json.dumps({k: v for k, v in cfg.items() if k not in VARIANT_KEYS})
+    return json.dumps(cfg)
 
 
 def parse_config_arg(arg):
@@ -151,10 +216,12 @@ def enc_size(cfg):
 
 
 def doc_tensor_shapes(cfg, vs, vt):
-    """The tensor table of docs/model.md, written out independently of the module
+    """The tensor table of docs/model.md (with the variants' tensors of "Attention
+    variants and bridges"), in layout order, written out independently of the module
     code (selftest compares it with the model's state_dict)."""
     E, H, D, A, P, L = (cfg[k] for k in ("emb", "hidden", "dec_hidden", "attn", "deep_out", "layers"))
     K, G = enc_size(cfg), (3 if cfg["cell"] == "gru" else 4)
+    kind, luong = cfg["attention"], is_luong(cfg)
     t = {"src_emb.weight": (vs, E), "tgt_emb.weight": (vt, E)}
     for l in range(L):
         for sfx in ([""] + (["_reverse"] if cfg["bidir"] else [])):
@@ -162,19 +229,43 @@ def doc_tensor_shapes(cfg, vs, vt):
             t[f"encoder.weight_hh_l{l}{sfx}"] = (G * H, H)
             t[f"encoder.bias_ih_l{l}{sfx}"] = (G * H,)
             t[f"encoder.bias_hh_l{l}{sfx}"] = (G * H,)
-    for l in range(L):
-        t[f"bridge.{l}.weight"], t[f"bridge.{l}.bias"] = (D, K), (D,)
+    if cfg["bridge"] != "zero":
+        for l in range(L):
+            t[f"bridge.{l}.weight"], t[f"bridge.{l}.bias"] = (D, K), (D,)
         if cfg["cell"] == "lstm":
-            t[f"bridge_c.{l}.weight"], t[f"bridge_c.{l}.bias"] = (D, K), (D,)
-    t["attention.query.weight"] = (A, D)
-    t["attention.key.weight"], t["attention.key.bias"] = (A, K), (A,)
-    t["attention.v.weight"] = (1, A)
+            for l in range(L):
+                t[f"bridge_c.{l}.weight"], t[f"bridge_c.{l}.bias"] = (D, K), (D,)
+    if cfg["bridge"] == "attn-pool":
+        t["bridge_pool.proj.weight"], t["bridge_pool.proj.bias"] = (A, K), (A,)
+        t["bridge_pool.context.weight"] = (1, A)
+    if kind in ("bahdanau", "luong-concat", "scaled-dot", "multihead"):
+        t["attention.query.weight"] = (A, D)
+    if kind == "bahdanau":
+        t["attention.key.weight"], t["attention.key.bias"] = (A, K), (A,)
+    elif kind == "luong-general" or (kind == "luong-dot" and K != D):
+        t["attention.key.weight"] = (D, K)
+    elif kind in ("luong-concat", "scaled-dot", "multihead"):
+        t["attention.key.weight"] = (A, K)
+    if kind in ("bahdanau", "luong-concat"):
+        t["attention.v.weight"] = (1, A)
+    if kind == "multihead":
+        t["attention.value.weight"] = (A, K)
+        t["attention.out.weight"] = (K, A)
+    if cfg["local"] == "p":
+        t["attention.pos.weight"] = (A, D)
+        t["attention.pos_v.weight"] = (1, A)
     for l in range(L):
-        t[f"decoder.weight_ih_l{l}"] = (G * D, E + K if l == 0 else D)
+        if l > 0:
+            n_in = D
+        elif not luong:
+            n_in = E + K
+        else:
+            n_in = E + P if cfg["input_feed"] else E
+        t[f"decoder.weight_ih_l{l}"] = (G * D, n_in)
         t[f"decoder.weight_hh_l{l}"] = (G * D, D)
         t[f"decoder.bias_ih_l{l}"] = (G * D,)
         t[f"decoder.bias_hh_l{l}"] = (G * D,)
-    t["out.pre.weight"], t["out.pre.bias"] = (P, D + K + E), (P,)
+    t["out.pre.weight"], t["out.pre.bias"] = (P, K + D if luong else D + K + E), (P,)
     if not cfg["tie_embeddings"]:
         t["out.proj.weight"] = (vt, P)
     t["out.proj.bias"] = (vt,)
@@ -236,13 +327,18 @@ def vocab_from_meta(text, where):
 # ---------------------------------------------------------------------------
 
 class Attention(nn.Module):
-    """Additive attention: e_j = v . tanh(query(s) + key(h_j)), masked softmax."""
+    """Bahdanau (additive) attention: e_j = v . tanh(query(s) + key(h_j)), masked
+    softmax; queried with the previous decoder state."""
 
     def __init__(self, D, K, A):
         super().__init__()
         self.query = nn.Linear(D, A, bias=False)
         self.key = nn.Linear(K, A)
         self.v = nn.Linear(A, 1, bias=False)
+
+    def precompute(self, h):
+        """Per-batch part: keys (S,B,A); no values."""
+        return self.key(h), None
 
     def forward(self, s, keys, h, mask):
         """s (B,D), keys (S,B,A), h (S,B,K), mask (S,B) true at padding.
@@ -254,13 +350,135 @@ class Attention(nn.Module):
         return c, a
 
 
+class LuongAttention(nn.Module):
+    """The Luong-path scores (luong-dot, luong-general, luong-concat, scaled-dot,
+    multihead), global or local (m, p) windows, queried with the current top decoder
+    state s_t. No biases. Submodules are registered in the layout order of
+    docs/model.md: query, key, v, value, out, pos, pos_v (those the variant uses)."""
+
+    def __init__(self, cfg):
+        super().__init__()
+        D, A, K = cfg["dec_hidden"], cfg["attn"], enc_size(cfg)
+        self.kind, self.local, self.window = cfg["attention"], cfg["local"], cfg["window"]
+        self.heads = cfg["heads"]
+        self.A = A
+        kind = self.kind
+        if kind in ("luong-concat", "scaled-dot", "multihead"):
+            self.query = nn.Linear(D, A, bias=False)
+        if kind == "luong-general" or (kind == "luong-dot" and K != D):
+            self.key = nn.Linear(K, D, bias=False)
+        elif kind in ("luong-concat", "scaled-dot", "multihead"):
+            self.key = nn.Linear(K, A, bias=False)
+        if kind == "luong-concat":
+            self.v = nn.Linear(A, 1, bias=False)
+        if kind == "multihead":
+            self.value = nn.Linear(K, A, bias=False)
+            self.out = nn.Linear(A, K, bias=False)
+        if self.local == "p":
+            self.pos = nn.Linear(D, A, bias=False)
+            self.pos_v = nn.Linear(A, 1, bias=False)
+
+    def precompute(self, h):
+        """Per-batch part: keys ((S,B,D) or (S,B,A); h itself for luong-dot with
+        K == D) and, for multihead, values (S,B,A)."""
+        keys = self.key(h) if hasattr(self, "key") else h
+        values = self.value(h) if self.kind == "multihead" else None
+        return keys, values
+
+    def window_bounds(self, s, src_len, i):
+        """Inclusive window [lo, hi] (B) of each row at 0-based step i, and p (B)
+        for local = p (None otherwise)."""
+        last = src_len - 1
+        if self.local == "none":
+            return torch.zeros_like(src_len), last, None
+        Dw = self.window
+        if self.local == "m":
+            p = torch.clamp(last, max=i)
+            return torch.clamp(p - Dw, min=0), torch.minimum(last, p + Dw), None
+        p = src_len.to(s.dtype) * torch.sigmoid(self.pos_v(torch.tanh(self.pos(s))).squeeze(1))  # (B)
+        pd = p.detach()
+        lo = torch.clamp(torch.ceil(pd - Dw).long(), min=0)
+        hi = torch.minimum(last, torch.floor(pd + Dw).long())
+        return lo, hi, p
+
+    def forward(self, s, enc, i):
+        """s (B,D) the top decoder state at step i (0-based). Returns the context (B,K)
+        and a dict: 'a' the weights (S,B) (the heads' mean for multihead), 'heads'
+        (S,B,Hh) for multihead, 'lo', 'hi' (B) the window, 'p' (B) for local = p."""
+        h, keys, values = enc.h, enc.keys, enc.values
+        S = h.shape[0]
+        kind = self.kind
+        if kind in ("luong-dot", "luong-general"):
+            e = (keys * s.unsqueeze(0)).sum(2)                                # (S,B)
+        elif kind == "luong-concat":
+            q = self.query(s)
+            e = self.v(torch.tanh(q.unsqueeze(0) + keys)).squeeze(2)           # (S,B)
+        elif kind == "scaled-dot":
+            q = self.query(s)
+            e = (keys * q.unsqueeze(0)).sum(2) / math.sqrt(self.A)             # (S,B)
+        else:  # multihead
+            Hh = self.heads
+            dh = self.A // Hh
+            q = self.query(s).reshape(-1, Hh, dh)                              # (B,Hh,dh)
+            k = keys.reshape(S, -1, Hh, dh)                                    # (S,B,Hh,dh)
+            e = (k * q.unsqueeze(0)).sum(3) / math.sqrt(dh)                    # (S,B,Hh)
+        lo, hi, p = self.window_bounds(s, enc.src_len, i)
+        j = torch.arange(S, device=s.device).unsqueeze(1)                      # (S,1)
+        outside = (j < lo.unsqueeze(0)) | (j > hi.unsqueeze(0))                # (S,B)
+        if e.dim() == 3:
+            outside = outside.unsqueeze(2)
+        a = torch.softmax(e.masked_fill(outside, float("-inf")), dim=0)
+        if p is not None:
+            sigma = self.window / 2
+            jf = j.to(s.dtype)
+            g = torch.exp(-(jf - p.unsqueeze(0)) ** 2 / (2 * sigma * sigma))  # (S,B)
+            a = a * (g.unsqueeze(2) if a.dim() == 3 else g)
+        info = {"lo": lo, "hi": hi, "p": p, "heads": None}
+        if kind == "multihead":
+            Sv, B = values.shape[0], values.shape[1]
+            v = values.reshape(Sv, B, self.heads, -1)                          # (S,B,Hh,dh)
+            o = (a.unsqueeze(3) * v).sum(0).reshape(B, -1)                     # (B,A)
+            c = self.out(o)                                                    # (B,K)
+            info["heads"] = a
+            info["a"] = a.mean(2)
+        else:
+            c = (a.unsqueeze(2) * h).sum(0)                                    # (B,K)
+            info["a"] = a
+        return c, info
+
+
+class BridgePool(nn.Module):
+    """attn-pool bridge: m = sum_j alpha_j h_j, alpha = masked_softmax(context .
+    tanh(proj(h_j)))."""
+
+    def __init__(self, K, A):
+        super().__init__()
+        self.proj = nn.Linear(K, A)
+        self.context = nn.Linear(A, 1, bias=False)
+
+    def forward(self, h, mask):
+        u = torch.tanh(self.proj(h))                                           # (S,B,A)
+        e = self.context(u).squeeze(2)                                         # (S,B)
+        alpha = torch.softmax(e.masked_fill(mask, float("-inf")), dim=0)
+        return (alpha.unsqueeze(2) * h).sum(0)                                 # (B,K)
+
+
 class DeepOutput(nn.Module):
-    """o = tanh(pre [s; c; y]); logits = proj(dropout(o))."""
+    """Bahdanau path: o = tanh(pre [s; c; y]); Luong path: h~ = tanh(pre [c; s]).
+    logits = proj(dropout(o or h~))."""
 
     def __init__(self, n_in, P, vt):
         super().__init__()
         self.pre = nn.Linear(n_in, P)
         self.proj = nn.Linear(P, vt)
+
+
+class Encoded:
+    """What the decoder reads of one batch: h (S,B,K), keys, values (multihead),
+    mask (S,B) true at padding, src_len (B)."""
+
+    def __init__(self, h, keys, values, mask, src_len):
+        self.h, self.keys, self.values, self.mask, self.src_len = h, keys, values, mask, src_len
 
 
 class Seq2Seq(nn.Module):
@@ -271,17 +489,27 @@ class Seq2Seq(nn.Module):
         E, H, D, A, P, L = (cfg[k] for k in ("emb", "hidden", "dec_hidden", "attn", "deep_out", "layers"))
         K = enc_size(cfg)
         self.lstm = cfg["cell"] == "lstm"
+        self.luong = is_luong(cfg)
         rnn = nn.LSTM if self.lstm else nn.GRU
         between = cfg["dropout"] if L > 1 else 0.0  # nn.GRU/LSTM dropout between layers
+        # Modules are created in layout order (the order of the random draws of init).
         self.src_emb = nn.Embedding(src_vocab, E)
         self.tgt_emb = nn.Embedding(tgt_vocab, E)
         self.encoder = rnn(E, H, num_layers=L, bidirectional=cfg["bidir"], dropout=between)
-        self.bridge = nn.ModuleList([nn.Linear(K, D) for _ in range(L)])
-        if self.lstm:
-            self.bridge_c = nn.ModuleList([nn.Linear(K, D) for _ in range(L)])
-        self.attention = Attention(D, K, A)
-        self.decoder = rnn(E + K, D, num_layers=L, dropout=between)
-        self.out = DeepOutput(D + K + E, P, tgt_vocab)
+        if cfg["bridge"] != "zero":
+            self.bridge = nn.ModuleList([nn.Linear(K, D) for _ in range(L)])
+            if self.lstm:
+                self.bridge_c = nn.ModuleList([nn.Linear(K, D) for _ in range(L)])
+        if cfg["bridge"] == "attn-pool":
+            self.bridge_pool = BridgePool(K, A)
+        if self.luong:
+            self.attention = LuongAttention(cfg)
+            self.decoder = rnn(E + P if cfg["input_feed"] else E, D, num_layers=L, dropout=between)
+            self.out = DeepOutput(K + D, P, tgt_vocab)
+        else:
+            self.attention = Attention(D, K, A)
+            self.decoder = rnn(E + K, D, num_layers=L, dropout=between)
+            self.out = DeepOutput(D + K + E, P, tgt_vocab)
         if cfg["tie_embeddings"]:
             self.out.proj.weight = self.tgt_emb.weight
         self.drop = nn.Dropout(cfg["dropout"])
@@ -297,44 +525,71 @@ class Seq2Seq(nn.Module):
         return torch.tanh(maps[l](x))
 
     def encode(self, src, src_len):
-        """src (S,B), src_len (B) -> h (S,B,K), keys (S,B,A), mask (S,B), initial
-        decoder state ((L,B,D), or a pair (h,c) for LSTM)."""
+        """src (S,B), src_len (B) -> (Encoded, initial decoder state). The decoder
+        state is (rnn state, h~_{t-1}, step index): the rnn state is (L,B,D) or a
+        pair (h,c) for LSTM; h~ (B,P) zeros (used with input feeding only)."""
         S = src.shape[0]
         x = self.drop(self.src_emb(src))
         packed = pack_padded_sequence(x, src_len.cpu(), enforce_sorted=False)
         out, final = self.encoder(packed)
         h, _ = pad_packed_sequence(out, total_length=S)
-        L = self.cfg["layers"]
-        if self.lstm:
+        positions = torch.arange(S, device=src.device).unsqueeze(1)
+        mask = positions >= src_len.to(src.device).unsqueeze(0)
+        L, B, D = self.cfg["layers"], src.shape[1], self.cfg["dec_hidden"]
+        bridge = self.cfg["bridge"]
+        if bridge == "zero":
+            zero = h.new_zeros(L, B, D)
+            state = (zero, zero.clone()) if self.lstm else zero
+        elif bridge == "attn-pool":
+            m = self.bridge_pool(h, mask)                                      # (B,K)
+            hs = torch.stack([torch.tanh(self.bridge[l](m)) for l in range(L)])
+            state = (hs, torch.stack([torch.tanh(self.bridge_c[l](m)) for l in range(L)])) if self.lstm else hs
+        elif self.lstm:
             hn, cn = final
             state = (torch.stack([self._bridge(self.bridge, hn, l) for l in range(L)]),
                      torch.stack([self._bridge(self.bridge_c, cn, l) for l in range(L)]))
         else:
             state = torch.stack([self._bridge(self.bridge, final, l) for l in range(L)])
-        keys = self.attention.key(h)
-        positions = torch.arange(S, device=src.device).unsqueeze(1)
-        mask = positions >= src_len.to(src.device).unsqueeze(0)
-        return h, keys, mask, state
+        keys, values = self.attention.precompute(h)
+        feed = h.new_zeros(B, self.cfg["deep_out"]) if self.cfg["input_feed"] else None
+        return Encoded(h, keys, values, mask, src_len.to(src.device)), (state, feed, 0)
 
     # -- decoder -----------------------------------------------------------
-    def decode_step(self, y_tok, state, h, keys, mask):
-        """One target step: y_tok (B) the previous token. Returns logits (B,Vt),
-        the new state and the attention weights (S,B)."""
+    def decode_step(self, y_tok, dstate, enc):
+        """One target step: y_tok (B) the previous token, dstate from encode() or the
+        previous step. Returns logits (B,Vt), the next dstate and the attention (a
+        dict; 'a' (S,B) are the weights shown to users)."""
+        if self.luong:
+            return self._luong_step(y_tok, dstate, enc)
+        state, feed, i = dstate
         s_prev = state[0][-1] if self.lstm else state[-1]     # top layer's h (B,D)
-        c, a = self.attention(s_prev, keys, h, mask)
+        c, a = self.attention(s_prev, enc.keys, enc.h, enc.mask)
         y = self.drop(self.tgt_emb(y_tok))                    # (B,E)
         out, state = self.decoder(torch.cat([y, c], dim=1).unsqueeze(0), state)
         s = out[0]                                            # (B,D)
         o = torch.tanh(self.out.pre(torch.cat([s, c, y], dim=1)))
         logits = self.out.proj(self.drop(o))
-        return logits, state, a
+        return logits, (state, feed, i + 1), {"a": a}
+
+    def _luong_step(self, y_tok, dstate, enc):
+        """Luong path: the RNN first, then attention with s_t, h~_t = tanh(pre [c; s]);
+        h~_t (before dropout) is the next step's input feed."""
+        state, feed, i = dstate
+        y = self.drop(self.tgt_emb(y_tok))                    # (B,E)
+        x = torch.cat([y, feed], dim=1) if self.cfg["input_feed"] else y
+        out, state = self.decoder(x.unsqueeze(0), state)
+        s = out[0]                                            # (B,D)
+        c, att = self.attention(s, enc, i)
+        ht = torch.tanh(self.out.pre(torch.cat([c, s], dim=1)))  # (B,P)
+        logits = self.out.proj(self.drop(ht))
+        return logits, (state, ht if self.cfg["input_feed"] else None, i + 1), att
 
     def forward(self, src, src_len, tgt_in):
         """Teacher-forced logits (T,B,Vt)."""
-        h, keys, mask, state = self.encode(src, src_len)
+        enc, dstate = self.encode(src, src_len)
         steps = []
         for t in range(tgt_in.shape[0]):
-            logits, state, _ = self.decode_step(tgt_in[t], state, h, keys, mask)
+            logits, dstate, _ = self.decode_step(tgt_in[t], dstate, enc)
             steps.append(logits)
         return torch.stack(steps)
 
@@ -353,13 +608,13 @@ class Seq2Seq(nn.Module):
         """Greedy decoding of a batch. Each sentence stops at <eos> (not included)
         or after max_len(src_len) tokens (default 2*len+10). Returns id lists."""
         B = src.shape[1]
-        h, keys, mask, state = self.encode(src, src_len)
+        enc, dstate = self.encode(src, src_len)
         limits = [max_len(int(n)) if max_len else 2 * int(n) + 10 for n in src_len]
         y = torch.full((B,), BOS, dtype=torch.long, device=src.device)
         out = [[] for _ in range(B)]
         done = [False] * B
         while not all(done):
-            logits, state, _ = self.decode_step(y, state, h, keys, mask)
+            logits, dstate, _ = self.decode_step(y, dstate, enc)
             y = logits.argmax(dim=1)
             for b, tok in enumerate(y.tolist()):
                 if done[b]:
@@ -393,7 +648,7 @@ def save_model(path, model, src_vocab, tgt_vocab, history=None):
         raise RefError(f"{path}: vocabulary sizes do not match the model")
     meta = {
         "s2s.format": FORMAT,
-        "s2s.config": json.dumps(model.cfg),
+        "s2s.config": config_json(model.cfg),
         "s2s.vocab.src": vocab_meta(src_vocab),
         "s2s.vocab.tgt": vocab_meta(tgt_vocab),
         "s2s.history": json.dumps(history or {"steps": 0, "epochs": 0, "best_valid_bleu": None,
@@ -829,17 +1084,53 @@ def selftest_configs():
             out.append(dict(TINY, cell=cell, layers=layers))
         out.append(dict(TINY, cell=cell, layers=2, bidir=False))
         out.append(dict(TINY, cell=cell, layers=1, deep_out=8, tie_embeddings=True))
+    # The attention variants and bridges (TINY: K = 12 bidirectional, D = 5, A = 4).
+    out += [
+        dict(TINY, attention="luong-dot"),                                     # K != D: key
+        dict(TINY, cell="lstm", layers=2, bidir=False, hidden=5, attention="luong-dot"),  # K == D
+        dict(TINY, cell="lstm", attention="luong-general"),
+        dict(TINY, layers=2, attention="luong-concat"),
+        dict(TINY, cell="lstm", attention="scaled-dot"),
+        dict(TINY, attention="multihead", heads=2),
+        dict(TINY, attention="luong-general", local="m", window=1),
+        dict(TINY, cell="lstm", attention="luong-dot", local="p", window=2),
+        dict(TINY, layers=2, attention="luong-general", input_feed=True),
+        dict(TINY, cell="lstm", attention="multihead", heads=2, local="p", window=2, input_feed=True),
+        dict(TINY, deep_out=8, tie_embeddings=True, attention="scaled-dot", local="m", window=2,
+             input_feed=True),
+        dict(TINY, bridge="zero"),
+        dict(TINY, cell="lstm", layers=2, bridge="attn-pool"),
+        dict(TINY, bidir=False, attention="luong-concat", bridge="attn-pool", local="p", window=1),
+        dict(TINY, cell="lstm", attention="multihead", heads=4, bridge="zero", local="m", window=1),
+    ]
     return out
+
+
+def config_tag(cfg):
+    tag = (f"{cfg['cell']} L{cfg['layers']}{' bidir' if cfg['bidir'] else ''}"
+           f"{' tied' if cfg['tie_embeddings'] else ''} {cfg['attention']}")
+    if cfg["attention"] == "multihead":
+        tag += f"/{cfg['heads']}"
+    if cfg["local"] != "none":
+        tag += f" local-{cfg['local']}/{cfg['window']}"
+    if cfg["input_feed"]:
+        tag += " input-feed"
+    if cfg["bridge"] != "linear":
+        tag += f" {cfg['bridge']}"
+    return tag
 
 
 def manual_logits(model, src, src_len, tgt_in):
     """docs/model.md's forward written out with explicit loops over sentences,
-    positions and layers, from the stored tensors by name (no nn.GRU/nn.LSTM, no
-    packing, no masking): a second implementation to check Seq2Seq against.
-    Dropout off. Returns logits (T,B,Vt) with zeros at padded target positions."""
+    positions, layers and heads, from the stored tensors by name (no nn.GRU/nn.LSTM,
+    no packing, no masking, no batched attention): a second implementation to check
+    Seq2Seq against, for every attention variant, window and bridge. Dropout off.
+    Returns logits (T,B,Vt) with zeros at padded target positions."""
     cfg = model.cfg
     W = dict(model.state_dict())
     L, lstm, bidir = cfg["layers"], cfg["cell"] == "lstm", cfg["bidir"]
+    kind, local, Dw = cfg["attention"], cfg["local"], cfg["window"]
+    luong = kind != "bahdanau"
     sig = torch.sigmoid
 
     def cell(x, h, c, pre, sfx):
@@ -855,20 +1146,29 @@ def manual_logits(model, src, src_len, tgt_in):
         n = torch.tanh(i_n + r * h_n)
         return (1 - z) * n + z * h, c
 
+    def softmax(xs):
+        """Softmax of a list of scalars."""
+        m = max(float(x) for x in xs)
+        ex = [torch.exp(x - m) for x in xs]
+        tot = sum(ex)
+        return [x / tot for x in ex]
+
     T, B = tgt_in.shape
-    H, D = cfg["hidden"], cfg["dec_hidden"]
-    logits = torch.zeros(T, B, W["out.proj.bias"].shape[0], dtype=W["out.proj.bias"].dtype)
+    H, D, A, P = cfg["hidden"], cfg["dec_hidden"], cfg["attn"], cfg["deep_out"]
+    K = 2 * H if bidir else H
+    dtype = W["out.proj.bias"].dtype
+    logits = torch.zeros(T, B, W["out.proj.bias"].shape[0], dtype=dtype)
     proj = W["tgt_emb.weight"] if cfg["tie_embeddings"] else W["out.proj.weight"]
     for b in range(B):
         n = int(src_len[b])
         xs = [W["src_emb.weight"][int(src[j, b])] for j in range(n)]
-        s0, c0 = [], []
+        layer_finals = []
         for l in range(L):
             dirs = [("", range(n))] + ([("_reverse", range(n - 1, -1, -1))] if bidir else [])
             outs, finals = [], []
             for sfx, order in dirs:
-                h = torch.zeros(H, dtype=xs[0].dtype)
-                c = torch.zeros(H, dtype=xs[0].dtype)
+                h = torch.zeros(H, dtype=dtype)
+                c = torch.zeros(H, dtype=dtype)
                 out = [None] * n
                 for j in order:
                     h, c = cell(xs[j], h, c, "encoder", f"l{l}{sfx}")
@@ -876,31 +1176,109 @@ def manual_logits(model, src, src_len, tgt_in):
                 outs.append(out)
                 finals.append((h, c))  # forward: position n-1; backward: position 0
             xs = [torch.cat([o[j] for o in outs]) for j in range(n)]
-            s0.append(torch.tanh(W[f"bridge.{l}.weight"] @ torch.cat([f[0] for f in finals])
-                                 + W[f"bridge.{l}.bias"]))
-            if lstm:
-                c0.append(torch.tanh(W[f"bridge_c.{l}.weight"] @ torch.cat([f[1] for f in finals])
-                                     + W[f"bridge_c.{l}.bias"]))
-            else:
-                c0.append(torch.zeros(D, dtype=xs[0].dtype))
+            layer_finals.append(finals)
         hs = xs
-        keys = [W["attention.key.weight"] @ hj + W["attention.key.bias"] for hj in hs]
+
+        # Bridge: the initial state of every decoder layer.
+        s0, c0 = [], []
+        if cfg["bridge"] == "attn-pool":
+            u = [torch.tanh(W["bridge_pool.proj.weight"] @ hj + W["bridge_pool.proj.bias"]) for hj in hs]
+            alpha = softmax([W["bridge_pool.context.weight"][0] @ uj for uj in u])
+            pooled = sum(alpha[j] * hs[j] for j in range(n))
+        for l in range(L):
+            if cfg["bridge"] == "zero":
+                s0.append(torch.zeros(D, dtype=dtype))
+                c0.append(torch.zeros(D, dtype=dtype))
+                continue
+            if cfg["bridge"] == "linear":
+                xh = torch.cat([f[0] for f in layer_finals[l]])
+                xc = torch.cat([f[1] for f in layer_finals[l]])
+            else:
+                xh = xc = pooled
+            s0.append(torch.tanh(W[f"bridge.{l}.weight"] @ xh + W[f"bridge.{l}.bias"]))
+            if lstm:
+                c0.append(torch.tanh(W[f"bridge_c.{l}.weight"] @ xc + W[f"bridge_c.{l}.bias"]))
+            else:
+                c0.append(torch.zeros(D, dtype=dtype))
         state, cstate = s0, c0
+
+        if not luong:
+            keys = [W["attention.key.weight"] @ hj + W["attention.key.bias"] for hj in hs]
+            for t in range(T):
+                if int(tgt_in[t, b]) == PAD:
+                    break
+                q = W["attention.query.weight"] @ state[L - 1]
+                a = softmax([W["attention.v.weight"][0] @ torch.tanh(q + k) for k in keys])
+                ctx = sum(a[j] * hs[j] for j in range(n))
+                y = W["tgt_emb.weight"][int(tgt_in[t, b])]
+                x = torch.cat([y, ctx])
+                for l in range(L):
+                    state[l], cstate[l] = cell(x, state[l], cstate[l], "decoder", f"l{l}")
+                    x = state[l]
+                o = torch.tanh(W["out.pre.weight"] @ torch.cat([state[L - 1], ctx, y]) + W["out.pre.bias"])
+                logits[t, b] = proj @ o + W["out.proj.bias"]
+            continue
+
+        # Luong path.
+        Hh = cfg["heads"]
+        dh = A // Hh
+        feed = torch.zeros(P, dtype=dtype)
         for t in range(T):
             if int(tgt_in[t, b]) == PAD:
                 break
-            q = W["attention.query.weight"] @ state[L - 1]
-            e = torch.stack([W["attention.v.weight"][0] @ torch.tanh(q + k) for k in keys])
-            a = torch.exp(e - e.max())
-            a = a / a.sum()
-            ctx = sum(a[j] * hs[j] for j in range(n))
             y = W["tgt_emb.weight"][int(tgt_in[t, b])]
-            x = torch.cat([y, ctx])
+            x = torch.cat([y, feed]) if cfg["input_feed"] else y
             for l in range(L):
                 state[l], cstate[l] = cell(x, state[l], cstate[l], "decoder", f"l{l}")
                 x = state[l]
-            o = torch.tanh(W["out.pre.weight"] @ torch.cat([state[L - 1], ctx, y]) + W["out.pre.bias"])
-            logits[t, b] = proj @ o + W["out.proj.bias"]
+            s = state[L - 1]
+            # The window [lo, hi] of step t (0-based), and p for local = p.
+            p = None
+            if local == "none":
+                lo, hi = 0, n - 1
+            elif local == "m":
+                pm = min(t, n - 1)
+                lo, hi = max(0, pm - Dw), min(n - 1, pm + Dw)
+            else:
+                p = n * sig(W["attention.pos_v.weight"][0] @ torch.tanh(W["attention.pos.weight"] @ s))
+                lo, hi = max(0, math.ceil(float(p) - Dw)), min(n - 1, math.floor(float(p) + Dw))
+            win = range(lo, hi + 1)
+            # Scores of each head (one head unless multihead) over the window.
+            if kind == "luong-dot":
+                keys = [hs[j] if K == D else W["attention.key.weight"] @ hs[j] for j in range(n)]
+                scores = [[s @ keys[j] for j in win]]
+            elif kind == "luong-general":
+                scores = [[s @ (W["attention.key.weight"] @ hs[j]) for j in win]]
+            elif kind == "luong-concat":
+                q = W["attention.query.weight"] @ s
+                scores = [[W["attention.v.weight"][0] @ torch.tanh(q + W["attention.key.weight"] @ hs[j])
+                           for j in win]]
+            elif kind == "scaled-dot":
+                q = W["attention.query.weight"] @ s
+                scores = [[q @ (W["attention.key.weight"] @ hs[j]) / math.sqrt(A) for j in win]]
+            else:  # multihead
+                q = W["attention.query.weight"] @ s
+                kj = {j: W["attention.key.weight"] @ hs[j] for j in win}
+                scores = [[q[i * dh:(i + 1) * dh] @ kj[j][i * dh:(i + 1) * dh] / math.sqrt(dh) for j in win]
+                          for i in range(Hh)]
+            heads = []
+            for sc in scores:
+                a = softmax(sc)
+                if p is not None:
+                    sigma = Dw / 2
+                    a = [a[k] * torch.exp(-(j - p) ** 2 / (2 * sigma ** 2)) for k, j in enumerate(win)]
+                heads.append(a)
+            if kind == "multihead":
+                o = []
+                for i, a in enumerate(heads):
+                    o.append(sum(a[k] * (W["attention.value.weight"] @ hs[j])[i * dh:(i + 1) * dh]
+                                 for k, j in enumerate(win)))
+                ctx = W["attention.out.weight"] @ torch.cat(o)
+            else:
+                ctx = sum(heads[0][k] * hs[j] for k, j in enumerate(win))
+            ht = torch.tanh(W["out.pre.weight"] @ torch.cat([ctx, s]) + W["out.pre.bias"])
+            logits[t, b] = proj @ ht + W["out.proj.bias"]
+            feed = ht
     return logits
 
 
@@ -912,14 +1290,15 @@ def loss_at(model, batch):
 
 def selftest_one(st, cfg_user, tmp):
     cfg = make_config(cfg_user)
-    tag = f"{cfg['cell']} L{cfg['layers']}{' bidir' if cfg['bidir'] else ''}{' tied' if cfg['tie_embeddings'] else ''}"
+    tag = config_tag(cfg)
     torch.manual_seed(7)
     model = Seq2Seq(cfg, TINY_VS, TINY_VT)
 
     # Names and shapes are those of the doc's table.
     want = doc_tensor_shapes(cfg, TINY_VS, TINY_VT)
     got = {k: tuple(v.shape) for k, v in model_tensors(model).items()}
-    st.check(got == want, f"{tag}: tensor names and shapes follow docs/model.md")
+    st.check(got == want and list(got) == list(want),
+             f"{tag}: tensor names, shapes and layout order follow docs/model.md")
 
     # File round trip.
     path = os.path.join(tmp, "m.safetensors")
@@ -927,7 +1306,11 @@ def selftest_one(st, cfg_user, tmp):
     save_model(path, model, sv, tv)
     loaded, lsv, ltv, meta = load_model(path)
     st.check(lsv == sv and ltv == tv, f"{tag}: vocabularies survive the file")
-    st.check(list(json.loads(meta["s2s.config"])) == list(CONFIG_KEYS), f"{tag}: s2s.config has the doc's keys")
+    default_variant = is_original_form(cfg) and not WRITE_DEFAULT_VARIANT_KEYS
+    keys = [k for k in CONFIG_KEYS if not (default_variant and k in VARIANT_KEYS)]
+    st.check(list(json.loads(meta["s2s.config"])) == keys and loaded.cfg == cfg,
+             f"{tag}: s2s.config has the doc's keys in order"
+             f"{' (the variant keys left out at their defaults)' if default_variant else ''}")
     same = all(torch.equal(a, b) for a, b in zip(model_tensors(model).values(), model_tensors(loaded).values()))
     st.check(same and list(model_tensors(loaded)) == list(model_tensors(model)), f"{tag}: tensors survive the file")
     raw, _ = load_st(path)
@@ -1009,13 +1392,8 @@ def selftest_one(st, cfg_user, tmp):
             ok &= rel_err(alone[:, 0], full[:t, b]) < 1e-12
     st.check(ok, f"{tag}: a sentence alone gives the logits it has in the batch")
 
-    # Attention weights: exactly 0 at padding, sum 1.
-    with torch.no_grad():
-        h, keys, mask, state = m64.encode(src, src_len)
-        _, _, a = m64.decode_step(tgt_in[0], state, h, keys, mask)
-    st.check(bool((a[mask] == 0).all()) and rel_err(a.sum(0), torch.ones(a.shape[1], dtype=a.dtype)) < 1e-12,
-             f"{tag}: attention is 0 on padding and sums to 1")
-    st.check(bool((h[mask] == 0).all()), f"{tag}: encoder outputs are 0 on padding")
+    # Attention weights: 0 on padding and outside windows, sums, the heads' mean.
+    selftest_attention(st, tag, m64, batch)
 
     # The loss is the doc's formula: (1-eps)*NLL + eps*mean over all Vt classes of
     # -log p (<pad> included), summed over non-pad targets, / their number.
@@ -1031,12 +1409,136 @@ def selftest_one(st, cfg_user, tmp):
     with torch.no_grad():
         d1, d2 = m64(src, src_len, tgt_in), m64(src, src_len, tgt_in)
     st.check(not torch.equal(d1, d2), f"{tag}: dropout active in train mode")
+    if cfg["input_feed"]:
+        # The fed h~ is taken before dropout: in train mode (dropout 0.3) it has no
+        # dropped (zero) entries and no entry scaled past tanh's range.
+        with torch.no_grad():
+            enc, dstate = m64.encode(src, src_len)
+            ok = True
+            for t in range(tgt_in.shape[0]):
+                _, dstate, _ = m64.decode_step(tgt_in[t], dstate, enc)
+                ok &= bool((dstate[1] != 0).all()) and bool((dstate[1].abs() < 1).all())
+        st.check(ok, f"{tag}: input feeding uses h~ before dropout")
 
     # Greedy decoding of the batch equals decoding each sentence alone.
     g = loaded.greedy(src, src_len)
     ok = all(loaded.greedy(src[:int(src_len[b]), b:b + 1], src_len[b:b + 1])[0] == g[b] for b in range(len(g)))
     st.check(ok and all(len(x) <= 2 * int(n) + 10 for x, n in zip(g, src_len)),
              f"{tag}: batched greedy decoding equals per-sentence decoding")
+
+
+def selftest_attention(st, tag, m64, batch):
+    """Attention weights of every step (eval mode): exactly 0 on padding and outside
+    the window of docs/model.md (bounds computed here from i, n_b and p); inside, a
+    softmax that sums to 1 (per head), or for local = p, a softmax times the
+    Gaussian factor, not renormalised; the weights shown are the heads' mean."""
+    cfg = m64.cfg
+    src, src_len, tgt_in, _ = batch
+    S, B = src.shape
+    Dw = cfg["window"]
+    ok_zero = ok_sum = ok_bounds = ok_mean = ok_pos = True
+    m64.eval()
+    with torch.no_grad():
+        enc, dstate = m64.encode(src, src_len)
+        st.check(bool((enc.h[enc.mask] == 0).all()), f"{tag}: encoder outputs are 0 on padding")
+        for t in range(tgt_in.shape[0]):
+            _, dstate, att = m64.decode_step(tgt_in[t], dstate, enc)
+            heads = att.get("heads")
+            per_head = heads if heads is not None else att["a"].unsqueeze(2)  # (S,B,Hh)
+            if heads is not None:
+                ok_mean &= rel_err(att["a"], heads.mean(2)) < 1e-15
+            for b in range(B):
+                n = int(src_len[b])
+                p = None
+                if cfg["local"] == "none":
+                    lo, hi = 0, n - 1
+                elif cfg["local"] == "m":
+                    pm = min(t, n - 1)
+                    lo, hi = max(0, pm - Dw), min(n - 1, pm + Dw)
+                else:
+                    p = float(att["p"][b])
+                    lo, hi = max(0, math.ceil(p - Dw)), min(n - 1, math.floor(p + Dw))
+                    ok_pos &= 0 < p < n
+                if "lo" in att:
+                    ok_bounds &= int(att["lo"][b]) == lo and int(att["hi"][b]) == hi
+                inside = torch.zeros(S, dtype=torch.bool)
+                inside[lo:hi + 1] = True
+                a = per_head[:, b, :]                                     # (S,Hh)
+                ok_zero &= bool((a[~inside] == 0).all()) and bool((a[inside] > 0).all())
+                w = a[inside]
+                if p is not None:
+                    j = torch.arange(lo, hi + 1, dtype=w.dtype)
+                    g = torch.exp(-(j - p) ** 2 / (2 * (Dw / 2) ** 2))
+                    ok_sum &= bool((w.sum(0) < 1).all())
+                    w = w / g.unsqueeze(1)
+                ok_sum &= rel_err(w.sum(0), torch.ones(w.shape[1], dtype=w.dtype)) < 1e-12
+    where = {"none": "padding", "m": "padding and outside the local-m window",
+             "p": "padding and outside the local-p window"}[cfg["local"]]
+    st.check(ok_zero, f"{tag}: attention weights are exactly 0 on {where}, positive inside")
+    if cfg["local"] == "p":
+        st.check(ok_sum, f"{tag}: local-p weights are a window softmax times the Gaussian factor, not renormalised")
+        st.check(ok_pos, f"{tag}: local-p position p lies in (0, n)")
+    else:
+        st.check(ok_sum, f"{tag}: attention weights sum to 1{' per head' if cfg['heads'] > 1 else ''}")
+    if cfg["local"] != "none":
+        st.check(ok_bounds, f"{tag}: window bounds follow the doc's formulas")
+    if cfg["attention"] == "multihead":
+        st.check(ok_mean, f"{tag}: the weights shown are the heads' mean")
+
+
+def selftest_validation(st):
+    """Refusals of inconsistent variant keys, and files without the variant keys."""
+    cases = [
+        ({"attention": "multihead", "heads": 3, "attn": 256},
+         'config: heads 3 does not divide attn 256'),
+        ({"attention": "scaled-dot", "heads": 2},
+         'config: heads 2 needs attention "multihead" (heads is 1 with "scaled-dot")'),
+        ({"input_feed": True},
+         'config: input_feed needs a Luong-path attention ("luong-dot" or "luong-general" or '
+         '"luong-concat" or "scaled-dot" or "multihead"), not "bahdanau"'),
+        ({"local": "m", "window": 2},
+         'config: local needs a Luong-path attention ("luong-dot" or "luong-general" or '
+         '"luong-concat" or "scaled-dot" or "multihead"), not "bahdanau"'),
+        ({"attention": "luong-dot", "local": "p"}, 'config: window must be ≥ 1 with local "p"'),
+        ({"attention": "luong-dot", "window": 3},
+         'config: window 3 needs local "m" or "p" (window is 0 with local "none")'),
+        ({"attention": "dot"}, 'config: \'attention\' must be "bahdanau" or "luong-dot" or "luong-general" '
+                               'or "luong-concat" or "scaled-dot" or "multihead", not "dot"'),
+        ({"local": "x"}, 'config: \'local\' must be "none" or "m" or "p", not "x"'),
+        ({"bridge": "mean"}, 'config: \'bridge\' must be "linear" or "zero" or "attn-pool", not "mean"'),
+        ({"heads": 0}, "config: 'heads' must be an integer in 1..65536, not 0"),
+        ({"input_feed": 1}, "config: 'input_feed' must be true or false, not 1"),
+    ]
+    for user, msg in cases:
+        try:
+            make_config(user)
+            got = None
+        except RefError as e:
+            got = str(e)
+        st.check(got == msg, f"config {json.dumps(user)} is refused with '{msg}' (got {got!r})")
+    ok = make_config({"attention": "multihead", "heads": 4, "attn": 256, "local": "p", "window": 3,
+                      "input_feed": True, "bridge": "attn-pool"})
+    st.check(list(ok) == list(CONFIG_KEYS) and list(CONFIG_KEYS[7:13]) ==
+             ["attention", "heads", "local", "window", "input_feed", "bridge"],
+             "config keys in s2s's order, the variant keys right after 'attention'")
+    legacy = {k: v for k, v in DEFAULT_CONFIG.items() if k not in VARIANT_KEYS}
+    try:
+        cfg = make_config(legacy, "file", complete=True)
+    except RefError:
+        cfg = None
+    st.check(cfg == DEFAULT_CONFIG, "a file's s2s.config without the variant keys takes their defaults")
+    try:
+        make_config(dict(legacy, attention="luong-dot", local="m"), "file", complete=True)
+        got = None
+    except RefError as e:
+        got = str(e)
+    st.check(got == 'file: window must be ≥ 1 with local "m"', "a file with local but no window is refused")
+    try:
+        make_config({k: v for k, v in legacy.items() if k != "deep_out"}, "file", complete=True)
+        got = None
+    except RefError as e:
+        got = str(e)
+    st.check(got == "file: missing key 'deep_out'", "a file without one of the size keys is refused")
 
 
 def selftest_cli(st, tmp):
@@ -1085,11 +1587,33 @@ def selftest_cli(st, tmp):
     st.check(rc == 1 and err.getvalue() == f"{PROG}: {m}: missing tensor src\n",
              "cli: parity rejects a batch file without src")
 
+    # A variant through the command line: every key stored in s2s's order, parity runs.
+    vcfg = dict(TINY, cell="lstm", attention="multihead", heads=2, local="p", window=2, input_feed=True,
+                bridge="attn-pool")
+    rc = main(["init", "--config", json.dumps(vcfg), "--src-vocab", "11", "--tgt-vocab", "9", "--seed", "5",
+               "-o", m + ".v"])
+    text = load_st(m + ".v")[1]["s2s.config"]
+    st.check(rc == 0 and list(json.loads(text)) == list(CONFIG_KEYS) and text.startswith(
+        '{"cell": "lstm", "layers": 1, "bidir": true, "emb": 8, "hidden": 6, "dec_hidden": 5, "attn": 4, '
+        '"attention": "multihead", "heads": 2, "local": "p", "window": 2, "input_feed": true, '
+        '"bridge": "attn-pool", "deep_out": 7, '), "cli: init stores a variant's config with every key in order")
+    rc = main(["parity", "--double", m + ".v", b, o64])
+    r64, _ = load_st(o64)
+    st.check(rc == 0 and "grad.attention.pos.weight" in r64 and "grad.bridge_pool.context.weight" in r64,
+             "cli: parity of a variant writes its tensors' gradients")
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        rc = main(["init", "--config", json.dumps(dict(vcfg, heads=3)), "--src-vocab", "11", "--tgt-vocab", "9",
+                   "-o", m + ".bad"])
+    st.check(rc == 1 and err.getvalue() == f"{PROG}: --config: heads 3 does not divide attn 4\n"
+             and not os.path.exists(m + ".bad"), "cli: init refuses heads that do not divide attn")
+
 
 def selftest(args):
     set_threads(1)
     st = SelfTest(args.verbose)
     with tempfile.TemporaryDirectory(prefix="torch_ref-") as tmp:
+        selftest_validation(st)
         for cfg in selftest_configs():
             selftest_one(st, cfg, tmp)
         selftest_cli(st, tmp)

@@ -19,6 +19,17 @@
  * so does a reference gradient with max|ref| < 1e-6 (too small for the rule to see).
  * Messages name the case, the tensor, the index, the C and the reference value.
  *
+ * The cases cover, besides Bahdanau attention with GRU and LSTM, 1 and 2 layers, tied
+ * embeddings and a unidirectional encoder, every attention variant and bridge of
+ * docs/model.md ("Attention variants and bridges"): luong-dot with K != D (the key
+ * projection exists) and with K == D (no attention tensors at all), luong-general,
+ * luong-concat, scaled-dot, multihead (2 heads), local-m and local-p windows of half-width
+ * 2 (sources of up to 9 tokens, so the windows cut), input feeding (with luong-general,
+ * and with multihead and local-p), and the zero and attn-pool bridges with GRU and LSTM.
+ * The seeds of the local-p cases keep every p - Dw and p + Dw (padded target steps
+ * included) at least 1e-2 from an integer, so that float32 and float64 rounding cannot
+ * move a window bound.
+ *
  * Without torch (the interpreter in $PYTHON, default /usr/bin/python3, cannot import
  * it) every case is reported as skipped, never as passed. Run
  *     build/release/s2s-tests --verbose --filter parity/\*
@@ -57,6 +68,8 @@
 
 /* Sizes shared by the cases: E, H, D, A (and P, below) all differ. */
 #define SIZES "\"emb\": 16, \"hidden\": 12, \"dec_hidden\": 20, \"attn\": 10, "
+/* A unidirectional encoder with H == D, so that K == D. */
+#define SIZES_K_EQ_D "\"emb\": 16, \"hidden\": 20, \"dec_hidden\": 20, \"attn\": 10, "
 #define OPTS "\"dropout\": 0.3, \"label_smoothing\": 0.1"
 
 /* One python process per case: init, make-batch, parity --double through torch_ref's
@@ -367,4 +380,93 @@ Test(parity, gru_2_layers_tied_embeddings)
 Test(parity, lstm_2_layers_unidirectional)
 {
     run_case("lstm L2 unidir", "{\"cell\": \"lstm\", \"layers\": 2, \"bidir\": false, " SIZES "\"deep_out\": 14, " OPTS "}", 16);
+}
+
+/* Attention variants and bridges (docs/model.md). The variant keys follow "attention" as
+   in s2s.config. */
+#define GRU1 "\"cell\": \"gru\", \"layers\": 1, \"bidir\": true, " SIZES
+#define GRU2 "\"cell\": \"gru\", \"layers\": 2, \"bidir\": true, " SIZES
+#define LSTM1 "\"cell\": \"lstm\", \"layers\": 1, \"bidir\": true, " SIZES
+#define LSTM2 "\"cell\": \"lstm\", \"layers\": 2, \"bidir\": true, " SIZES
+#define P14 "\"deep_out\": 14, " OPTS "}"
+
+Test(parity, luong_dot_bidirectional)
+{
+    /* K = 24 != D = 20: keys = attention.key(h). */
+    run_case("gru L1 bidir luong-dot", "{" GRU1 "\"attention\": \"luong-dot\", " P14, 17);
+}
+
+Test(parity, luong_dot_unidirectional_k_equals_d)
+{
+    /* K = H = 20 = D: keys = h, no attention tensor. */
+    run_case("lstm L2 unidir luong-dot K=D", "{\"cell\": \"lstm\", \"layers\": 2, \"bidir\": false, " SIZES_K_EQ_D
+             "\"attention\": \"luong-dot\", " P14, 18);
+}
+
+Test(parity, luong_general)
+{
+    run_case("lstm L1 bidir luong-general", "{" LSTM1 "\"attention\": \"luong-general\", " P14, 19);
+}
+
+Test(parity, luong_concat)
+{
+    run_case("gru L2 bidir luong-concat", "{" GRU2 "\"attention\": \"luong-concat\", " P14, 20);
+}
+
+Test(parity, scaled_dot)
+{
+    run_case("lstm L1 bidir scaled-dot", "{" LSTM1 "\"attention\": \"scaled-dot\", " P14, 21);
+}
+
+Test(parity, multihead_2_heads)
+{
+    run_case("gru L1 bidir multihead/2", "{" GRU1 "\"attention\": \"multihead\", \"heads\": 2, " P14, 22);
+}
+
+Test(parity, local_m_window_2)
+{
+    run_case("gru L1 bidir luong-general local-m/2", "{" GRU1 "\"attention\": \"luong-general\", "
+             "\"local\": \"m\", \"window\": 2, " P14, 23);
+}
+
+Test(parity, local_p_window_2)
+{
+    run_case("lstm L1 bidir luong-concat local-p/2", "{" LSTM1 "\"attention\": \"luong-concat\", "
+             "\"local\": \"p\", \"window\": 2, " P14, 24);
+}
+
+Test(parity, input_feed_luong_general)
+{
+    run_case("gru L2 bidir luong-general input-feed", "{" GRU2 "\"attention\": \"luong-general\", "
+             "\"input_feed\": true, " P14, 25);
+}
+
+Test(parity, input_feed_multihead_local_p)
+{
+    run_case("lstm L1 bidir multihead/2 local-p/2 input-feed", "{" LSTM1 "\"attention\": \"multihead\", "
+             "\"heads\": 2, \"local\": \"p\", \"window\": 2, \"input_feed\": true, " P14, 31);
+}
+
+Test(parity, bridge_zero_gru)
+{
+    run_case("gru L1 bidir bahdanau zero bridge", "{" GRU1 "\"attention\": \"bahdanau\", \"bridge\": \"zero\", "
+             P14, 27);
+}
+
+Test(parity, bridge_zero_lstm)
+{
+    run_case("lstm L2 unidir luong-general zero bridge", "{\"cell\": \"lstm\", \"layers\": 2, \"bidir\": false, "
+             SIZES "\"attention\": \"luong-general\", \"bridge\": \"zero\", " P14, 28);
+}
+
+Test(parity, bridge_attn_pool_gru)
+{
+    run_case("gru L1 bidir luong-concat attn-pool bridge", "{" GRU1 "\"attention\": \"luong-concat\", "
+             "\"bridge\": \"attn-pool\", " P14, 29);
+}
+
+Test(parity, bridge_attn_pool_lstm)
+{
+    run_case("lstm L2 bidir bahdanau attn-pool bridge", "{" LSTM2 "\"attention\": \"bahdanau\", "
+             "\"bridge\": \"attn-pool\", " P14, 38);
 }
