@@ -86,11 +86,6 @@ ATTENTION_KINDS = ("bahdanau", "luong-dot", "luong-general", "luong-concat", "sc
 LUONG_KINDS = ATTENTION_KINDS[1:]
 LOCAL_KINDS = ("none", "m", "p")
 BRIDGE_KINDS = ("linear", "zero", "attn-pool")
-# A model of the original form (Bahdanau attention, every variant key at its default)
-# is written without the variant keys, so that its s2s.config is the one such models
-# always had and s2s builds that predate the keys read it. Set to True to write every
-# key in every file.
-WRITE_DEFAULT_VARIANT_KEYS = False
 
 
 def is_luong(cfg):
@@ -177,17 +172,9 @@ def make_config(user, where="config", complete=False):
     return {k: cfg[k] for k in CONFIG_KEYS}
 
 
-def is_original_form(cfg):
-    """Bahdanau attention and every variant key at its default: the model as it was
-    before the variants."""
-    return cfg["attention"] == "bahdanau" and all(cfg[k] == DEFAULT_CONFIG[k] for k in VARIANT_KEYS)
-
-
 def config_json(cfg):
-    """The s2s.config text of a model file: every key in CONFIG_KEYS order, the
-    variant keys left out for a model of the original form (WRITE_DEFAULT_VARIANT_KEYS)."""
-    if not WRITE_DEFAULT_VARIANT_KEYS and is_original_form(cfg):
-        return json.dumps({k: v for k, v in cfg.items() if k not in VARIANT_KEYS})
+    """The s2s.config text of a model file: every key in CONFIG_KEYS order, as s2s
+    writes it."""
     return json.dumps(cfg)
 
 
@@ -1306,11 +1293,8 @@ def selftest_one(st, cfg_user, tmp):
     save_model(path, model, sv, tv)
     loaded, lsv, ltv, meta = load_model(path)
     st.check(lsv == sv and ltv == tv, f"{tag}: vocabularies survive the file")
-    default_variant = is_original_form(cfg) and not WRITE_DEFAULT_VARIANT_KEYS
-    keys = [k for k in CONFIG_KEYS if not (default_variant and k in VARIANT_KEYS)]
-    st.check(list(json.loads(meta["s2s.config"])) == keys and loaded.cfg == cfg,
-             f"{tag}: s2s.config has the doc's keys in order"
-             f"{' (the variant keys left out at their defaults)' if default_variant else ''}")
+    st.check(list(json.loads(meta["s2s.config"])) == list(CONFIG_KEYS) and loaded.cfg == cfg,
+             f"{tag}: s2s.config has the doc's keys in order")
     same = all(torch.equal(a, b) for a, b in zip(model_tensors(model).values(), model_tensors(loaded).values()))
     st.check(same and list(model_tensors(loaded)) == list(model_tensors(model)), f"{tag}: tensors survive the file")
     raw, _ = load_st(path)
