@@ -22,7 +22,7 @@ static int count(const char *const *t)
 int fixture_src_size(void) { return 4 + count(fixture_src_tokens); }
 int fixture_tgt_size(void) { return 4 + count(fixture_tgt_tokens); }
 
-void fixture_model(Model *m, Cell cell, int layers, bool bidir, int vs, int vt, uint64_t seed)
+ModelConfig fixture_config(Cell cell, int layers, bool bidir, int vs, int vt)
 {
     cr_assert(vt <= FIXTURE_DIM);
     ModelConfig c = model_config_default();
@@ -35,12 +35,23 @@ void fixture_model(Model *m, Cell cell, int layers, bool bidir, int vs, int vt, 
     c.attn = 9;
     c.src_vocab = vs;
     c.tgt_vocab = vt;
+    return c;
+}
+
+void fixture_model_from(Model *m, const ModelConfig *c, uint64_t seed)
+{
     Err e;
-    cr_assert_eq(model_config_check(&c, &e), 0, "%s", e.msg);
-    model_init(m, &c, false);
+    cr_assert_eq(model_config_check(c, &e), 0, "%s", e.msg);
+    model_init(m, c, false);
     Rng rng;
     rng_seed(&rng, seed);
     model_init_random(m, &rng);
+}
+
+void fixture_model(Model *m, Cell cell, int layers, bool bidir, int vs, int vt, uint64_t seed)
+{
+    ModelConfig c = fixture_config(cell, layers, bidir, vs, vt);
+    fixture_model_from(m, &c, seed);
 }
 
 static void zero(Model *m) { memset(m->params, 0, m->layout.total * sizeof(real)); }

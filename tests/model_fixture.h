@@ -16,6 +16,9 @@
 /* A random model (PyTorch's initialisation from seed) with vs/vt vocabulary entries
    (vt <= FIXTURE_DIM). */
 void fixture_model(Model *m, Cell cell, int layers, bool bidir, int vs, int vt, uint64_t seed);
+/* The configuration fixture_model uses, to vary before fixture_model_from. */
+ModelConfig fixture_config(Cell cell, int layers, bool bidir, int vs, int vt);
+void fixture_model_from(Model *m, const ModelConfig *c, uint64_t seed);
 
 /* Makes the output depend on the previous token only: every weight is zeroed, then
    <bos> -> chain[0] -> chain[1] -> ... -> chain[n-1] -> next. The logit of the next

@@ -129,10 +129,10 @@ static void tune_eos(Model *m, const Srcs *s)
     m->w.proj_b[3] = best_bias;
 }
 
-static void check_batch_independence(Cell cell, int layers, bool bidir, uint64_t seed)
+static void check_batch_independence_of(const ModelConfig *c, uint64_t seed)
 {
     Model m;
-    fixture_model(&m, cell, layers, bidir, VS, VT, seed);
+    fixture_model_from(&m, c, seed);
     Srcs s = srcs_random(NSENT, 12, VS, seed + 1);
     tune_eos(&m, &s);
 
@@ -182,6 +182,35 @@ static void check_batch_independence(Cell cell, int layers, bool bidir, uint64_t
     srcs_free(&s);
     model_free(&m);
 }
+
+static void check_batch_independence(Cell cell, int layers, bool bidir, uint64_t seed)
+{
+    ModelConfig c = fixture_config(cell, layers, bidir, VS, VT);
+    check_batch_independence_of(&c, seed);
+}
+
+/* The attention variants: every row's weights stay inside its own sentence (and
+   window), so batching, padding included, changes nothing. */
+static void check_variant(AttnKind att, LocalKind local, bool feed, BridgeKind bridge, uint64_t seed)
+{
+    ModelConfig c = fixture_config(CELL_GRU, 1, true, VS, VT);
+    c.attention = att;
+    c.local = local;
+    c.window = local == LOCAL_NONE ? 0 : 2;
+    c.input_feed = feed;
+    c.bridge = bridge;
+    if (att == ATT_MULTIHEAD) {
+        c.attn = 12;
+        c.heads = 3;
+    }
+    check_batch_independence_of(&c, seed);
+}
+
+Test(greedy, batches_give_the_same_ids_luong_dot) { check_variant(ATT_LUONG_DOT, LOCAL_NONE, false, BRIDGE_LINEAR, 21); }
+Test(greedy, batches_give_the_same_ids_luong_concat_attn_pool) { check_variant(ATT_LUONG_CONCAT, LOCAL_NONE, false, BRIDGE_ATTN_POOL, 22); }
+Test(greedy, batches_give_the_same_ids_multihead_local_p_feed) { check_variant(ATT_MULTIHEAD, LOCAL_P, true, BRIDGE_LINEAR, 23); }
+Test(greedy, batches_give_the_same_ids_local_m_zero_bridge) { check_variant(ATT_LUONG_GENERAL, LOCAL_M, false, BRIDGE_ZERO, 24); }
+Test(greedy, batches_give_the_same_ids_scaled_dot_feed) { check_variant(ATT_SCALED_DOT, LOCAL_NONE, true, BRIDGE_LINEAR, 25); }
 
 Test(greedy, batches_give_the_same_ids_gru) { check_batch_independence(CELL_GRU, 1, true, 11); }
 Test(greedy, batches_give_the_same_ids_gru_2_layers) { check_batch_independence(CELL_GRU, 2, false, 12); }
