@@ -62,4 +62,23 @@ void model_decode_step(Model *m, Work *w, const Batch *b, const int *prev, int t
 const real *work_step_logits(const Work *w);   /* (B,Vt) of the last step */
 const real *work_step_attention(const Work *w); /* (B,S) of the last step */
 
+/*
+ * Beam search moves rows around (decode/beam.h). After model_encode of a batch of B
+ * rows, and before the first model_decode_step, model_expand_rows makes the batch
+ * n rows (1 <= n <= max_b of the Work) where row r is old row from[r] (from[r] < B),
+ * e.g. each sentence repeated K times. It rewrites, in w: the top encoder layer's
+ * outputs (S,n,K), the attention keys (S,n,A), every decoder layer's initial state
+ * s0 (n,D) and, for LSTM, c0 (n,D); in b: src (S,n) and src_len (n), and b->B = n
+ * (b's buffers must hold n rows). Nothing else of w is read by later decoding steps.
+ * src_len need not stay sorted: only the encoder needs that.
+ *
+ * model_select_rows, called before decoding step t (t >= 0, with steps 0..t-1 done),
+ * makes row r of the decoder state that step t reads hold what row from[r] held
+ * (from[r] < b->B): for every decoder layer, the state s and, for LSTM, the cell
+ * state c of step t-1 (s0/c0 when t = 0). It touches nothing else. Decoding after
+ * expand and select gives bit for bit what decoding the rows directly gives.
+ */
+void model_expand_rows(Model *m, Work *w, Batch *b, const int *from, int n);
+void model_select_rows(Model *m, Work *w, const Batch *b, const int *from, int t);
+
 #endif
