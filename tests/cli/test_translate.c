@@ -106,7 +106,7 @@ Test(cli_translate, arguments_stdin_and_files_agree)
     Err e;
     cr_assert_eq(model_file_load(&mf, f.random, false, &e), 0, "%s", e.msg);
     char *out[N];
-    TranslateOpts to = {.batch = 3, .max_len = 0};
+    TranslateOpts to = {.batch = 3, .max_len = 0, .beam = 5, .alpha = 1.0}; /* the defaults of s2s translate */
     TranslateStats st;
     cr_assert_eq(translate_lines(&mf.model, mf.src, mf.tgt, &mf.text, sent, NULL, N, "x", NULL,
                                  &to, out, &st, &e), 0, "%s", e.msg);
