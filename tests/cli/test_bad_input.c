@@ -534,7 +534,7 @@ Test(bad_input, translate_long_lines)
         buf_puts(&in, "the ");
     buf_putc(&in, '\n');
     RunResult r = RUN_S2S(in.data, "translate", model);
-    expect_run(&r, 1, "", "s2s: <stdin>:2: too long to translate: 100000 tokens (at most 693 "
+    expect_run(&r, 1, "", "s2s: <stdin>:2: too long to translate: 100000 tokens (at most 1539 "
                           "for this model, beam size and output length limit)\n", "100000 tokens");
     r = RUN_S2S(in.data, "translate", model, "--beam", "1");
     expect_run(&r, 1, "", "s2s: <stdin>:2: too long to translate: 100000 tokens (at most 3469 "
@@ -551,7 +551,7 @@ Test(bad_input, translate_long_lines)
     buf_puts(&in, "\tle\n");
     write_file(tsv, in.data);
     r = RUN_S2S(NULL, "eval", model, tsv, "--out", hyp);
-    char *want = strf("s2s: %s:2: too long to translate: 5000 tokens (at most 693 for this model, "
+    char *want = strf("s2s: %s:2: too long to translate: 5000 tokens (at most 1539 for this model, "
                       "beam size and output length limit)\n", tsv);
     expect_run(&r, 1, "", want, "eval, 5000 tokens");
     cr_expect(!file_exists(hyp));
