@@ -39,7 +39,7 @@ static const char usage[] =
     "options:\n"
     "  --out FILE             also write the translations to FILE, one per TSV line\n"
     "  --beam K               beam size (default 5; 1 is greedy decoding)\n"
-    "  --length-penalty A     length normalisation exponent, as for translate (default 1.0)\n"
+    "  --length-penalty A     length normalisation exponent, as for translate (default 0.6)\n"
     "  --replace-unk          replace output <unk> by the most attended source token\n"
     "  --json                 print one JSON object instead of the text block\n"
     "  --max-len N            at most N output tokens per sentence (default: twice the\n"
@@ -57,7 +57,7 @@ typedef struct EvalOpts {
 
 static void parse_args(EvalOpts *p, int argc, char **argv)
 {
-    *p = (EvalOpts){.batch = 64, .beam = 5, .alpha = 1.0};
+    *p = (EvalOpts){.batch = 64, .beam = 5, .alpha = 0.6};
     Opts o;
     opts_init(&o, "eval", argc, argv);
     while (opts_next(&o)) {

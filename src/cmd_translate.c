@@ -43,7 +43,7 @@ static const char usage[] =
     "                         replaced only once every line is translated\n"
     "  --beam K               beam size (default 5; 1 is greedy decoding)\n"
     "  --length-penalty A     rank finished hypotheses by logprob / len^A, where len\n"
-    "                         counts the output tokens and <eos> (default 1.0; 0: raw\n"
+    "                         counts the output tokens and <eos> (default 0.6; 0: raw\n"
     "                         log-probability)\n"
     "  --nbest N              print the N best translations of each line (N <= K) as\n"
     "                         'INDEX ||| TRANSLATION ||| SCORE', INDEX the 0-based input\n"
@@ -73,7 +73,7 @@ typedef struct TrOpts {
 
 static void parse_args(TrOpts *p, int argc, char **argv)
 {
-    *p = (TrOpts){.batch = 64, .beam = 5, .nbest = 1, .alpha = 1.0};
+    *p = (TrOpts){.batch = 64, .beam = 5, .nbest = 1, .alpha = 0.6};
     bool nbest_given = false;
     p->sentences = xmalloc((size_t)(argc > 0 ? argc : 1) * sizeof *p->sentences);
     Opts o;

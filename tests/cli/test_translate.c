@@ -108,7 +108,7 @@ Test(cli_translate, arguments_stdin_and_files_agree)
     Err e;
     cr_assert_eq(model_file_load(&mf, f.random, false, &e), 0, "%s", e.msg);
     char *out[N];
-    TranslateOpts to = {.batch = 3, .max_len = 0, .beam = 5, .alpha = 1.0}; /* the defaults of s2s translate */
+    TranslateOpts to = {.batch = 3, .max_len = 0, .beam = 5, .alpha = 0.6}; /* the defaults of s2s translate */
     TranslateStats st;
     cr_assert_eq(translate_lines(&mf.model, mf.src, mf.tgt, &mf.text, sent, NULL, N, "x", NULL,
                                  &to, out, &st, &e), 0, "%s", e.msg);
@@ -327,7 +327,7 @@ Test(cli_translate, nbest_lines)
     ModelFile mf;
     Err e;
     cr_assert_eq(model_file_load(&mf, f.random, false, &e), 0, "%s", e.msg);
-    TranslateOpts to = {.batch = 64, .beam = 4, .nbest = 3, .alpha = 1.0};
+    TranslateOpts to = {.batch = 64, .beam = 4, .nbest = 3, .alpha = 0.6};
     TranslateResult res;
     cr_assert_eq(translate_run(&mf.model, mf.src, mf.tgt, &mf.text, sent, NULL, 4, "x", NULL, &to,
                                &res, NULL, &e), 0, "%s", e.msg);
