@@ -76,16 +76,6 @@ static double log_sum_exp(const real *x, int V)
     return mx + log(s);
 }
 
-/* The first position of the largest of a[0..n). */
-static int argmax_pos(const real *a, int n)
-{
-    int best = 0;
-    for (int j = 1; j < n; j++)
-        if (a[j] > a[best])
-            best = j;
-    return best;
-}
-
 typedef struct Cand {
     double score;
     int slot, rank, tok;
@@ -131,7 +121,7 @@ static void finish(Search *s, int i, int t, const Cand *c, const real *att, int 
         h.attn = xmalloc((size_t)(n + eos) * src_len * sizeof *h.attn);
     if (!eos) {
         h.ids[t] = c->tok;
-        h.src_pos[t] = argmax_pos(att, src_len);
+        h.src_pos[t] = greedy_argmax(att, src_len);
     }
     if (h.attn)
         for (int j = 0; j < src_len; j++)
@@ -276,7 +266,7 @@ int beam_decode(Model *m, const PairSet *d, const BeamOpts *o, BeamOut *out, Err
                     size_t rec = (size_t)t * R + nr;
                     s.rec_tok[rec] = cd->tok;
                     s.rec_par[rec] = cd->slot;
-                    s.rec_pos[rec] = argmax_pos(arow, slen[i]);
+                    s.rec_pos[rec] = greedy_argmax(arow, slen[i]);
                     if (s.rec_att)
                         for (int j = 0; j < b.S; j++)
                             s.rec_att[rec * b.S + j] = (float)arow[j];

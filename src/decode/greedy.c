@@ -60,8 +60,7 @@ int greedy_max_src_len(const ModelConfig *c, int max_len)
     return greedy_max_src_len_rows(c, max_len, 1, 0, 0);
 }
 
-/* The lowest id among the largest values of x[0..n). */
-static int argmax(const real *x, int n)
+int greedy_argmax(const real *x, int n)
 {
     int best = 0;
     for (int v = 1; v < n; v++)
@@ -176,7 +175,7 @@ int greedy_decode(Model *m, const PairSet *d, int batch, int max_len, Hyps *out,
                 for (int r = 0; r < nb; r++) {
                     if (!live[r])
                         continue;
-                    int best = argmax(lg + (size_t)r * V, V);
+                    int best = greedy_argmax(lg + (size_t)r * V, V);
                     if (best != VOCAB_EOS)
                         toks[(size_t)r * max_t + rlen[r]++] = best;
                     if (best == VOCAB_EOS || rlen[r] == lim[r]) {

@@ -52,6 +52,10 @@ int greedy_limit(int src_len, int max_len);
    1 << 20. Longer sources are refused by translate_lines (decode/translate.h). */
 int greedy_max_src_len(const ModelConfig *c, int max_len);
 
+/* The first index of the largest of x[0..n) (n >= 1): the lowest id on ties, as
+   torch.argmax. */
+int greedy_argmax(const real *x, int n);
+
 /* About the bytes of Work one row of a decoding batch takes with S source and T output
    positions (the time-indexed decoder buffers dominate: T·S·A and 2·T·Vt). */
 size_t greedy_row_bytes(const ModelConfig *c, int S, int T);

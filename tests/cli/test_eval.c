@@ -277,3 +277,25 @@ Test(cli_eval, perplexity_of_the_references_and_json)
     run_free(&r);
     fix_free(&f);
 }
+
+/* BLEU and chrF2 of s2s eval worked out by hand from sacreBLEU's definitions, for the
+   chain model's "j'ai vu le chat !" against the reference "chat".
+   BLEU (13a): 5 hypothesis tokens, 1 reference token; 1-gram matches 1 of 5 (20.0);
+   no 2-, 3-, 4-gram matches: exp smoothing gives 100/(2·4) = 12.5, 100/(4·3) = 8.33,
+   100/(8·2) = 6.25; BP = 1; BLEU = (20 · 12.5 · 8.33 · 6.25)^(1/4) = 10.68.
+   chrF2 (whitespace removed: "j'aivulechat!" vs "chat"): precisions 4/13, 3/12, 2/11,
+   1/10 and recalls 1, 1, 1, 1 for orders 1-4 (the reference has no 5- or 6-grams, so
+   those orders do not count); P = 0.20988, R = 1, F2 = 5PR / (4P + R) = 57.05. */
+Test(cli_eval, bleu_and_chrf_worked_by_hand)
+{
+    Fix f = fix_new("the cat\tchat\n");
+    RunResult r = RUN_S2S(NULL, "eval", f.chain, f.tsv);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    const char *want = "BLEU = 10.68 20.0/12.5/8.3/6.2 (BP = 1.000 ratio = 5.000 hyp_len = 5 ref_len = 1)\n"
+                       "BLEU signature: nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp\n"
+                       "chrF2 = 57.05\n"
+                       "chrF2 signature: nrefs:1|case:mixed|eff:yes|nc:6|nw:0|space:no\n";
+    cr_assert(strncmp(r.out, want, strlen(want)) == 0, "%s", r.out);
+    run_free(&r);
+    fix_free(&f);
+}

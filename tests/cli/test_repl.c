@@ -125,6 +125,17 @@ static int pty_wait(Pty *p)
     return -1;
 }
 
+/* A model file with random weights in dir (freshly allocated path). */
+static char *random_model(const char *dir)
+{
+    char *path = strf("%s/random.s2s", dir);
+    Model m;
+    fixture_text_model(&m, 9);
+    fixture_save(path, &m, NULL);
+    model_free(&m);
+    return path;
+}
+
 /* The translation of `sentence` by s2s translate outside the prompt. */
 static char *translation(const char *model, const char *sentence, const char *beam)
 {
@@ -137,11 +148,7 @@ static char *translation(const char *model, const char *sentence, const char *be
 
 Test(cli_repl, translate_edit_recall_commands_and_ctrl_d)
 {
-    char *dir = tmpdir_new(), *model = strf("%s/random.s2s", dir);
-    Model m;
-    fixture_text_model(&m, 9);
-    fixture_save(model, &m, NULL);
-    model_free(&m);
+    char *dir = tmpdir_new(), *model = random_model(dir);
     char *cat5 = translation(model, "the cat", "5"), *cat1 = translation(model, "the cat", "1"),
          *hello1 = translation(model, "hello", "1");
     cr_assert_str_neq(cat1, hello1);
@@ -192,11 +199,7 @@ Test(cli_repl, translate_edit_recall_commands_and_ctrl_d)
 
 Test(cli_repl, ctrl_c_and_quit_leave_cleanly)
 {
-    char *dir = tmpdir_new(), *model = strf("%s/random.s2s", dir);
-    Model m;
-    fixture_text_model(&m, 9);
-    fixture_save(model, &m, NULL);
-    model_free(&m);
+    char *dir = tmpdir_new(), *model = random_model(dir);
     char *cat = translation(model, "the cat", "5");
 
     Pty p = pty_start(model, NULL);

@@ -239,38 +239,6 @@ static void expect_same_out(const BeamOut *a, const BeamOut *b, const char *what
     }
 }
 
-/* Sharpens the output layer and picks the <eos> bias (on a grid) that best mixes
-   sentences that stop at <eos> with sentences cut at the limit. */
-static void sharpen(Model *m, const Srcs *s)
-{
-    size_t np = (size_t)m->cfg.tgt_vocab * (size_t)m->cfg.deep_out;
-    for (size_t q = 0; q < np; q++)
-        m->w.proj_w[q] *= 4;
-    PairSet d = {s->n, s->ids, s->len, NULL, NULL};
-    real base = m->w.proj_b[3], best_bias = base;
-    int best = -1;
-    for (int k = -40; k <= 40; k++) {
-        m->w.proj_b[3] = base + (real)k / 8;
-        Hyps h;
-        Err e;
-        cr_assert_eq(greedy_decode(m, &d, 8, 0, &h, &e), 0);
-        int stopped = 0, cut = 0;
-        for (int i = 0; i < s->n; i++) {
-            if (s->len[i] == 0)
-                continue;
-            stopped += h.len[i] < greedy_limit(s->len[i], 0);
-            cut += h.len[i] == greedy_limit(s->len[i], 0);
-        }
-        int score = stopped < cut ? stopped : cut;
-        if (score > best) {
-            best = score;
-            best_bias = m->w.proj_b[3];
-        }
-        hyps_free(&h);
-    }
-    m->w.proj_b[3] = best_bias;
-}
-
 /* With the same batch size the rows are the same computations as greedy's; other batch
    sizes round differently but give the same tokens here. */
 static void check_beam1_is_greedy(Cell cell, int layers, uint64_t seed)
@@ -278,7 +246,7 @@ static void check_beam1_is_greedy(Cell cell, int layers, uint64_t seed)
     Model m;
     fixture_model(&m, cell, layers, true, VS, VT, seed);
     Srcs s = srcs_random(30, 9, seed + 1);
-    sharpen(&m, &s);
+    fixture_mix_eos(&m, s.n, s.ids, s.len);
     PairSet d = {s.n, s.ids, s.len, NULL, NULL};
     for (int max_len = 0; max_len <= 4; max_len += 4) {
         int stopped = 0, cut = 0;
@@ -406,7 +374,7 @@ static void check_against_reference(Cell cell, uint64_t seed, int K, int N, doub
     Model m;
     fixture_model(&m, cell, 1, true, VS, VT, seed);
     Srcs s = srcs_random(12, 5, seed + 7);
-    sharpen(&m, &s);
+    fixture_mix_eos(&m, s.n, s.ids, s.len);
     BeamOut a = beam(&m, &s, K, N, 5, 6, alpha, false);
     BeamOut b = beam(&m, &s, K, N, 1, 6, alpha, false);
     BeamOut c = beam(&m, &s, K, N, 12, 6, alpha, false);
@@ -553,7 +521,7 @@ Test(beam, attention_follows_the_back_pointers)
     Model m;
     fixture_model(&m, CELL_GRU, 2, true, VS, VT, 51);
     Srcs s = srcs_random(8, 6, 52);
-    sharpen(&m, &s);
+    fixture_mix_eos(&m, s.n, s.ids, s.len);
     BeamOut o = beam(&m, &s, 4, 4, 3, 0, 0.5, true);
     BeamOut p = beam(&m, &s, 4, 4, 8, 0, 0.5, false);
     expect_same_out(&o, &p, "with and without attention");
