@@ -30,7 +30,10 @@
  * `batch` sentences at a time; each sentence's encoder outputs and attention keys are
  * computed once and copied to its K rows (model_expand_rows), and the decoder states
  * follow the surviving hypotheses (model_select_rows). Every row depends on its own
- * sentence only, so the results do not depend on `batch`. When K rows of the longest
+ * sentence only, so the results do not depend on `batch`, up to float rounding (the
+ * BLAS products of a row round according to the batch's size and the row's position:
+ * scores may differ in their last bits; tokens differ only where two candidates tie
+ * to within that rounding, which the tests do not meet). When K rows of the longest
  * sentence times `batch` would need more than GREEDY_WORK_BUDGET bytes, fewer
  * sentences are decoded at a time (at least one).
  *

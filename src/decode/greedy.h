@@ -11,7 +11,10 @@
  * `batch` at a time; the batch keeps running until each of its rows has stopped or
  * reached its own limit (rows that stopped keep being fed <eos>, and their results
  * are no longer read). Every row of the model's computation depends on that row
- * only, so a sentence gets exactly the same ids whatever batch it is decoded in. The
+ * only, so a sentence gets the same ids whatever batch it is decoded in (the BLAS
+ * products of a row round according to the batch's size and the row's position, so
+ * the logits may differ in their last bits, which changes an id only on a tie to
+ * within rounding). The
  * model's Work and the batch buffers are allocated once for the whole set; nothing
  * is allocated per step.
  *

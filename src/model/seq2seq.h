@@ -76,7 +76,9 @@ const real *work_step_attention(const Work *w); /* (B,S) of the last step */
  * makes row r of the decoder state that step t reads hold what row from[r] held
  * (from[r] < b->B): for every decoder layer, the state s and, for LSTM, the cell
  * state c of step t-1 (s0/c0 when t = 0). It touches nothing else. Decoding after
- * expand and select gives bit for bit what decoding the rows directly gives.
+ * expand and select gives what decoding the rows directly gives, to float rounding:
+ * OpenBLAS rounds a row's products according to the number of rows and the row's
+ * position, so results agree to the last bits, not bit for bit.
  */
 void model_expand_rows(Model *m, Work *w, Batch *b, const int *from, int n);
 void model_select_rows(Model *m, Work *w, const Batch *b, const int *from, int t);
