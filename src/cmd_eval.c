@@ -37,16 +37,17 @@ static const char usage[] =
     "--json, one JSON object with the same figures instead.\n"
     "\n"
     "options:\n"
-    "  --out FILE             also write the translations to FILE, one per TSV line\n"
-    "  --beam K               beam size (default 5; 1 is greedy decoding)\n"
-    "  --length-penalty A     length normalisation exponent, as for translate (default 0.6)\n"
-    "  --replace-unk          replace output <unk> by the most attended source token\n"
-    "  --json                 print one JSON object instead of the text block\n"
-    "  --max-len N            at most N output tokens per sentence (default: twice the\n"
-    "                         source tokens plus 10)\n"
-    "  --batch B              sentences decoded together (default 64)\n"
-    "  --threads N            BLAS threads (default: OpenBLAS's own choice)\n"
-    "  -h, --help             this help\n";
+    "  --out FILE           also write the translations to FILE, one per TSV line\n"
+    "  --beam K             beam size (default 5; 1 is greedy decoding)\n"
+    "  --length-penalty A   length normalisation exponent, as for translate (default\n"
+    "                       0.6)\n"
+    "  --replace-unk        replace output <unk> by the most attended source token\n"
+    "  --json               print one JSON object instead of the text block\n"
+    "  --max-len N          at most N output tokens per sentence (default: twice the\n"
+    "                       source tokens plus 10)\n"
+    "  --batch B            sentences decoded together (default 64)\n"
+    "  --threads N          BLAS threads (default: OpenBLAS's own choice)\n"
+    "  -h, --help           this help\n";
 
 typedef struct EvalOpts {
     const char *model, *tsv, *out;
