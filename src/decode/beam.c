@@ -202,6 +202,8 @@ int beam_decode(Model *m, const PairSet *d, const BeamOpts *o, BeamOut *out, Err
     s.kept = xcalloc((size_t)B * N, sizeof *s.kept);
     s.nkept = xmalloc((size_t)B * sizeof *s.nkept);
     int *from = xmalloc((size_t)RM * sizeof *from), *prev = xmalloc((size_t)RM * sizeof *prev);
+    int *from2 = xmalloc((size_t)RM * sizeof *from2), *prev2 = xmalloc((size_t)RM * sizeof *prev2);
+    int *base = xmalloc((size_t)B * sizeof *base);
     int *sent = xmalloc((size_t)B * sizeof *sent), *lim = xmalloc((size_t)B * sizeof *lim);
     int *width = xmalloc((size_t)B * sizeof *width), *nlive = xmalloc((size_t)B * sizeof *nlive);
     int *slen = xmalloc((size_t)B * sizeof *slen);
@@ -221,6 +223,7 @@ int beam_decode(Model *m, const PairSet *d, const BeamOpts *o, BeamOut *out, Err
             nlive[i] = 1;
             done[i] = 0;
             s.nkept[i] = 0;
+            base[i] = i * K;
         }
         model_encode(m, w, &b);
         for (int r = 0; r < R; r++) {
@@ -231,11 +234,11 @@ int beam_decode(Model *m, const PairSet *d, const BeamOpts *o, BeamOut *out, Err
         model_expand_rows(m, w, &b, from, R);
         s.R = R;
         s.S = b.S;
-        int left = nb;
+        int left = nb, rows = R; /* rows: the model's rows now, sentence i's from base[i] */
         for (int t = 0; left > 0; t++) {
             model_decode_step(m, w, &b, prev, t);
             const real *lg = work_step_logits(w), *att = work_step_attention(w);
-            for (int r = 0; r < R; r++) {
+            for (int r = 0; r < rows; r++) {
                 from[r] = r;
                 prev[r] = VOCAB_EOS;
             }
@@ -244,25 +247,24 @@ int beam_decode(Model *m, const PairSet *d, const BeamOpts *o, BeamOut *out, Err
                     continue;
                 int nc = 0;
                 for (int j = 0; j < nlive[i]; j++) {
-                    int r = i * K + j;
-                    const real *x = lg + (size_t)r * V;
+                    const real *x = lg + (size_t)(base[i] + j) * V;
                     int nt = top_tokens(x, V, width[i], ids);
                     double lse = log_sum_exp(x, V);
                     for (int q = 0; q < nt; q++)
-                        cand[nc++] = (Cand){s.cum[r] + ((double)x[ids[q]] - lse), j, q, ids[q]};
+                        cand[nc++] = (Cand){s.cum[i * K + j] + ((double)x[ids[q]] - lse), j, q, ids[q]};
                 }
                 qsort(cand, (size_t)nc, sizeof *cand, cand_cmp);
                 int take = nc < width[i] ? nc : width[i], nl = 0, fin = 0;
                 for (int q = 0; q < take; q++) {
                     const Cand *cd = &cand[q];
-                    int pr = i * K + cd->slot;
+                    int pr = base[i] + cd->slot; /* the parent's row */
                     const real *arow = att + (size_t)pr * b.S;
                     if (cd->tok == VOCAB_EOS || t + 1 == lim[i]) {
                         finish(&s, i, t, cd, arow, slen[i]);
                         fin++;
                         continue;
                     }
-                    int nr = i * K + nl++;
+                    int nr = i * K + nl; /* records and scores go by sentence and slot */
                     size_t rec = (size_t)t * R + nr;
                     s.rec_tok[rec] = cd->tok;
                     s.rec_par[rec] = cd->slot;
@@ -271,8 +273,9 @@ int beam_decode(Model *m, const PairSet *d, const BeamOpts *o, BeamOut *out, Err
                         for (int j = 0; j < b.S; j++)
                             s.rec_att[rec * b.S + j] = (float)arow[j];
                     s.ncum[nr] = cd->score;
-                    from[nr] = pr;
-                    prev[nr] = cd->tok;
+                    from[base[i] + nl] = pr;
+                    prev[base[i] + nl] = cd->tok;
+                    nl++;
                 }
                 width[i] -= fin;
                 nlive[i] = nl;
@@ -289,17 +292,42 @@ int beam_decode(Model *m, const PairSet *d, const BeamOpts *o, BeamOut *out, Err
                 if (stop) {
                     done[i] = 1;
                     left--;
-                    for (int j = 0; j < K; j++) {
-                        from[i * K + j] = i * K + j;
-                        prev[i * K + j] = VOCAB_EOS;
+                    for (int j = 0; j < nl; j++) {
+                        from[base[i] + j] = base[i] + j;
+                        prev[base[i] + j] = VOCAB_EOS;
                     }
                     continue;
                 }
                 for (int j = 0; j < nl; j++)
                     s.cum[i * K + j] = s.ncum[i * K + j];
             }
-            if (left > 0)
+            if (left == 0)
+                break;
+            /* Sentence i needs width[i] rows from now on (its live hypotheses, never more
+               than that). When a quarter of the rows or more would idle, drop them: the
+               rows of each sentence still running move together, done ones go. Not with
+               K = 1, whose rows stay those of greedy_decode. */
+            int need = 0;
+            for (int i = 0; i < nb; i++)
+                need += done[i] ? 0 : width[i];
+            if (K > 1 && need <= rows - rows / 4) {
+                int r2 = 0;
+                for (int i = 0; i < nb; i++) {
+                    if (done[i])
+                        continue;
+                    for (int j = 0; j < width[i]; j++) {
+                        from2[r2 + j] = from[base[i] + j];
+                        prev2[r2 + j] = prev[base[i] + j];
+                    }
+                    base[i] = r2;
+                    r2 += width[i];
+                }
+                model_expand_rows(m, w, &b, from2, r2);
+                memcpy(prev, prev2, (size_t)r2 * sizeof *prev);
+                rows = r2;
+            } else {
                 model_select_rows(m, w, &b, from, t + 1);
+            }
         }
         for (int i = 0; i < nb; i++) {
             int nk = s.nkept[i];
@@ -310,6 +338,9 @@ int beam_decode(Model *m, const PairSet *d, const BeamOpts *o, BeamOut *out, Err
             memset(s.kept + (size_t)i * N, 0, (size_t)N * sizeof *s.kept);
         }
     }
+    free(base);
+    free(prev2);
+    free(from2);
     free(ids);
     free(cand);
     free(done);

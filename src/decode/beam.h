@@ -29,7 +29,10 @@
  * Batches: the non-empty sources are ordered as greedy_decode orders them and decoded
  * `batch` sentences at a time; each sentence's encoder outputs and attention keys are
  * computed once and copied to its K rows (model_expand_rows), and the decoder states
- * follow the surviving hypotheses (model_select_rows). Every row depends on its own
+ * follow the surviving hypotheses (model_select_rows). A sentence needs as many rows
+ * as its beam is wide; when finished sentences and narrowed beams would leave a
+ * quarter of the rows idle or more, the batch is shrunk to the rows still needed
+ * (model_expand_rows again; never with K = 1, whose rows stay greedy_decode's). Every row depends on its own
  * sentence only, so the results do not depend on `batch`, up to float rounding (the
  * BLAS products of a row round according to the batch's size and the row's position:
  * scores may differ in their last bits; tokens differ only where two candidates tie

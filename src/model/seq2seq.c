@@ -717,16 +717,18 @@ const real *work_step_attention(const Work *w)
     return w->a + (size_t)(w->T - 1) * w->B * w->S;
 }
 
-/* Row r of the (S,B,width) array x becomes old row from[r], for r < n. */
-static void gather_rows(real *x, int S, int B, int n, size_t width, const int *from)
+/* Row r of the (S,n,width) array dst becomes row from[r] of the (S,B,width) array src
+   (which dst may overlap), for r < n. */
+static void gather_rows(real *dst, const real *src, int S, int B, int n, size_t width,
+                        const int *from)
 {
     size_t old = (size_t)S * B * width;
     real *tmp = xmalloc((old ? old : 1) * sizeof *tmp);
-    memcpy(tmp, x, old * sizeof *tmp);
+    memcpy(tmp, src, old * sizeof *tmp);
     for (int s = 0; s < S; s++)
         for (int r = 0; r < n; r++)
-            memcpy(x + ((size_t)s * n + r) * width, tmp + ((size_t)s * B + from[r]) * width,
-                   width * sizeof *x);
+            memcpy(dst + ((size_t)s * n + r) * width, tmp + ((size_t)s * B + from[r]) * width,
+                   width * sizeof *dst);
     free(tmp);
 }
 
@@ -741,19 +743,29 @@ static void gather_ints(int *x, int S, int B, int n, const int *from)
     free(tmp);
 }
 
+/* The decoder state that step t reads, for a batch of B rows: s (or c) of step t-1,
+   s0 (c0) at t = 0. */
+static real *state_at(real *steps, real *first, int t, int B, int D)
+{
+    return t ? steps + (size_t)(t - 1) * B * D : first;
+}
+
 void model_expand_rows(Model *m, Work *w, Batch *b, const int *from, int n)
 {
     const ModelConfig *c = &m->cfg;
-    CHECK(b->B == w->B && w->T == 0 && n >= 1 && n <= w->max_b);
-    int B = b->B, S = b->S, top = c->layers - 1;
+    CHECK(b->B == w->B && n >= 1 && n <= w->max_b);
+    int B = b->B, S = b->S, D = c->dec_hidden, top = c->layers - 1, t = w->T;
     for (int r = 0; r < n; r++)
         CHECK(from[r] >= 0 && from[r] < B);
-    gather_rows(w->out[top], S, B, n, (size_t)model_enc_size(c), from);
-    gather_rows(w->keys, S, B, n, (size_t)c->attn, from);
+    gather_rows(w->out[top], w->out[top], S, B, n, (size_t)model_enc_size(c), from);
+    gather_rows(w->keys, w->keys, S, B, n, (size_t)c->attn, from);
     for (int l = 0; l < c->layers; l++) {
-        gather_rows(w->dec[l].s0, 1, B, n, (size_t)c->dec_hidden, from);
+        DecLayer *dl = &w->dec[l];
+        gather_rows(state_at(dl->s, dl->s0, t, n, D), state_at(dl->s, dl->s0, t, B, D), 1, B, n,
+                    (size_t)D, from);
         if (c->cell == CELL_LSTM)
-            gather_rows(w->dec[l].c0, 1, B, n, (size_t)c->dec_hidden, from);
+            gather_rows(state_at(dl->c, dl->c0, t, n, D), state_at(dl->c, dl->c0, t, B, D), 1, B,
+                        n, (size_t)D, from);
     }
     gather_ints(b->src, S, B, n, from);
     gather_ints(b->src_len, 1, B, n, from);
@@ -764,14 +776,16 @@ void model_select_rows(Model *m, Work *w, const Batch *b, const int *from, int t
 {
     const ModelConfig *c = &m->cfg;
     CHECK(b->B == w->B && t >= 0 && t == w->T);
-    int B = b->B;
-    size_t BD = (size_t)B * c->dec_hidden;
+    int B = b->B, D = c->dec_hidden;
     for (int r = 0; r < B; r++)
         CHECK(from[r] >= 0 && from[r] < B);
     for (int l = 0; l < c->layers; l++) {
         DecLayer *dl = &w->dec[l];
-        gather_rows(t ? dl->s + (size_t)(t - 1) * BD : dl->s0, 1, B, B, (size_t)c->dec_hidden, from);
-        if (c->cell == CELL_LSTM)
-            gather_rows(t ? dl->c + (size_t)(t - 1) * BD : dl->c0, 1, B, B, (size_t)c->dec_hidden, from);
+        real *x = state_at(dl->s, dl->s0, t, B, D);
+        gather_rows(x, x, 1, B, B, (size_t)D, from);
+        if (c->cell == CELL_LSTM) {
+            x = state_at(dl->c, dl->c0, t, B, D);
+            gather_rows(x, x, 1, B, B, (size_t)D, from);
+        }
     }
 }

@@ -197,10 +197,53 @@ static void check_select(Cell cell, int layers, uint64_t seed)
     model_free(&m);
 }
 
+/* model_expand_rows between steps: after three steps on the seven rows, keep three rows
+   of different sentences (in another order) and go on; each kept row decodes as its
+   sentence with its own history does, alone. */
+static void check_shrink(Cell cell, int layers, uint64_t seed)
+{
+    Model m;
+    fixture_model(&m, cell, layers, true, VS, VT, seed);
+    RowsBatch a;
+    Work *w = encode_expanded(&m, &a);
+    int hist[RN][RT], prev[RN];
+    for (int r = 0; r < RN; r++)
+        for (int u = 0; u < RT; u++)
+            hist[r][u] = 4 + (r * 7 + u * 5) % (VT - 4);
+    for (int t = 0; t < 3; t++) {
+        for (int r = 0; r < RN; r++)
+            prev[r] = t ? hist[r][t - 1] : 2;
+        model_decode_step(&m, w, &a.b, prev, t);
+    }
+    const int keep[3] = {6, 3, 1};
+    model_expand_rows(&m, w, &a.b, keep, 3);
+    cr_assert(a.b.B == 3 && a.b.src_len[0] == 2 && a.b.src_len[1] == 3 && a.b.src_len[2] == 5);
+    real *want = malloc(VT * sizeof *want), *watt = malloc(RS * sizeof *watt);
+    for (int t = 3; t < RT; t++) {
+        for (int k = 0; k < 3; k++)
+            prev[k] = hist[keep[k]][t - 1];
+        model_decode_step(&m, w, &a.b, prev, t);
+        const real *lg = work_step_logits(w), *att = work_step_attention(w);
+        for (int k = 0; k < 3; k++) {
+            int i = r_from[keep[k]];
+            direct(&m, r_ids[i], r_lens[i], hist[keep[k]], t, want, watt);
+            for (int v = 0; v < VT; v++)
+                cr_assert(fabs((double)lg[k * VT + v] - want[v]) <= 1e-5, "step %d row %d logit %d", t, k, v);
+            for (int j = 0; j < r_lens[i]; j++)
+                cr_assert(fabs((double)att[k * RS + j] - watt[j]) <= 1e-6, "step %d row %d", t, k);
+        }
+    }
+    free(want);
+    free(watt);
+    work_free(w);
+    model_free(&m);
+}
+
 static void check_rows(Cell cell, int layers, uint64_t seed)
 {
     check_expand(cell, layers, seed);
     check_select(cell, layers, seed);
+    check_shrink(cell, layers, seed);
 }
 
 Test(model_rows, expand_and_select_equal_direct_decoding_gru) { check_rows(CELL_GRU, 1, 21); }
