@@ -173,15 +173,15 @@ int cmd_translate(int argc, char **argv)
                         .nbest = po.nbest ? (int)po.nbest : 1, .alpha = po.alpha,
                         .replace_unk = po.replace_unk,
                         .attention = po.show_attention || po.svg_dir};
+    if (po.svg_dir && dir_ensure(po.svg_dir, &e) != 0)
+        die_err(&e);
     if (!po.nsent && !po.input && !po.output && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)) {
         to.attention = false;
-        int rc = repl_run(&mf, po.model, &to, po.show_attention);
+        int rc = repl_run(&mf, po.model, &to, po.show_attention, po.svg_dir);
         free(po.sentences);
         model_file_free(&mf);
         return rc;
     }
-    if (po.svg_dir && dir_ensure(po.svg_dir, &e) != 0)
-        die_err(&e);
 
     /* The sentences: arguments, -i FILE or stdin. */
     char *data = NULL;

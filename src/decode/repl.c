@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "base/buf.h"
+#include "base/file.h"
 #include "decode/align.h"
 #include "decode/lineedit.h"
 
@@ -46,6 +47,7 @@ typedef struct Repl {
     ModelFile *mf;
     TranslateOpts o;
     bool attn;
+    const char *svg_dir;
     long lines;
 } Repl;
 
@@ -100,7 +102,7 @@ static void translate_one(Repl *r, const char *line)
 {
     TranslateOpts o = r->o;
     o.batch = 1;
-    o.attention = r->attn;
+    o.attention = r->attn || r->svg_dir;
     TranslateResult res;
     Err e;
     r->lines++;
@@ -118,14 +120,28 @@ static void translate_one(Repl *r, const char *line)
         buf_printf(&out, "%s\n", res.hyps[0][0].text);
     if (r->attn && res.align[0].nsrc > 0)
         align_text(&res.align[0], &out);
+    if (r->svg_dir && res.align[0].nsrc > 0) {
+        Buf pic = {0}, title = {0};
+        buf_printf(&title, "line %ld: %s \xE2\x86\x92 %s", r->lines, line, res.hyps[0][0].text);
+        align_svg(&res.align[0], title.data, &pic);
+        char fname[32];
+        snprintf(fname, sizeof fname, "%04ld.svg", r->lines);
+        char *path = path_join(r->svg_dir, fname);
+        if (atomic_write(path, pic.data, pic.len, &e) != 0)
+            buf_printf(&out, "s2s: %s\n", e.msg);
+        free(path);
+        buf_free(&pic);
+        buf_free(&title);
+    }
     fwrite(out.data, 1, out.len, stdout);
     buf_free(&out);
     translate_result_free(&res);
 }
 
-int repl_run(ModelFile *mf, const char *model_path, const TranslateOpts *o, bool attn)
+int repl_run(ModelFile *mf, const char *model_path, const TranslateOpts *o, bool attn,
+             const char *svg_dir)
 {
-    Repl r = {.mf = mf, .o = *o, .attn = attn};
+    Repl r = {.mf = mf, .o = *o, .attn = attn, .svg_dir = svg_dir};
     if (r.o.beam < 1)
         r.o.beam = 1;
     if (r.o.nbest < 1)

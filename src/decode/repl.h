@@ -9,7 +9,9 @@
  * An unknown command or a bad value prints one error line and the prompt comes back;
  * so does a line that cannot be translated (its error names the line "<stdin>:N").
  * History lives in memory for the session. Ctrl-C exits at once, also during a
- * translation, after the terminal is restored.
+ * translation, after the terminal is restored. With svg_dir, each translated line's
+ * attention is also written to svg_dir/NNNN.svg (NNNN the line's number in the
+ * session, from 1), as `s2s translate --attention-svg` does.
  */
 #ifndef S2S_DECODE_REPL_H
 #define S2S_DECODE_REPL_H
@@ -21,7 +23,8 @@
 
 /* Runs the prompt on the terminal of stdin/stdout until the user leaves; returns the
    exit status (0). o gives the initial settings (batch is forced to 1), attn whether
-   heatmaps are on. */
-int repl_run(ModelFile *mf, const char *model_path, const TranslateOpts *o, bool attn);
+   heatmaps are on, svg_dir (NULL: none) an existing directory for pictures. */
+int repl_run(ModelFile *mf, const char *model_path, const TranslateOpts *o, bool attn,
+             const char *svg_dir);
 
 #endif

@@ -24,9 +24,9 @@ typedef struct Pty {
     size_t mark; /* expect() searches from here */
 } Pty;
 
-/* Starts `s2s translate model` (plus one extra argument when not NULL) on a new
-   pseudo-terminal. */
-static Pty pty_start(const char *model, const char *extra)
+/* Starts `s2s translate model EXTRA...` (extra: up to 4 arguments, NULL-terminated,
+   or NULL) on a new pseudo-terminal. */
+static Pty pty_start(const char *model, const char *const *extra)
 {
     Pty p = {.fd = posix_openpt(O_RDWR | O_NOCTTY)};
     cr_assert(p.fd >= 0, "posix_openpt: %s", strerror(errno));
@@ -53,7 +53,10 @@ static Pty pty_start(const char *model, const char *extra)
         close(p.fd);
         setenv("TERM", "xterm", 1);
         unsetenv("HOME"); /* no ~/.editrc: the default key bindings */
-        execl(s2s, s2s, "translate", model, extra, (char *)NULL);
+        const char *argv[8] = {s2s, "translate", model};
+        for (int k = 0; extra && extra[k] && k < 4; k++)
+            argv[3 + k] = extra[k];
+        execv(s2s, (char *const *)argv);
         _exit(127);
     }
     free(slave);
@@ -208,12 +211,23 @@ Test(cli_repl, ctrl_c_and_quit_leave_cleanly)
     type(&p, "half a line\x03"); /* Ctrl-C */
     cr_assert_eq(pty_wait(&p), 0);
 
-    p = pty_start(model, "--show-attention");
+    char *svg = strf("%s/svg", dir);
+    p = pty_start(model, (const char *const[]){"--show-attention", "--attention-svg", svg, NULL});
     type(&p, "the cat\r");
     expect(&p, cat);
     expect(&p, "source across, output down;");
+    type(&p, "  \r");
+    type(&p, "hello\r");
+    expect(&p, "source across, output down;");
     type(&p, "  :quit\r");
     cr_assert_eq(pty_wait(&p), 0);
+    /* one picture per translated line, numbered from 1 in the session */
+    cr_assert_eq(dir_count(svg), 2);
+    char *p2 = strf("%s/0002.svg", svg), *pic = slurp(p2, NULL);
+    cr_assert(pic && strstr(pic, "<title>line 2: hello \xE2\x86\x92 "), "%s", pic ? pic : "no 0002.svg");
+    free(pic);
+    free(p2);
+    free(svg);
 
     /* Not a terminal: the ordinary line-by-line behaviour (cli_translate). */
     free(cat);
