@@ -8,10 +8,10 @@
  *   :quit          leave (so do Ctrl-D on an empty line and Ctrl-C, with status 0)
  * An unknown command or a bad value prints one error line and the prompt comes back;
  * so does a line that cannot be translated (its error names the line "<stdin>:N").
- * History lives in memory for the session. Ctrl-C exits at once, also during a
+ * History lives in memory while the prompt runs. Ctrl-C exits at once, also during a
  * translation, after the terminal is restored. With svg_dir, each translated line's
  * attention is also written to svg_dir/NNNN.svg (NNNN the line's number in the
- * session, from 1), as `s2s translate --attention-svg` does.
+ * prompt, from 1), as `s2s translate --attention-svg` does.
  */
 #ifndef S2S_DECODE_REPL_H
 #define S2S_DECODE_REPL_H

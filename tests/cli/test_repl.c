@@ -221,7 +221,7 @@ Test(cli_repl, ctrl_c_and_quit_leave_cleanly)
     expect(&p, "source across, output down;");
     type(&p, "  :quit\r");
     cr_assert_eq(pty_wait(&p), 0);
-    /* one picture per translated line, numbered from 1 in the session */
+    /* one picture per translated line, numbered from 1 since the prompt opened */
     cr_assert_eq(dir_count(svg), 2);
     char *p2 = strf("%s/0002.svg", svg), *pic = slurp(p2, NULL);
     cr_assert(pic && strstr(pic, "<title>line 2: hello \xE2\x86\x92 "), "%s", pic ? pic : "no 0002.svg");
