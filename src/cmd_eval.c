@@ -1,6 +1,9 @@
 /* s2s eval: translates the sources of a TSV file and scores them (BLEU, chrF). */
 
 #include <errno.h>
+#include <math.h>
+#include <stdbool.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,26 +29,36 @@ static const char usage[] =
     "test.tsv of s2s prepare. Each distinct source (same text) is translated once and\n"
     "scored once, against the references of all its lines.\n"
     "\n"
-    "Prints on stdout corpus BLEU and chrF2 as sacreBLEU 2.x computes them by default\n"
-    "(13a tokenization, exp smoothing, mixed case, on the detokenized text), each with\n"
-    "its signature; a summary goes to stderr.\n"
+    "Prints one summary block on stdout: corpus BLEU and chrF2 as sacreBLEU 2.x\n"
+    "computes them by default (13a tokenization, exp smoothing, mixed case, on the\n"
+    "detokenized text), each with its signature; the perplexity of the references\n"
+    "under the model (teacher-forced, every TSV line, <eos> included, no label\n"
+    "smoothing); the line and token counts; the decoding settings and time. With\n"
+    "--json, one JSON object with the same figures instead.\n"
     "\n"
     "options:\n"
-    "  --out FILE     also write the translations to FILE, one per TSV line, in order\n"
-    "  --max-len N    at most N output tokens per sentence (default: twice the source\n"
-    "                 tokens plus 10)\n"
-    "  --batch B      sentences decoded together (default 64)\n"
-    "  --threads N    BLAS threads (default: OpenBLAS's own choice)\n"
-    "  -h, --help     this help\n";
+    "  --out FILE           also write the translations to FILE, one per TSV line\n"
+    "  --beam K             beam size (default 5; 1 is greedy decoding)\n"
+    "  --length-penalty A   length normalisation exponent, as for translate (default\n"
+    "                       0.6)\n"
+    "  --replace-unk        replace output <unk> by the most attended source token\n"
+    "  --json               print one JSON object instead of the text block\n"
+    "  --max-len N          at most N output tokens per sentence (default: twice the\n"
+    "                       source tokens plus 10)\n"
+    "  --batch B            sentences decoded together (default 64)\n"
+    "  --threads N          BLAS threads (default: OpenBLAS's own choice)\n"
+    "  -h, --help           this help\n";
 
 typedef struct EvalOpts {
     const char *model, *tsv, *out;
-    long max_len, batch, threads;
+    long max_len, batch, threads, beam;
+    double alpha;
+    bool replace_unk, json;
 } EvalOpts;
 
 static void parse_args(EvalOpts *p, int argc, char **argv)
 {
-    *p = (EvalOpts){.batch = 64};
+    *p = (EvalOpts){.batch = 64, .beam = 5, .alpha = 0.6};
     Opts o;
     opts_init(&o, "eval", argc, argv);
     while (opts_next(&o)) {
@@ -67,12 +80,29 @@ static void parse_args(EvalOpts *p, int argc, char **argv)
             p->batch = opts_long(&o, 1, 100000);
         } else if (opts_is(&o, "--threads")) {
             p->threads = opts_long(&o, 1, 1024);
+        } else if (opts_is(&o, "--beam")) {
+            p->beam = opts_long(&o, 1, 100);
+        } else if (opts_is(&o, "--length-penalty")) {
+            p->alpha = opts_double(&o, 0, 10);
+        } else if (opts_is(&o, "--replace-unk")) {
+            opts_bool(&o);
+            p->replace_unk = true;
+        } else if (opts_is(&o, "--json")) {
+            opts_bool(&o);
+            p->json = true;
         } else {
             opts_unknown(&o);
         }
     }
     if (!p->model || !p->tsv)
         die_usage("eval: missing %s argument (see 's2s eval --help')", p->model ? "TSV" : "MODEL");
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 int cmd_eval(int argc, char **argv)
@@ -112,12 +142,39 @@ int cmd_eval(int argc, char **argv)
     for (size_t k = 0; k < n; k++)
         refs[k] = c.pairs[g.member[k]].tgt;
 
-    char **hyp = xcalloc(nseg, sizeof *hyp);
-    TranslateOpts to = {.batch = (int)po.batch, .max_len = (int)po.max_len};
+    char **hyp = xcalloc(nseg ? nseg : 1, sizeof *hyp);
+    TranslateOpts to = {.batch = (int)po.batch, .max_len = (int)po.max_len, .beam = (int)po.beam,
+                        .alpha = po.alpha, .replace_unk = po.replace_unk};
     TranslateStats ts;
+    double t0 = now_s();
     if (translate_lines(&mf.model, mf.src, mf.tgt, &mf.text, src, src_len, (int)nseg, c.name,
                         line, &to, hyp, &ts, &e) != 0)
         die_err(&e);
+    double decode_s = now_s() - t0;
+
+    /* Perplexity of every line's reference. */
+    const char **psrc = xmalloc((n ? n : 1) * sizeof *psrc), **pref = xmalloc((n ? n : 1) * sizeof *pref);
+    size_t *psl = xmalloc((n ? n : 1) * sizeof *psl), *prl = xmalloc((n ? n : 1) * sizeof *prl);
+    long *pline = xmalloc((n ? n : 1) * sizeof *pline);
+    for (size_t i = 0; i < n; i++) {
+        const Pair *p = &c.pairs[i];
+        psrc[i] = p->src;
+        psl[i] = p->src_len;
+        pref[i] = p->tgt;
+        prl[i] = p->tgt_len;
+        pline[i] = (long)p->line;
+    }
+    double nll;
+    long ntok;
+    if (translate_nll(&mf.model, mf.src, mf.tgt, &mf.text, psrc, psl, pref, prl, (int)n, c.name,
+                      pline, &nll, &ntok, &e) != 0)
+        die_err(&e);
+    double ppl = ntok ? exp(nll / (double)ntok) : 0;
+    free(psrc);
+    free(pref);
+    free(psl);
+    free(prl);
+    free(pline);
 
     BleuStats bs;
     ChrfStats cs;
@@ -143,20 +200,53 @@ int cmd_eval(int argc, char **argv)
 
     BleuResult br;
     bleu_score(&bs, &br);
-    Buf text = {0}, sig = {0};
-    bleu_format(&br, NULL, &text);
+    double chrf = chrf_score(&cs);
+    Buf text = {0}, sig = {0}, bline = {0}, csig = {0};
+    bleu_format(&br, NULL, &bline);
     bleu_signature(&bs, &sig);
-    buf_printf(&text, "\nBLEU signature: %s\n", sig.data);
-    chrf_format(chrf_score(&cs), NULL, &text);
-    buf_clear(&sig);
-    chrf_signature(&cs, &sig);
-    buf_printf(&text, "\nchrF2 signature: %s\n", sig.data);
+    chrf_signature(&cs, &csig);
+    double unk_pct = ts.src_tokens ? 100.0 * (double)ts.src_unk / (double)ts.src_tokens : 0.0;
+    if (po.json) {
+        buf_puts(&text, "{\"model\": ");
+        buf_json_str(&text, po.model, strlen(po.model));
+        buf_puts(&text, ", \"tsv\": ");
+        buf_json_str(&text, po.tsv, strlen(po.tsv));
+        buf_puts(&text, ", \"bleu\": ");
+        buf_json_f64(&text, br.score);
+        buf_puts(&text, ", \"bleu_line\": ");
+        buf_json_str(&text, bline.data, bline.len);
+        buf_puts(&text, ", \"bleu_signature\": ");
+        buf_json_str(&text, sig.data, sig.len);
+        buf_puts(&text, ", \"chrf\": ");
+        buf_json_f64(&text, chrf);
+        buf_puts(&text, ", \"chrf_signature\": ");
+        buf_json_str(&text, csig.data, csig.len);
+        buf_puts(&text, ", \"perplexity\": ");
+        buf_json_f64(&text, ppl);
+        buf_printf(&text, ", \"ref_tokens\": %ld, \"lines\": %zu, \"sources\": %zu, "
+                          "\"src_tokens\": %ld, \"src_unk\": %ld, \"hyp_tokens\": %ld, "
+                          "\"beam\": %ld, \"length_penalty\": ",
+                   ntok, n, nseg, ts.src_tokens, ts.src_unk, ts.hyp_tokens, po.beam);
+        buf_json_f64(&text, po.alpha);
+        buf_printf(&text, ", \"max_len\": %ld, \"replace_unk\": %s, \"decode_seconds\": %.3f}\n",
+                   po.max_len, po.replace_unk ? "true" : "false", decode_s);
+    } else {
+        buf_printf(&text, "%s\nBLEU signature: %s\n", bline.data, sig.data);
+        chrf_format(chrf, NULL, &text);
+        buf_printf(&text, "\nchrF2 signature: %s\n", csig.data);
+        buf_printf(&text, "perplexity = %.2f (%ld reference tokens with <eos>, no label smoothing)\n",
+                   ppl, ntok);
+        buf_printf(&text, "lines = %zu, distinct sources = %zu, source tokens = %ld, unknown = %ld "
+                          "(%.2f%%), output tokens = %ld\n",
+                   n, nseg, ts.src_tokens, ts.src_unk, unk_pct, ts.hyp_tokens);
+        buf_printf(&text, "decoding: beam %ld, length penalty %g%s, %.2f s\n", po.beam, po.alpha,
+                   po.replace_unk ? ", unknown words replaced" : "", decode_s);
+    }
     if (fwrite(text.data, 1, text.len, stdout) != text.len || fflush(stdout) != 0)
         die("cannot write to stdout: %s", strerror(errno));
-    fprintf(stderr, "eval: %zu lines, %zu distinct sources; source tokens %ld, unknown %ld (%.2f%%)\n",
-            n, nseg, ts.src_tokens, ts.src_unk,
-            ts.src_tokens ? 100.0 * (double)ts.src_unk / (double)ts.src_tokens : 0.0);
 
+    buf_free(&bline);
+    buf_free(&csig);
     buf_free(&text);
     buf_free(&sig);
     bleu_free(&bs);

@@ -1,6 +1,8 @@
 /* s2s translate: sentences in, translations out, one line each. */
 
 #include <errno.h>
+#include <stdbool.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +13,8 @@
 #include "base/opt.h"
 #include "commands.h"
 #include "nn/linalg.h"
+#include "decode/align.h"
+#include "decode/repl.h"
 #include "decode/translate.h"
 #include "model/file.h"
 #include "text/tokenize.h"
@@ -20,34 +24,57 @@ static const char usage[] =
     "\n"
     "Translates with the model file MODEL: each SENTENCE argument, or else each line\n"
     "of -i FILE or of stdin, gives one output line, in order (an empty or blank line\n"
-    "gives an empty line). Text is tokenized as in training, decoded greedily (stops\n"
-    "at <eos>) in batches, and detokenized for the target language. Input is UTF-8;\n"
-    "a leading byte order mark and CR before each newline are ignored. An invalid\n"
-    "line (bad UTF-8, a NUL byte) is an error naming it, and then nothing is written;\n"
-    "so is a line too long to decode within the memory of one sentence (a few hundred\n"
-    "to a few thousand tokens, depending on the model; a smaller --max-len raises it).\n"
+    "gives an empty line). Text is tokenized as in training, decoded by beam search\n"
+    "(stops at <eos>) in batches, and detokenized for the target language. Input is\n"
+    "UTF-8; a leading byte order mark and CR before each newline are ignored. An\n"
+    "invalid line (bad UTF-8, a NUL byte) is an error naming it, and then nothing is\n"
+    "written; so is a line too long to decode within the memory of one sentence (a\n"
+    "few hundred to a few thousand tokens, depending on the model and the beam; a\n"
+    "smaller --max-len raises it).\n"
+    "\n"
+    "When stdin and stdout are terminals and neither SENTENCE, -i nor -o is given, an\n"
+    "interactive prompt opens instead, with line editing and history: each line typed\n"
+    "is translated; :beam K, :nbest N, :attn on|off, :help and :quit are commands;\n"
+    "Ctrl-D on an empty line and Ctrl-C leave it (status 0).\n"
     "\n"
     "options:\n"
-    "  -i, --input FILE    read the sentences from FILE, one a line ('-': stdin)\n"
-    "  -o, --output FILE   write the translations to FILE instead of stdout; FILE is\n"
-    "                      replaced only once every line is translated\n"
-    "  --max-len N         at most N output tokens per sentence (default: twice the\n"
-    "                      source tokens plus 10)\n"
-    "  --batch B           sentences decoded together (default 64)\n"
-    "  --threads N         BLAS threads (default: OpenBLAS's own choice)\n"
-    "  -h, --help          this help\n";
+    "  -i, --input FILE     read the sentences from FILE, one a line ('-': stdin)\n"
+    "  -o, --output FILE    write the translations to FILE instead of stdout; FILE\n"
+    "                       is replaced only once every line is translated\n"
+    "  --beam K             beam size (default 5; 1 is greedy decoding)\n"
+    "  --length-penalty A   rank finished hypotheses by logprob / len^A, where len\n"
+    "                       counts the output tokens and <eos> (default 0.6; 0: raw\n"
+    "                       log-probability)\n"
+    "  --nbest N            print the N best translations of each line (N <= K) as\n"
+    "                       'INDEX ||| TRANSLATION ||| SCORE', INDEX the 0-based\n"
+    "                       input line, SCORE the normalised log-probability (%.6f)\n"
+    "  --replace-unk        replace each <unk> in the output by the source token\n"
+    "                       with the highest attention weight at that step\n"
+    "  --show-attention     print each line's attention (source across, output down)\n"
+    "                       as a text heatmap on stderr, after 'line N:' (1-based)\n"
+    "  --attention-svg DIR  write each line's attention as DIR/NNNN.svg, NNNN the\n"
+    "                       1-based input line number (at least 4 digits); lines\n"
+    "                       without tokens get no file\n"
+    "  --max-len N          at most N output tokens per sentence (default: twice the\n"
+    "                       source tokens plus 10)\n"
+    "  --batch B            sentences decoded together (default 64)\n"
+    "  --threads N          BLAS threads (default: OpenBLAS's own choice)\n"
+    "  -h, --help           this help\n";
 
 typedef struct TrOpts {
     const char *model;
-    const char *input, *output;
+    const char *input, *output, *svg_dir;
     char **sentences;
     int nsent;
-    long max_len, batch, threads;
+    long max_len, batch, threads, beam, nbest;
+    double alpha;
+    bool replace_unk, show_attention;
 } TrOpts;
 
 static void parse_args(TrOpts *p, int argc, char **argv)
 {
-    *p = (TrOpts){.batch = 64};
+    *p = (TrOpts){.batch = 64, .beam = 5, .nbest = 1, .alpha = 0.6};
+    bool nbest_given = false;
     p->sentences = xmalloc((size_t)(argc > 0 ? argc : 1) * sizeof *p->sentences);
     Opts o;
     opts_init(&o, "translate", argc, argv);
@@ -70,6 +97,21 @@ static void parse_args(TrOpts *p, int argc, char **argv)
             p->batch = opts_long(&o, 1, 100000);
         } else if (opts_is(&o, "--threads")) {
             p->threads = opts_long(&o, 1, 1024);
+        } else if (opts_is(&o, "--beam")) {
+            p->beam = opts_long(&o, 1, 100);
+        } else if (opts_is(&o, "--nbest")) {
+            p->nbest = opts_long(&o, 1, 100);
+            nbest_given = true;
+        } else if (opts_is(&o, "--length-penalty")) {
+            p->alpha = opts_double(&o, 0, 10);
+        } else if (opts_is(&o, "--replace-unk")) {
+            opts_bool(&o);
+            p->replace_unk = true;
+        } else if (opts_is(&o, "--show-attention")) {
+            opts_bool(&o);
+            p->show_attention = true;
+        } else if (opts_is(&o, "--attention-svg")) {
+            p->svg_dir = opts_str(&o);
         } else {
             opts_unknown(&o);
         }
@@ -78,6 +120,10 @@ static void parse_args(TrOpts *p, int argc, char **argv)
         die_usage("translate: missing MODEL argument (see 's2s translate --help')");
     if (p->input && p->nsent)
         die_usage("translate: give SENTENCE arguments or -i FILE, not both");
+    if (p->nbest > p->beam)
+        die_usage("translate: option --nbest must not exceed --beam (%ld > %ld)", p->nbest, p->beam);
+    if (!nbest_given)
+        p->nbest = 0;
 }
 
 /* Splits data[0..len) into lines: '\n' ends a line, a CR before it is dropped, a
@@ -123,6 +169,20 @@ int cmd_translate(int argc, char **argv)
     if (model_file_load(&mf, po.model, false, &e) != 0)
         die_err(&e);
 
+    TranslateOpts to = {.batch = (int)po.batch, .max_len = (int)po.max_len, .beam = (int)po.beam,
+                        .nbest = po.nbest ? (int)po.nbest : 1, .alpha = po.alpha,
+                        .replace_unk = po.replace_unk,
+                        .attention = po.show_attention || po.svg_dir};
+    if (po.svg_dir && dir_ensure(po.svg_dir, &e) != 0)
+        die_err(&e);
+    if (!po.nsent && !po.input && !po.output && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)) {
+        to.attention = false;
+        int rc = repl_run(&mf, po.model, &to, po.show_attention, po.svg_dir);
+        free(po.sentences);
+        model_file_free(&mf);
+        return rc;
+    }
+
     /* The sentences: arguments, -i FILE or stdin. */
     char *data = NULL;
     const char **lines;
@@ -149,17 +209,43 @@ int cmd_translate(int argc, char **argv)
         n = split_lines(name, data, len, &lines, &lens);
     }
 
-    char **out = xcalloc((size_t)(n ? n : 1), sizeof *out);
-    TranslateOpts to = {.batch = (int)po.batch, .max_len = (int)po.max_len};
-    if (translate_lines(&mf.model, mf.src, mf.tgt, &mf.text, lines, lens, n, name, NULL, &to,
-                        out, NULL, &e) != 0)
+    TranslateResult res;
+    if (translate_run(&mf.model, mf.src, mf.tgt, &mf.text, lines, lens, n, name, NULL, &to, &res,
+                      NULL, &e) != 0)
         die_err(&e);
 
-    Buf text = {0};
+    Buf text = {0}, pic = {0};
     for (int i = 0; i < n; i++) {
-        buf_puts(&text, out[i]);
-        buf_putc(&text, '\n');
+        if (po.nbest)
+            for (int k = 0; k < res.count[i]; k++)
+                buf_printf(&text, "%d ||| %s ||| %.6f\n", i, res.hyps[i][k].text, res.hyps[i][k].score);
+        else
+            buf_printf(&text, "%s\n", res.hyps[i][0].text);
+        const TranslateAlign *a = res.align ? &res.align[i] : NULL;
+        if (!a || a->nsrc == 0)
+            continue;
+        if (po.show_attention) {
+            buf_clear(&pic);
+            buf_printf(&pic, "line %d: ", i + 1);
+            align_text(a, &pic);
+            fputs(pic.data, stderr);
+        }
+        if (po.svg_dir) {
+            buf_clear(&pic);
+            Buf title = {0};
+            buf_printf(&title, "line %d: %.*s \xE2\x86\x92 %s", i + 1, (int)lens[i], lines[i],
+                       res.hyps[i][0].text);
+            align_svg(a, title.data, &pic);
+            buf_free(&title);
+            char fname[32];
+            snprintf(fname, sizeof fname, "%04d.svg", i + 1);
+            char *path = path_join(po.svg_dir, fname);
+            if (atomic_write(path, pic.data, pic.len, &e) != 0)
+                die_err(&e);
+            free(path);
+        }
     }
+    buf_free(&pic);
     if (po.output) {
         if (atomic_write(po.output, text.data ? text.data : "", text.len, &e) != 0)
             die_err(&e);
@@ -169,8 +255,7 @@ int cmd_translate(int argc, char **argv)
     }
 
     buf_free(&text);
-    translate_free(out, n);
-    free(out);
+    translate_result_free(&res);
     free(lines);
     free(lens);
     free(data);

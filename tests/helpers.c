@@ -92,22 +92,12 @@ const char *fra_corpus(void)
     return file_exists(p) ? p : NULL;
 }
 
-RunResult run_s2s(const char *stdin_data, const char *const *args)
+RunResult run_prog(const char *stdin_data, const char *const *argv)
 {
     RunResult r = {0};
     char *dir = tmpdir_new();
     char *in = strf("%s/in", dir), *out = strf("%s/out", dir), *err = strf("%s/err", dir);
     write_file(in, stdin_data ? stdin_data : "");
-    const char *bin = getenv("S2S");
-    if (!bin || !*bin)
-        bin = "./s2s";
-    size_t n = 0;
-    while (args[n])
-        n++;
-    char **argv = calloc(n + 2, sizeof *argv);
-    argv[0] = (char *)bin;
-    for (size_t i = 0; i < n; i++)
-        argv[i + 1] = (char *)args[i];
     fflush(NULL);
     pid_t pid = fork();
     if (pid == 0) {
@@ -116,7 +106,7 @@ RunResult run_s2s(const char *stdin_data, const char *const *args)
         dup2(fi, 0);
         dup2(fo, 1);
         dup2(fe, 2);
-        execv(bin, argv);
+        execv(argv[0], (char *const *)argv);
         _exit(127);
     }
     int st = 0;
@@ -124,12 +114,28 @@ RunResult run_s2s(const char *stdin_data, const char *const *args)
     r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
     r.out = slurp(out, &r.out_len);
     r.err = slurp(err, &r.err_len);
-    free(argv);
     rm_rf(dir);
     free(in);
     free(out);
     free(err);
     free(dir);
+    return r;
+}
+
+RunResult run_s2s(const char *stdin_data, const char *const *args)
+{
+    const char *bin = getenv("S2S");
+    if (!bin || !*bin)
+        bin = "./s2s";
+    size_t n = 0;
+    while (args[n])
+        n++;
+    const char **argv = calloc(n + 2, sizeof *argv);
+    argv[0] = bin;
+    for (size_t i = 0; i < n; i++)
+        argv[i + 1] = args[i];
+    RunResult r = run_prog(stdin_data, argv);
+    free(argv);
     return r;
 }
 

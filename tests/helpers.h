@@ -16,6 +16,9 @@ typedef struct RunResult {
    stdin_data (NULL: empty stdin). */
 RunResult run_s2s(const char *stdin_data, const char *const *args);
 #define RUN_S2S(stdin_data, ...) run_s2s((stdin_data), (const char *const[]){__VA_ARGS__, NULL})
+/* Runs the program argv[0] (a path) with argv (NULL-terminated) the same way. */
+RunResult run_prog(const char *stdin_data, const char *const *argv);
+#define RUN_PROG(stdin_data, ...) run_prog((stdin_data), (const char *const[]){__VA_ARGS__, NULL})
 void run_free(RunResult *r);
 
 /* A fresh empty directory under /tmp; rm_rf removes it and everything below. */

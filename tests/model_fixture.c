@@ -5,6 +5,7 @@
 
 #include "base/buf.h"
 #include "base/rng.h"
+#include "decode/greedy.h"
 
 const char *const fixture_src_tokens[] = {"the", "cat", "dog", "a", "sleeps", "eats",
                                           "hello", "big", "black", NULL};
@@ -124,4 +125,34 @@ void fixture_save(const char *path, const Model *m, const char *history)
     cr_assert_eq(model_file_save(path, m, s, t, &tc, history, &e), 0, "%s", e.msg);
     vocab_free(s);
     vocab_free(t);
+}
+
+void fixture_mix_eos(Model *m, int n, int *const *src, const int *len)
+{
+    size_t np = (size_t)m->cfg.tgt_vocab * (size_t)m->cfg.deep_out;
+    for (size_t q = 0; q < np; q++)
+        m->w.proj_w[q] *= 4;
+    PairSet d = {n, src, len, NULL, NULL};
+    real base = m->w.proj_b[3], best_bias = base;
+    int best = -1;
+    for (int k = -10; k <= 20; k++) {
+        m->w.proj_b[3] = base + (real)k / 10;
+        Hyps h;
+        Err e;
+        cr_assert_eq(greedy_decode(m, &d, 8, 0, &h, &e), 0, "%s", e.msg);
+        int stopped = 0, at_limit = 0;
+        for (int i = 0; i < n; i++) {
+            if (len[i] == 0)
+                continue;
+            stopped += h.len[i] < greedy_limit(len[i], 0);
+            at_limit += h.len[i] == greedy_limit(len[i], 0);
+        }
+        int score = stopped < at_limit ? stopped : at_limit;
+        if (score > best) {
+            best = score;
+            best_bias = m->w.proj_b[3];
+        }
+        hyps_free(&h);
+    }
+    m->w.proj_b[3] = best_bias;
 }

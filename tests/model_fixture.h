@@ -42,6 +42,12 @@ void fixture_text_model(Model *m, uint64_t seed);
 /* Id of a target token of the fixture vocabulary. */
 int fixture_tgt_id(const char *tok);
 
+/* Sharpens the output layer (weights x4) and picks the <eos> bias, on a grid around its
+   value (base + k/10, -10 <= k <= 20), whose greedy outputs of the sources
+   src[i][0..len[i]) (i < n) best mix stops at <eos> with outputs cut at the default
+   limit, so that decoding tests see both. */
+void fixture_mix_eos(Model *m, int n, int *const *src, const int *len);
+
 /* Writes m with the fixture vocabularies to path (en-fr, lowercased). history may be
    NULL. */
 void fixture_save(const char *path, const Model *m, const char *history);

@@ -20,9 +20,7 @@ int greedy_limit(int src_len, int max_len)
     return max_len > 0 ? max_len : 2 * src_len + 10;
 }
 
-/* About the bytes of Work one row of a batch takes with S source and T output
-   positions (the time-indexed decoder buffers dominate: T·S·A and 2·T·Vt). */
-static size_t work_bytes_per_row(const ModelConfig *c, int S, int T)
+size_t greedy_row_bytes(const ModelConfig *c, int S, int T)
 {
     size_t E = (size_t)c->emb, H = (size_t)c->hidden, D = (size_t)c->dec_hidden,
            A = (size_t)c->attn, P = (size_t)c->deep_out, V = (size_t)c->tgt_vocab,
@@ -35,18 +33,40 @@ static size_t work_bytes_per_row(const ModelConfig *c, int S, int T)
     return sizeof(real) * ((size_t)T * per_t + (size_t)S * per_s + L * (G * D * 2 + D + K));
 }
 
-int greedy_max_src_len(const ModelConfig *c, int max_len)
+size_t greedy_rows_bytes(const ModelConfig *c, int S, int T, int rows, size_t per_t,
+                         size_t per_ts)
 {
-    /* work_bytes_per_row grows with S; 1 << 20 keeps its arithmetic far from overflow. */
+    return (size_t)rows * (greedy_row_bytes(c, S, T) + (size_t)T * per_t + (size_t)T * S * per_ts);
+}
+
+int greedy_max_src_len_rows(const ModelConfig *c, int max_len, int rows, size_t per_t,
+                            size_t per_ts)
+{
+    /* the bytes grow with S; 1 << 20 keeps the arithmetic far from overflow */
     int lo = 0, hi = 1 << 20;
     while (lo < hi) {
         int mid = lo + (hi - lo + 1) / 2;
-        if (work_bytes_per_row(c, mid, greedy_limit(mid, max_len)) <= GREEDY_WORK_BUDGET)
+        if (greedy_rows_bytes(c, mid, greedy_limit(mid, max_len), rows, per_t, per_ts) <=
+            GREEDY_WORK_BUDGET)
             lo = mid;
         else
             hi = mid - 1;
     }
     return lo;
+}
+
+int greedy_max_src_len(const ModelConfig *c, int max_len)
+{
+    return greedy_max_src_len_rows(c, max_len, 1, 0, 0);
+}
+
+int greedy_argmax(const real *x, int n)
+{
+    int best = 0;
+    for (int v = 1; v < n; v++)
+        if (x[v] > x[best])
+            best = v;
+    return best;
 }
 
 typedef struct LenKey {
@@ -61,14 +81,40 @@ static int len_key_cmp(const void *pa, const void *pb)
     return (a->i > b->i) - (a->i < b->i);
 }
 
-/* The lowest id among the largest values of x[0..n). */
-static int argmax(const real *x, int n)
+int greedy_plan(const ModelConfig *c, const PairSet *d, int max_len, int *order, int *nn,
+                int *max_s, int *max_t, Err *e)
 {
-    int best = 0;
-    for (int v = 1; v < n; v++)
-        if (x[v] > x[best])
-            best = v;
-    return best;
+    const int n = d->n;
+    LenKey *keys = xmalloc((size_t)(n ? n : 1) * sizeof *keys);
+    int k = 0, ms = 0, mt = 0;
+    for (int i = 0; i < n; i++) {
+        int len = d->src_len[i];
+        CHECK(len >= 0);
+        for (int j = 0; j < len; j++) {
+            int id = d->src[i][j];
+            if (id < 0 || id >= c->src_vocab) {
+                free(keys);
+                return err_set(e, "sentence %d: token %d: id %d is not in the source "
+                                  "vocabulary (size %d)", i + 1, j + 1, id, c->src_vocab);
+            }
+        }
+        if (len == 0)
+            continue;
+        keys[k++] = (LenKey){len, i};
+        if (len > ms)
+            ms = len;
+        int lim = greedy_limit(len, max_len);
+        if (lim > mt)
+            mt = lim;
+    }
+    qsort(keys, (size_t)k, sizeof *keys, len_key_cmp);
+    for (int j = 0; j < k; j++)
+        order[j] = keys[j].i;
+    free(keys);
+    *nn = k;
+    *max_s = ms;
+    *max_t = mt;
+    return 0;
 }
 
 int greedy_decode(Model *m, const PairSet *d, int batch, int max_len, Hyps *out, Err *e)
@@ -78,28 +124,11 @@ int greedy_decode(Model *m, const PairSet *d, int batch, int max_len, Hyps *out,
     const ModelConfig *c = &m->cfg;
     const int n = d->n, V = c->tgt_vocab;
 
-    /* Check the ids and size everything for the longest sentence. */
-    LenKey *keys = xmalloc((size_t)(n ? n : 1) * sizeof *keys);
-    int nn = 0, max_s = 0, max_t = 0;
-    for (int i = 0; i < n; i++) {
-        int len = d->src_len[i];
-        CHECK(len >= 0);
-        for (int k = 0; k < len; k++) {
-            int id = d->src[i][k];
-            if (id < 0 || id >= c->src_vocab) {
-                free(keys);
-                return err_set(e, "sentence %d: token %d: id %d is not in the source "
-                                  "vocabulary (size %d)", i + 1, k + 1, id, c->src_vocab);
-            }
-        }
-        if (len == 0)
-            continue;
-        keys[nn++] = (LenKey){len, i};
-        if (len > max_s)
-            max_s = len;
-        int lim = greedy_limit(len, max_len);
-        if (lim > max_t)
-            max_t = lim;
+    int *order = xmalloc((size_t)(n ? n : 1) * sizeof *order);
+    int nn, max_s, max_t;
+    if (greedy_plan(c, d, max_len, order, &nn, &max_s, &max_t, e) != 0) {
+        free(order);
+        return -1;
     }
 
     out->n = n;
@@ -110,13 +139,8 @@ int greedy_decode(Model *m, const PairSet *d, int batch, int max_len, Hyps *out,
     int *mem = NULL;
 
     if (nn > 0) {
-        qsort(keys, (size_t)nn, sizeof *keys, len_key_cmp);
-        int *order = xmalloc((size_t)nn * sizeof *order);
-        for (int k = 0; k < nn; k++)
-            order[k] = keys[k].i;
-
         int B = batch < nn ? batch : nn;
-        size_t row = work_bytes_per_row(c, max_s, max_t);
+        size_t row = greedy_row_bytes(c, max_s, max_t);
         if (row > 0 && (size_t)B * row > GREEDY_WORK_BUDGET) {
             size_t fit = GREEDY_WORK_BUDGET / row;
             B = fit < 1 ? 1 : (int)fit;
@@ -151,7 +175,7 @@ int greedy_decode(Model *m, const PairSet *d, int batch, int max_len, Hyps *out,
                 for (int r = 0; r < nb; r++) {
                     if (!live[r])
                         continue;
-                    int best = argmax(lg + (size_t)r * V, V);
+                    int best = greedy_argmax(lg + (size_t)r * V, V);
                     if (best != VOCAB_EOS)
                         toks[(size_t)r * max_t + rlen[r]++] = best;
                     if (best == VOCAB_EOS || rlen[r] == lim[r]) {
@@ -182,7 +206,6 @@ int greedy_decode(Model *m, const PairSet *d, int batch, int max_len, Hyps *out,
         free(prev);
         batch_buf_free(&bb);
         work_free(w);
-        free(order);
     }
     if (!mem)
         mem = xmalloc(sizeof *mem);
@@ -190,6 +213,6 @@ int greedy_decode(Model *m, const PairSet *d, int batch, int max_len, Hyps *out,
     for (int i = 0; i < n; i++)
         out->ids[i] = mem + off[i];
     free(off);
-    free(keys);
+    free(order);
     return 0;
 }

@@ -11,7 +11,10 @@
  * `batch` at a time; the batch keeps running until each of its rows has stopped or
  * reached its own limit (rows that stopped keep being fed <eos>, and their results
  * are no longer read). Every row of the model's computation depends on that row
- * only, so a sentence gets exactly the same ids whatever batch it is decoded in. The
+ * only, so a sentence gets the same ids whatever batch it is decoded in (the BLAS
+ * products of a row round according to the batch's size and the row's position, so
+ * the logits may differ in their last bits, which changes an id only on a tie to
+ * within rounding). The
  * model's Work and the batch buffers are allocated once for the whole set; nothing
  * is allocated per step.
  *
@@ -51,6 +54,32 @@ int greedy_limit(int src_len, int max_len);
    (output limit greedy_limit(S, max_len)) fits in GREEDY_WORK_BUDGET; at most
    1 << 20. Longer sources are refused by translate_lines (decode/translate.h). */
 int greedy_max_src_len(const ModelConfig *c, int max_len);
+
+/* The first index of the largest of x[0..n) (n >= 1): the lowest id on ties, as
+   torch.argmax. */
+int greedy_argmax(const real *x, int n);
+
+/* About the bytes of Work one row of a decoding batch takes with S source and T output
+   positions (the time-indexed decoder buffers dominate: T·S·A and 2·T·Vt). */
+size_t greedy_row_bytes(const ModelConfig *c, int S, int T);
+/* The bytes of `rows` such rows when each also keeps per_t bytes per output step and
+   per_ts bytes per output step and source position (beam search's records), and the
+   most source tokens for which they fit in GREEDY_WORK_BUDGET (at most 1 << 20);
+   greedy_max_src_len is the latter for one row and nothing more. */
+size_t greedy_rows_bytes(const ModelConfig *c, int S, int T, int rows, size_t per_t,
+                         size_t per_ts);
+int greedy_max_src_len_rows(const ModelConfig *c, int max_len, int rows, size_t per_t,
+                            size_t per_ts);
+
+/*
+ * The decoding plan shared with beam search (decode/beam.h): checks every source id
+ * (error as greedy_decode's), writes to order[0..*nn) the indices of the non-empty
+ * sources sorted by length (ascending, ties in input order), and the longest source
+ * and output limit among them to *max_s, *max_t (0 when there are none). order holds
+ * d->n entries.
+ */
+int greedy_plan(const ModelConfig *c, const PairSet *d, int max_len, int *order, int *nn,
+                int *max_s, int *max_t, Err *e);
 
 /*
  * Decodes the sources of d (d->tgt is ignored) with m, `batch` (>= 1) sentences at a

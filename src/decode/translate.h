@@ -4,14 +4,19 @@
  * memory (not on a model file).
  *
  * For each line: tok_line with the model's source options (text_src_opts) →
- * vocab_encode (unknown tokens become <unk>) → greedy decoding (decode/greedy.h) →
- * the target tokens (vocab_token; a special the model emits, such as <unk>, is
- * written as its name) joined by spaces → detok_line for the target language.
- * A line without tokens (empty or blank) translates to "".
+ * vocab_encode (unknown tokens become <unk>) → beam search (decode/beam.h; beam 1 is
+ * greedy decoding) → the target tokens (vocab_token; a special the model emits, such
+ * as <unk>, is written as its name, unless replace_unk) joined by spaces → detok_line
+ * for the target language. A line without tokens (empty or blank) translates to "".
+ *
+ * Unknown-word replacement (Luong et al. 2015, replace_unk): an output <unk> becomes
+ * the source token (as the tokenizer wrote it) with the highest attention weight at
+ * the step that produced it.
  */
 #ifndef S2S_DECODE_TRANSLATE_H
 #define S2S_DECODE_TRANSLATE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "base/buf.h"
@@ -21,8 +26,13 @@
 #include "text/vocab.h"
 
 typedef struct TranslateOpts {
-    int batch;   /* sentences decoded together, >= 1 */
-    int max_len; /* most output tokens per sentence; 0: 2·source tokens + 10 */
+    int batch;        /* sentences decoded together, >= 1 */
+    int max_len;      /* most output tokens per sentence; 0: 2·source tokens + 10 */
+    int beam;         /* beam size; 0 or 1: greedy decoding */
+    int nbest;        /* hypotheses per line, 1..beam (0: 1) */
+    double alpha;     /* length penalty exponent (decode/beam.h), >= 0 */
+    bool replace_unk; /* output <unk> → the most attended source token */
+    bool attention;   /* fill TranslateResult.align */
 } TranslateOpts;
 
 /* Counts over one call (optional). */
@@ -34,6 +44,30 @@ typedef struct TranslateStats {
     long hyp_tokens; /* output tokens */
 } TranslateStats;
 
+/* One hypothesis of a line: detokenized text and its length-normalised score. */
+typedef struct TranslateHyp {
+    char *text;
+    double score;
+} TranslateHyp;
+
+/* The attention of a line's best hypothesis: ntgt rows (its output tokens, after
+   unknown-word replacement, then "<eos>" when it ended with <eos>) over nsrc source
+   tokens. A line without tokens has nsrc = ntgt = 0. */
+typedef struct TranslateAlign {
+    int nsrc, ntgt;
+    char **src, **tgt;
+    float *w; /* (ntgt, nsrc) */
+} TranslateAlign;
+
+typedef struct TranslateResult {
+    int n;
+    int *count;            /* (n) hypotheses of line i, 1..nbest */
+    TranslateHyp **hyps;   /* hyps[i][0..count[i]), best first */
+    TranslateAlign *align; /* (n) with opts.attention, else NULL */
+} TranslateResult;
+
+void translate_result_free(TranslateResult *r);
+
 /*
  * Translates lines[i][0..lens[i]) for i < n (lens NULL: the lines are
  * NUL-terminated). On success out[0..n) receive NUL-terminated strings (xmalloc'd;
@@ -41,17 +75,41 @@ typedef struct TranslateStats {
  * line fails the whole call before any decoding, and out is then left untouched
  * (LINE is line_no[i], or i + 1 when line_no is NULL; N is 1-based within the line):
  *   "NAME:LINE: invalid UTF-8 at byte N", "NAME:LINE: NUL byte at byte N",
- *   "NAME:LINE: too long to translate: T tokens (at most K for this model and output
- *   length limit)" when one sentence alone would need more decoding memory than
- *   GREEDY_WORK_BUDGET (K = greedy_max_src_len(model, o->max_len), a few thousand
- *   tokens for small models, some hundreds for the reference one; a --max-len
- *   smaller than the default 2·T + 10 raises it).
+ *   "NAME:LINE: too long to translate: T tokens (at most K for this model, beam size
+ *   and output length limit)" when one sentence alone would need more decoding memory
+ *   than GREEDY_WORK_BUDGET (K = beam_max_src_len(model, o->max_len, beam,
+ *   o->attention): a few thousand tokens for small models, some hundreds for the
+ *   reference one; a larger beam lowers it, a --max-len smaller than the default
+ *   2·T + 10 raises it).
  * src, tgt must be the model's vocabularies (their sizes are checked).
  */
 int translate_lines(Model *m, const Vocab *src, const Vocab *tgt, const TextConfig *tc,
                     const char *const *lines, const size_t *lens, int n, const char *name,
                     const long *line_no, const TranslateOpts *o, char **out,
                     TranslateStats *st, Err *e);
+
+/* The same, with every hypothesis and, with o->attention, the alignments, into *res
+   (free it with translate_result_free). On failure *res is left empty. */
+int translate_run(Model *m, const Vocab *src, const Vocab *tgt, const TextConfig *tc,
+                  const char *const *lines, const size_t *lens, int n, const char *name,
+                  const long *line_no, const TranslateOpts *o, TranslateResult *res,
+                  TranslateStats *st, Err *e);
+
+/*
+ * Teacher-forced scoring of references: for each pair i < n, the source srcs[i] and
+ * the reference refs[i] (lengths in src_lens/ref_lens, NULL: NUL-terminated) are
+ * tokenized and encoded as for training, and the model's negative log-likelihood of
+ * the reference tokens and <eos> given the source is summed (natural log, from the
+ * softmax of the logits: no label smoothing, whatever the model file says). Pairs
+ * whose source has no tokens are skipped. Sets *nll and *ntok (the tokens scored,
+ * <eos> included); exp(nll / ntok) is the perplexity. Errors as translate_lines, for
+ * the source or the reference of the line ("NAME:LINE: reference: invalid UTF-8 at
+ * byte N" for a reference).
+ */
+int translate_nll(Model *m, const Vocab *src, const Vocab *tgt, const TextConfig *tc,
+                  const char *const *srcs, const size_t *src_lens, const char *const *refs,
+                  const size_t *ref_lens, int n, const char *name, const long *line_no,
+                  double *nll, long *ntok, Err *e);
 
 /* Frees out[0..n) (not the array itself). */
 void translate_free(char **out, int n);

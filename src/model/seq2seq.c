@@ -797,3 +797,86 @@ const real *work_step_attention(const Work *w)
 {
     return attend_weights(w, w->T - 1);
 }
+
+/* Row r of the (S,n,width) array dst becomes row from[r] of the (S,B,width) array src
+   (which dst may overlap), for r < n. */
+static void gather_rows(real *dst, const real *src, int S, int B, int n, size_t width,
+                        const int *from)
+{
+    size_t old = (size_t)S * B * width;
+    real *tmp = xmalloc((old ? old : 1) * sizeof *tmp);
+    memcpy(tmp, src, old * sizeof *tmp);
+    for (int s = 0; s < S; s++)
+        for (int r = 0; r < n; r++)
+            memcpy(dst + ((size_t)s * n + r) * width, tmp + ((size_t)s * B + from[r]) * width,
+                   width * sizeof *dst);
+    free(tmp);
+}
+
+static void gather_ints(int *x, int S, int B, int n, const int *from)
+{
+    size_t old = (size_t)S * B;
+    int *tmp = xmalloc((old ? old : 1) * sizeof *tmp);
+    memcpy(tmp, x, old * sizeof *tmp);
+    for (int s = 0; s < S; s++)
+        for (int r = 0; r < n; r++)
+            x[(size_t)s * n + r] = tmp[(size_t)s * B + from[r]];
+    free(tmp);
+}
+
+/* The decoder state that step t reads, for a batch of B rows: s (or c) of step t-1,
+   s0 (c0) at t = 0. */
+static real *state_at(real *steps, real *first, int t, int B, int D)
+{
+    return t ? steps + (size_t)(t - 1) * B * D : first;
+}
+
+void model_expand_rows(Model *m, Work *w, Batch *b, const int *from, int n)
+{
+    const ModelConfig *c = &m->cfg;
+    CHECK(b->B == w->B && n >= 1 && n <= w->max_b);
+    int B = b->B, S = b->S, D = c->dec_hidden, top = c->layers - 1, t = w->T;
+    for (int r = 0; r < n; r++)
+        CHECK(from[r] >= 0 && from[r] < B);
+    gather_rows(w->out[top], w->out[top], S, B, n, (size_t)model_enc_size(c), from);
+    if (model_key_size(c))
+        gather_rows(w->keys, w->keys, S, B, n, (size_t)model_key_size(c), from);
+    if (c->attention == ATT_MULTIHEAD)
+        gather_rows(w->vals, w->vals, S, B, n, (size_t)c->attn, from);
+    for (int l = 0; l < c->layers; l++) {
+        DecLayer *dl = &w->dec[l];
+        gather_rows(state_at(dl->s, dl->s0, t, n, D), state_at(dl->s, dl->s0, t, B, D), 1, B, n,
+                    (size_t)D, from);
+        if (c->cell == CELL_LSTM)
+            gather_rows(state_at(dl->c, dl->c0, t, n, D), state_at(dl->c, dl->c0, t, B, D), 1, B,
+                        n, (size_t)D, from);
+    }
+    if (c->input_feed && t > 0)
+        gather_rows(state_at(w->pre, NULL, t, n, c->deep_out), state_at(w->pre, NULL, t, B, c->deep_out), 1, B,
+                    n, (size_t)c->deep_out, from);
+    gather_ints(b->src, S, B, n, from);
+    gather_ints(b->src_len, 1, B, n, from);
+    b->B = w->B = n;
+}
+
+void model_select_rows(Model *m, Work *w, const Batch *b, const int *from, int t)
+{
+    const ModelConfig *c = &m->cfg;
+    CHECK(b->B == w->B && t >= 0 && t == w->T);
+    int B = b->B, D = c->dec_hidden;
+    for (int r = 0; r < B; r++)
+        CHECK(from[r] >= 0 && from[r] < B);
+    for (int l = 0; l < c->layers; l++) {
+        DecLayer *dl = &w->dec[l];
+        real *x = state_at(dl->s, dl->s0, t, B, D);
+        gather_rows(x, x, 1, B, B, (size_t)D, from);
+        if (c->cell == CELL_LSTM) {
+            x = state_at(dl->c, dl->c0, t, B, D);
+            gather_rows(x, x, 1, B, B, (size_t)D, from);
+        }
+    }
+    if (c->input_feed && t > 0) {
+        real *x = state_at(w->pre, NULL, t, B, c->deep_out);
+        gather_rows(x, x, 1, B, B, (size_t)c->deep_out, from);
+    }
+}

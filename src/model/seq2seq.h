@@ -62,4 +62,28 @@ void model_decode_step(Model *m, Work *w, const Batch *b, const int *prev, int t
 const real *work_step_logits(const Work *w);   /* (B,Vt) of the last step */
 const real *work_step_attention(const Work *w); /* (B,S) of the last step */
 
+/*
+ * Beam search moves rows around (decode/beam.h). model_expand_rows, after model_encode
+ * of a batch or between decoding steps (w at step t: steps 0..t-1 done), makes the
+ * batch n rows (1 <= n <= max_b of the Work) where row r is old row from[r]
+ * (from[r] < b->B), e.g. each sentence repeated K times after model_encode, or fewer
+ * rows once hypotheses have finished. It rewrites, in w: the top encoder layer's
+ * outputs (S,n,K), the attention keys (S,n,Ak) and multihead values (S,n,A), and the
+ * decoder state that step t reads: for every decoder layer s of step t-1 (n,D) and, for
+ * LSTM, c of step t-1 (the initial states s0, c0 when t = 0), and with input feeding
+ * the attentional state of step t-1 (n,P); in b: src (S,n) and src_len (n), and b->B = n
+ * (b's buffers must hold n rows). Nothing else of w is read by later decoding steps.
+ * src_len need not stay sorted: only the encoder needs that.
+ *
+ * model_select_rows, called before decoding step t (t >= 0, with steps 0..t-1 done),
+ * makes row r of the decoder state that step t reads hold what row from[r] held
+ * (from[r] < b->B), the batch keeping its rows: for every decoder layer, the state s
+ * and, for LSTM, the cell state c of step t-1 (s0/c0 when t = 0), and with input feeding
+ * the attentional state of step t-1. It touches nothing else. Decoding after expand and select gives what decoding the rows directly gives,
+ * to float rounding: OpenBLAS rounds a row's products according to the number of rows
+ * and the row's position, so results agree to the last bits, not bit for bit.
+ */
+void model_expand_rows(Model *m, Work *w, Batch *b, const int *from, int n);
+void model_select_rows(Model *m, Work *w, const Batch *b, const int *from, int t);
+
 #endif

@@ -386,7 +386,18 @@ static const ArgRow arg_rows[] = {
     {{"translate", "@/m.s2s", "--batch", "1e2"}, "translate: option --batch expects an integer, got '1e2'"},
     {{"translate", "@/m.s2s", "--threads", "-1"},
      "translate: option --threads must be between 1 and 1024, got -1"},
-    {{"translate", "@/m.s2s", "--beam", "4"}, "translate: unknown option '--beam' (see 's2s translate --help')"},
+    {{"translate", "@/m.s2s", "--beams", "4"}, "translate: unknown option '--beams' (see 's2s translate --help')"},
+    {{"translate", "@/m.s2s", "--beam", "0"}, "translate: option --beam must be between 1 and 100, got 0"},
+    {{"translate", "@/m.s2s", "--nbest", "3", "--beam", "2"},
+     "translate: option --nbest must not exceed --beam (3 > 2)"},
+    {{"translate", "@/m.s2s", "--nbest", "6"}, "translate: option --nbest must not exceed --beam (6 > 5)"},
+    {{"translate", "@/m.s2s", "--length-penalty", "-0.5"},
+     "translate: option --length-penalty must be between 0 and 10, got -0.5"},
+    {{"translate", "@/m.s2s", "--length-penalty", "nan"},
+     "translate: option --length-penalty expects a number, got 'nan'"},
+    {{"translate", "@/m.s2s", "--replace-unk=yes"}, "translate: option --replace-unk takes no value"},
+    {{"translate", "@/m.s2s", "--show-attention=1"}, "translate: option --show-attention takes no value"},
+    {{"translate", "@/m.s2s", "--attention-svg"}, "translate: option --attention-svg needs a value"},
     /* eval (more in cli_eval.errors) */
     {{"eval"}, "eval: missing MODEL argument (see 's2s eval --help')"},
     {{"eval", "", "@/t.tsv"}, "eval: empty MODEL argument (see 's2s eval --help')"},
@@ -523,8 +534,11 @@ Test(bad_input, translate_long_lines)
         buf_puts(&in, "the ");
     buf_putc(&in, '\n');
     RunResult r = RUN_S2S(in.data, "translate", model);
-    expect_run(&r, 1, "", "s2s: <stdin>:2: too long to translate: 100000 tokens (at most 3470 "
-                          "for this model and output length limit)\n", "100000 tokens");
+    expect_run(&r, 1, "", "s2s: <stdin>:2: too long to translate: 100000 tokens (at most 1539 "
+                          "for this model, beam size and output length limit)\n", "100000 tokens");
+    r = RUN_S2S(in.data, "translate", model, "--beam", "1");
+    expect_run(&r, 1, "", "s2s: <stdin>:2: too long to translate: 100000 tokens (at most 3469 "
+                          "for this model, beam size and output length limit)\n", "100000 tokens, beam 1");
     r = RUN_S2S(in.data, "translate", model, "--max-len", "3");
     expect_run(&r, 0, "j'ai vu\nj'ai vu\n", "", "100000 tokens, --max-len 3");
 
@@ -537,8 +551,8 @@ Test(bad_input, translate_long_lines)
     buf_puts(&in, "\tle\n");
     write_file(tsv, in.data);
     r = RUN_S2S(NULL, "eval", model, tsv, "--out", hyp);
-    char *want = strf("s2s: %s:2: too long to translate: 5000 tokens (at most 3470 for this model "
-                      "and output length limit)\n", tsv);
+    char *want = strf("s2s: %s:2: too long to translate: 5000 tokens (at most 1539 for this model, "
+                      "beam size and output length limit)\n", tsv);
     expect_run(&r, 1, "", want, "eval, 5000 tokens");
     cr_expect(!file_exists(hyp));
     free(want);

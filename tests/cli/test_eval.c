@@ -7,6 +7,8 @@
 #include "base/buf.h"
 #include "eval/bleu.h"
 #include "eval/chrf.h"
+#include "base/json.h"
+#include <math.h>
 #include "helpers.h"
 #include "model_fixture.h"
 
@@ -111,8 +113,16 @@ Test(cli_eval, multi_reference_bleu_and_chrf_of_known_hypotheses)
 
     RunResult r = RUN_S2S(NULL, "eval", f.chain, f.tsv, "--out", f.out);
     cr_assert_eq(r.status, 0, "stderr: %s", r.err);
-    cr_assert_str_eq(r.out, want);
-    cr_assert_str_eq(r.err, "eval: 4 lines, 3 distinct sources; source tokens 5, unknown 0 (0.00%)\n");
+    cr_assert(strncmp(r.out, want, strlen(want)) == 0, "%s", r.out);
+    const char *rest = r.out + strlen(want);
+    const char *counts = "lines = 4, distinct sources = 3, source tokens = 5, unknown = 0 (0.00%), "
+                         "output tokens = 18\ndecoding: beam 5, length penalty 0.6, ";
+    cr_assert(strncmp(rest, "perplexity = ", 13) == 0, "%s", rest);
+    const char *nl = strchr(rest, '\n');
+    cr_assert(nl && strncmp(nl + 1, counts, strlen(counts)) == 0, "%s", rest);
+    const char *secs = nl + 1 + strlen(counts);
+    cr_assert(strlen(secs) == strlen("0.00 s\n") && strcmp(secs + 4, " s\n") == 0, "%s", secs);
+    cr_assert_str_eq(r.err, "");
     run_free(&r);
     char *got = slurp(f.out, NULL);
     cr_assert_str_eq(got, CHAIN_OUT "\n" CHAIN_OUT "\n" CHAIN_OUT "\n" CHAIN_OUT "\n");
@@ -137,19 +147,28 @@ Test(cli_eval, hypotheses_match_translate)
                     "hello\tbonjour\n"
                     "the big black cat sleeps\tle gros chat dort\n"
                     "zebra\tzèbre\n");
-    RunResult r = RUN_S2S(NULL, "eval", f.random, f.tsv, "--out", f.out, "--batch", "2",
-                          "--max-len", "7", "--threads", "1");
-    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
-    cr_assert(strncmp(r.out, "BLEU = ", 7) == 0, "%s", r.out);
-    cr_assert_str_eq(r.err, "eval: 5 lines, 4 distinct sources; source tokens 10, unknown 1 (10.00%)\n");
-    run_free(&r);
-    char *hyp = slurp(f.out, NULL);
-    r = RUN_S2S("the big black cat sleeps\na dog eats\nhello\nthe big black cat sleeps\nzebra\n",
-                "translate", f.random, "--max-len", "7");
-    cr_assert_eq(r.status, 0);
-    cr_assert_str_eq(hyp, r.out);
-    run_free(&r);
-    free(hyp);
+    const char *in = "the big black cat sleeps\na dog eats\nhello\nthe big black cat sleeps\nzebra\n";
+    const char *const beams[][4] = {{"--beam", "5", "--length-penalty", "1"},
+                                    {"--beam", "1", "--length-penalty", "0"},
+                                    {"--beam", "3", "--length-penalty", "0.5"}};
+    for (int k = 0; k < 3; k++) {
+        RunResult r = RUN_S2S(NULL, "eval", f.random, f.tsv, "--out", f.out, "--batch", "2",
+                              "--max-len", "7", "--threads", "1", beams[k][0], beams[k][1],
+                              beams[k][2], beams[k][3]);
+        cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+        cr_assert(strncmp(r.out, "BLEU = ", 7) == 0, "%s", r.out);
+        cr_assert(strstr(r.out, "\nlines = 5, distinct sources = 4, source tokens = 10, unknown = 1 "
+                                "(10.00%), output tokens = "), "%s", r.out);
+        cr_assert_str_eq(r.err, "");
+        run_free(&r);
+        char *hyp = slurp(f.out, NULL);
+        r = RUN_S2S(in, "translate", f.random, "--max-len", "7", beams[k][0], beams[k][1],
+                    beams[k][2], beams[k][3]);
+        cr_assert_eq(r.status, 0);
+        cr_assert_str_eq(hyp, r.out);
+        run_free(&r);
+        free(hyp);
+    }
     fix_free(&f);
 }
 
@@ -191,5 +210,92 @@ Test(cli_eval, errors)
     run_free(&r);
     cr_assert(!file_exists(f.out));
     free(missing);
+    fix_free(&f);
+}
+
+/* Perplexity of the references under the chain model, worked out by hand: after a
+   token of the chain its successor has the logit a = 10·tanh(1) and every other
+   token 0 (16 target tokens); after <bos>, "j'" is the successor. */
+Test(cli_eval, perplexity_of_the_references_and_json)
+{
+    Fix f = fix_new("the cat\tj'ai vu le chat !\n"
+                    "hello\tle chat\n");
+    double a = 10 * tanh(1.0), hi = a - log(exp(a) + 15), lo = -log(exp(a) + 15);
+    /* line 1: j' ai vu le chat ! <eos>, all successors: 7 tokens at hi;
+       line 2: le (not the successor of <bos>), chat (successor of le), <eos> (not that of chat) */
+    double nll = -(7 * hi + lo + hi + lo), ppl = exp(nll / 10);
+    RunResult r = RUN_S2S(NULL, "eval", f.chain, f.tsv);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    char *line = strf("\nperplexity = %.2f (10 reference tokens with <eos>, no label smoothing)\n", ppl);
+    cr_assert(strstr(r.out, line), "%s\nwanted %s", r.out, line);
+    free(line);
+    run_free(&r);
+
+    r = RUN_S2S(NULL, "eval", f.chain, f.tsv, "--json", "--beam", "2");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert_str_eq(r.err, "");
+    cr_assert(r.out_len > 0 && r.out[r.out_len - 1] == '\n' && strchr(r.out, '\n') == r.out + r.out_len - 1,
+              "one line: %s", r.out);
+    Json doc;
+    Err e;
+    cr_assert_eq(json_parse(&doc, r.out, r.out_len, &e), 0, "%s: %s", e.msg, r.out);
+    double x;
+    const char *str;
+    size_t len;
+    cr_assert_eq(json_as_num(json_get(doc.root, "perplexity"), &x, &e), 0, "%s", e.msg);
+    cr_assert(fabs(x - ppl) < 1e-4 * ppl, "%.9g vs %.9g", x, ppl);
+    /* both lines translate to the chain; the BLEU and chrF of that, as the library scores it */
+    const char *hyp[] = {CHAIN_OUT, CHAIN_OUT};
+    const char *r0[] = {"j'ai vu le chat !"}, *r1[] = {"le chat"};
+    const char *const *refs[] = {r0, r1};
+    const size_t nref[] = {1, 1};
+    char *want = expected_scores(hyp, refs, nref, 2);
+    cr_assert_eq(json_as_str(json_get(doc.root, "bleu_line"), &str, &len, &e), 0);
+    cr_assert(strncmp(want, str, len) == 0 && want[len] == '\n', "%s vs %s", str, want);
+    cr_assert_eq(json_as_num(json_get(doc.root, "bleu"), &x, &e), 0);
+    char got[32];
+    snprintf(got, sizeof got, "BLEU = %.2f ", x);
+    cr_assert(strncmp(want, got, strlen(got)) == 0, "%s vs %s", got, want);
+    cr_assert_eq(json_as_str(json_get(doc.root, "bleu_signature"), &str, &len, &e), 0);
+    cr_assert_str_eq(str, "nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp");
+    cr_assert_eq(json_as_str(json_get(doc.root, "chrf_signature"), &str, &len, &e), 0);
+    cr_assert_str_eq(str, "nrefs:1|case:mixed|eff:yes|nc:6|nw:0|space:no");
+    cr_assert_eq(json_as_num(json_get(doc.root, "chrf"), &x, &e), 0);
+    snprintf(got, sizeof got, "chrF2 = %.2f\n", x);
+    cr_assert(strstr(want, got), "%s vs %s", got, want);
+    const char *ints[] = {"lines", "sources", "src_tokens", "ref_tokens", "beam", "hyp_tokens"};
+    const int64_t vals[] = {2, 2, 3, 10, 2, 12};
+    for (int k = 0; k < 6; k++) {
+        int64_t v;
+        cr_assert_eq(json_as_int(json_get(doc.root, ints[k]), &v, &e), 0, "%s", ints[k]);
+        cr_assert_eq(v, vals[k], "%s: %lld", ints[k], (long long)v);
+    }
+    cr_assert_eq(json_as_num(json_get(doc.root, "decode_seconds"), &x, &e), 0);
+    cr_assert(x >= 0 && x < 10);
+    free(want);
+    json_free(&doc);
+    run_free(&r);
+    fix_free(&f);
+}
+
+/* BLEU and chrF2 of s2s eval worked out by hand from sacreBLEU's definitions, for the
+   chain model's "j'ai vu le chat !" against the reference "chat".
+   BLEU (13a): 5 hypothesis tokens, 1 reference token; 1-gram matches 1 of 5 (20.0);
+   no 2-, 3-, 4-gram matches: exp smoothing gives 100/(2·4) = 12.5, 100/(4·3) = 8.33,
+   100/(8·2) = 6.25; BP = 1; BLEU = (20 · 12.5 · 8.33 · 6.25)^(1/4) = 10.68.
+   chrF2 (whitespace removed: "j'aivulechat!" vs "chat"): precisions 4/13, 3/12, 2/11,
+   1/10 and recalls 1, 1, 1, 1 for orders 1-4 (the reference has no 5- or 6-grams, so
+   those orders do not count); P = 0.20988, R = 1, F2 = 5PR / (4P + R) = 57.05. */
+Test(cli_eval, bleu_and_chrf_worked_by_hand)
+{
+    Fix f = fix_new("the cat\tchat\n");
+    RunResult r = RUN_S2S(NULL, "eval", f.chain, f.tsv);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    const char *want = "BLEU = 10.68 20.0/12.5/8.3/6.2 (BP = 1.000 ratio = 5.000 hyp_len = 5 ref_len = 1)\n"
+                       "BLEU signature: nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp\n"
+                       "chrF2 = 57.05\n"
+                       "chrF2 signature: nrefs:1|case:mixed|eff:yes|nc:6|nw:0|space:no\n";
+    cr_assert(strncmp(r.out, want, strlen(want)) == 0, "%s", r.out);
+    run_free(&r);
     fix_free(&f);
 }

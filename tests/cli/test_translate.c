@@ -1,10 +1,12 @@
 /* End-to-end tests of `s2s translate`. */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "decode/translate.h"
+#include "text/tokenize.h"
 #include "helpers.h"
 #include "model_fixture.h"
 
@@ -106,7 +108,7 @@ Test(cli_translate, arguments_stdin_and_files_agree)
     Err e;
     cr_assert_eq(model_file_load(&mf, f.random, false, &e), 0, "%s", e.msg);
     char *out[N];
-    TranslateOpts to = {.batch = 3, .max_len = 0};
+    TranslateOpts to = {.batch = 3, .max_len = 0, .beam = 5, .alpha = 0.6}; /* the defaults of s2s translate */
     TranslateStats st;
     cr_assert_eq(translate_lines(&mf.model, mf.src, mf.tgt, &mf.text, sent, NULL, N, "x", NULL,
                                  &to, out, &st, &e), 0, "%s", e.msg);
@@ -173,10 +175,17 @@ Test(cli_translate, max_len_and_the_default_limit)
     for (int k = 0; k < 14; k++)
         buf_puts(&want, k ? " mange" : "mange");
     buf_puts(&want, "\n\nmange mange mange mange mange mange mange mange mange mange mange mange\n");
-    RunResult r = RUN_S2S("the cat\n\nhello\n", "translate", path);
+    /* Greedy decoding runs to the limit; beam search prefers the empty output here
+       (p(<eos>) = 1/(e + 15) at once beats any long run of p(mange) = e/(e + 15)). */
+    RunResult r = RUN_S2S("the cat\n\nhello\n", "translate", path, "--beam", "1");
     expect_ok(&r, want.data);
-    r = RUN_S2S("the cat\n\nhello\n", "translate", path, "--max-len", "3");
+    r = RUN_S2S("the cat\n\nhello\n", "translate", path, "--max-len", "3", "--beam", "1");
     expect_ok(&r, "mange mange mange\n\nmange mange mange\n");
+    r = RUN_S2S(NULL, "translate", path, "--max-len=1", "the big black cat", "--beam", "1");
+    expect_ok(&r, "mange\n");
+    r = RUN_S2S("the cat\n\nhello\n", "translate", path);
+    expect_ok(&r, "\n\n\n");
+    /* with a limit of 1 the cut hypothesis "mange" (-1.875) beats "<eos>" (-2.875) */
     r = RUN_S2S(NULL, "translate", path, "--max-len=1", "the big black cat");
     expect_ok(&r, "mange\n");
     buf_free(&want);
@@ -311,5 +320,266 @@ Test(cli_translate, usage_errors)
     cr_assert(strncmp(r.out, "usage: s2s translate MODEL [SENTENCE...] [options]\n", 51) == 0, "%s", r.out);
     cr_assert_str_eq(r.err, "");
     run_free(&r);
+    fix_free(&f);
+}
+
+/* ------------------------------------------------------------ beam search and its outputs */
+
+/* Two n-best outputs hold the same lines, the scores equal to float rounding: a row's
+   products round according to the batch it is in (OpenBLAS), which moves the sixth
+   decimal now and then. */
+static void expect_same_nbest(const char *a, const char *b)
+{
+    int line = 1;
+    while (*a || *b) {
+        const char *ea = strchr(a, '\n'), *eb = strchr(b, '\n');
+        cr_assert(ea && eb, "line %d: one output ends early", line);
+        const char *sa = strstr(a, " ||| "), *sb = strstr(b, " ||| ");
+        sa = sa ? strstr(sa + 5, " ||| ") : NULL;
+        sb = sb ? strstr(sb + 5, " ||| ") : NULL;
+        cr_assert(sa && sb && sa < ea && sb < eb, "line %d: not an n-best line", line);
+        cr_assert(sa - a == sb - b && memcmp(a, b, (size_t)(sa - a)) == 0, "line %d: %.*s vs %.*s",
+                  line, (int)(ea - a), a, (int)(eb - b), b);
+        double x = strtod(sa + 5, NULL), y = strtod(sb + 5, NULL);
+        cr_assert(fabs(x - y) <= 2e-6, "line %d: score %.6f vs %.6f", line, x, y);
+        a = ea + 1;
+        b = eb + 1;
+        line++;
+    }
+}
+
+/* --nbest: "INDEX ||| TEXT ||| SCORE" lines, INDEX the 0-based line, the scores those of
+   the library, best first; the first of each line is the plain translation. */
+Test(cli_translate, nbest_lines)
+{
+    Fix f = fix_new();
+    const char *sent[] = {"the cat", "", "hello", "a dog eats the big cat"};
+    ModelFile mf;
+    Err e;
+    cr_assert_eq(model_file_load(&mf, f.random, false, &e), 0, "%s", e.msg);
+    TranslateOpts to = {.batch = 64, .beam = 4, .nbest = 3, .alpha = 0.6};
+    TranslateResult res;
+    cr_assert_eq(translate_run(&mf.model, mf.src, mf.tgt, &mf.text, sent, NULL, 4, "x", NULL, &to,
+                               &res, NULL, &e), 0, "%s", e.msg);
+    Buf want = {0}, best = {0};
+    for (int i = 0; i < 4; i++) {
+        cr_assert_eq(res.count[i], i == 1 ? 1 : 3);
+        for (int k = 0; k < res.count[i]; k++) {
+            buf_printf(&want, "%d ||| %s ||| %.6f\n", i, res.hyps[i][k].text, res.hyps[i][k].score);
+            if (k)
+                cr_assert(res.hyps[i][k].score <= res.hyps[i][k - 1].score);
+        }
+        buf_printf(&best, "%s\n", res.hyps[i][0].text);
+    }
+    cr_assert(strstr(want.data, "1 |||  ||| 0.000000\n"), "%s", want.data);
+    translate_result_free(&res);
+    model_file_free(&mf);
+
+    RunResult r = RUN_S2S(NULL, "translate", f.random, sent[0], sent[1], sent[2], sent[3], "--beam",
+                          "4", "--nbest", "3");
+    expect_ok(&r, want.data);
+    r = RUN_S2S("the cat\n\nhello\na dog eats the big cat\n", "translate", f.random, "--beam=4",
+                "--nbest=3", "--batch", "1");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    expect_same_nbest(r.out, want.data); /* other batches: scores to rounding */
+    run_free(&r);
+    r = RUN_S2S(NULL, "translate", f.random, sent[0], sent[1], sent[2], sent[3], "--beam", "4");
+    expect_ok(&r, best.data);
+    buf_free(&want);
+    buf_free(&best);
+    fix_free(&f);
+}
+
+/* Beam results do not depend on the batch size, n-best lists included. */
+Test(cli_translate, beam_results_do_not_depend_on_the_batch)
+{
+    Fix f = fix_new();
+    const char *pool[] = {"the cat", "", "a dog eats", "hello", "the big black cat sleeps"};
+    Buf in = {0};
+    for (int i = 0; i < 200; i++)
+        buf_printf(&in, "%s %s\n", pool[i % 5], pool[(i / 5) % 5]);
+    RunResult a = RUN_S2S(in.data, "translate", f.random, "--batch", "1", "--nbest", "5");
+    RunResult b = RUN_S2S(in.data, "translate", f.random, "--nbest", "5");
+    RunResult c = RUN_S2S(in.data, "translate", f.random, "--batch", "7", "--nbest", "5");
+    cr_assert_eq(a.status, 0, "%s", a.err);
+    cr_assert_eq(count_lines(a.out), 5 * 192 + 8, "5 hypotheses a line, 1 for each of the 8 blank ones");
+    expect_same_nbest(a.out, b.out);
+    expect_same_nbest(a.out, c.out);
+    run_free(&a);
+    run_free(&b);
+    run_free(&c);
+    buf_free(&in);
+    fix_free(&f);
+}
+
+/* A model whose output holds <unk>: the chain le <unk> ! <eos>. */
+static char *unk_chain_model(const Fix *f)
+{
+    char *path = strf("%s/unk.s2s", f->dir);
+    Model m;
+    fixture_text_model(&m, 3);
+    const int chain[] = {fixture_tgt_id("le"), 1, fixture_tgt_id("!")};
+    fixture_chain(&m, chain, 3, 3);
+    fixture_save(path, &m, NULL);
+    model_free(&m);
+    return path;
+}
+
+Test(cli_translate, replace_unk_takes_the_most_attended_source_token)
+{
+    Fix f = fix_new();
+    char *unk = unk_chain_model(&f);
+    /* zero weights: uniform attention, whose first position wins the tie */
+    RunResult r = RUN_S2S(NULL, "translate", unk, "Zebra cat", "the zebra");
+    expect_ok(&r, "le <unk> !\nle <unk> !\n");
+    r = RUN_S2S(NULL, "translate", unk, "Zebra cat", "the zebra", "--replace-unk");
+    expect_ok(&r, "le zebra !\nle the !\n");
+    free(unk);
+
+    /* A random model made to say <unk> at every step: each one becomes the source token
+       of that row's largest attention weight. */
+    char *path = strf("%s/unks.s2s", f.dir);
+    Model m;
+    fixture_text_model(&m, 9);
+    m.w.proj_b[1] += 100;
+    fixture_save(path, &m, NULL);
+    model_free(&m);
+    ModelFile mf;
+    Err e;
+    cr_assert_eq(model_file_load(&mf, path, false, &e), 0, "%s", e.msg);
+    const char *sent[] = {"the big dog eats a zebra", "hello cat"};
+    TranslateOpts to = {.batch = 2, .max_len = 6, .beam = 3, .alpha = 1.0, .replace_unk = true,
+                        .attention = true};
+    TranslateResult res;
+    cr_assert_eq(translate_run(&mf.model, mf.src, mf.tgt, &mf.text, sent, NULL, 2, "x", NULL, &to,
+                               &res, NULL, &e), 0, "%s", e.msg);
+    Buf want = {0};
+    int moved = 0;
+    for (int i = 0; i < 2; i++) {
+        const TranslateAlign *a = &res.align[i];
+        cr_assert_eq(a->ntgt, 6);
+        Buf toks = {0};
+        for (int t = 0; t < a->ntgt; t++) {
+            int best = 0;
+            for (int j = 1; j < a->nsrc; j++)
+                if (a->w[t * a->nsrc + j] > a->w[t * a->nsrc + best])
+                    best = j;
+            moved += best != 0;
+            cr_assert_str_eq(a->tgt[t], a->src[best]);
+            buf_printf(&toks, "%s%s", t ? " " : "", a->src[best]);
+        }
+        detok_line(toks.data, toks.len, LANG_FR, &want);
+        buf_putc(&want, '\n');
+        buf_free(&toks);
+    }
+    cr_assert(moved >= 3, "the attention should not always peak at the first token");
+    translate_result_free(&res);
+    model_file_free(&mf);
+    r = RUN_S2S(NULL, "translate", path, sent[0], sent[1], "--beam", "3", "--max-len", "6",
+                "--replace-unk");
+    expect_ok(&r, want.data);
+    buf_free(&want);
+    free(path);
+    fix_free(&f);
+}
+
+/* --show-attention: the exact heatmap on stderr, translations alone on stdout. With
+   zero weights the attention is uniform: 1/2 for two tokens (▓), 1/3 for three (▒). */
+Test(cli_translate, show_attention_text_heatmap)
+{
+    Fix f = fix_new();
+    RunResult r = RUN_S2S("the cat\n\nzebra, hello\n", "translate", f.chain, "--show-attention");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert_str_eq(r.out, CHAIN_OUT "\n\n" CHAIN_OUT "\n");
+    const char *legend = "source across, output down; \xC2\xB7 < 0.1 \xE2\x96\x91 < 0.3 "
+                         "\xE2\x96\x92 < 0.5 \xE2\x96\x93 < 0.7 \xE2\x96\x88\n";
+    Buf want = {0};
+    const char *rows[] = {"j'   ", "ai   ", "vu   ", "le   ", "chat ", "!    ", "<eos>"};
+    buf_printf(&want, "line 1: %s      the cat\n", legend);
+    for (int k = 0; k < 7; k++)
+        buf_printf(&want, "%s \xE2\x96\x93\xE2\x96\x93\xE2\x96\x93 \xE2\x96\x93\xE2\x96\x93\xE2\x96\x93\n", rows[k]);
+    buf_printf(&want, "line 3: %s      zebra , hello\n", legend);
+    const char *m5 = "\xE2\x96\x92\xE2\x96\x92\xE2\x96\x92\xE2\x96\x92\xE2\x96\x92";
+    for (int k = 0; k < 7; k++)
+        buf_printf(&want, "%s %s \xE2\x96\x92 %s\n", rows[k], m5, m5);
+    cr_assert_str_eq(r.err, want.data);
+    run_free(&r);
+    buf_free(&want);
+    fix_free(&f);
+}
+
+/* Runs python's XML parser on path and returns the text of every <text>, '|'-joined,
+   after the document's <title>; NULL when python cannot run. */
+static char *svg_texts(const char *path)
+{
+    const char *py = getenv("PYTHON") ? getenv("PYTHON") : "/usr/bin/python3";
+    char *cmd = strf("%s -c 'import sys, xml.etree.ElementTree as E\n"
+                     "r = E.parse(sys.argv[1]).getroot()\n"
+                     "n = \"{http://www.w3.org/2000/svg}\"\n"
+                     "t = [r.find(n + \"title\").text] + [x.text for x in r.iter(n + \"text\")]\n"
+                     "print(len(list(r.iter(n + \"rect\"))), \"|\".join(t))' %s 2>&1",
+                     py, path);
+    FILE *p = popen(cmd, "r");
+    free(cmd);
+    if (!p)
+        return NULL;
+    Buf out = {0};
+    char buf[4096];
+    size_t k;
+    while ((k = fread(buf, 1, sizeof buf, p)) > 0)
+        buf_append(&out, buf, k);
+    int st = pclose(p);
+    if (st != 0) {
+        cr_log_error("python: %s", out.data ? out.data : "");
+        buf_free(&out);
+        return NULL;
+    }
+    return buf_take(&out);
+}
+
+Test(cli_translate, attention_svg_files)
+{
+    Fix f = fix_new();
+    char *dir = strf("%s/svg", f.dir);
+    RunResult r = RUN_S2S("the cat\n\na <b> & 'c'\n", "translate", f.chain, "--attention-svg", dir);
+    expect_ok(&r, CHAIN_OUT "\n\n" CHAIN_OUT "\n");
+    cr_assert_eq(dir_count(dir), 2, "one file per line with tokens, no temporary left");
+    char *p1 = strf("%s/0001.svg", dir), *p3 = strf("%s/0003.svg", dir);
+    char *svg = slurp(p3, NULL);
+    cr_assert_not_null(svg);
+    cr_assert(strncmp(svg, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg ", 44) == 0);
+    /* the tokens, escaped */
+    cr_assert(strstr(svg, ">&lt;</text>") && strstr(svg, ">&gt;</text>") && strstr(svg, ">&amp;</text>") &&
+              strstr(svg, ">&apos;</text>"), "%s", svg);
+    int rects = 0;
+    for (const char *q = svg; (q = strstr(q, "<rect ")); q++)
+        rects++;
+    cr_assert_eq(rects, 1 + 7 * 8, "a background and 7 x 8 cells");
+    cr_assert(strstr(svg, "<title>&lt; \xE2\x86\x92 chat: 0.125</title>"), "cells have tooltips");
+    free(svg);
+    char *texts = svg_texts(p3);
+    if (!texts)
+        cr_skip_test("python cannot parse the SVG here (see the log); structure checked above only");
+    cr_assert_str_eq(texts, "57 line 3: a <b> & 'c' \xE2\x86\x92 " CHAIN_OUT "|a|<|b|>|&|'|c|'|j'|ai|vu|le|chat|!|<eos>\n");
+    free(texts);
+    texts = svg_texts(p1);
+    cr_assert_str_eq(texts, "15 line 1: the cat \xE2\x86\x92 " CHAIN_OUT "|the|cat|j'|ai|vu|le|chat|!|<eos>\n");
+    free(texts);
+
+    /* An existing directory is reused; a path under a missing one is an error. */
+    r = RUN_S2S("hello\n", "translate", f.chain, "--attention-svg", dir);
+    expect_ok(&r, CHAIN_OUT "\n");
+    cr_assert_eq(dir_count(dir), 2);
+    char *bad = strf("%s/none/svg", f.dir);
+    r = RUN_S2S("hello\n", "translate", f.chain, "--attention-svg", bad);
+    cr_assert_eq(r.status, 1);
+    cr_assert(strncmp(r.err, "s2s: ", 5) == 0 && strstr(r.err, bad) && strchr(r.err, '\n') == r.err + strlen(r.err) - 1,
+              "%s", r.err);
+    cr_assert_str_eq(r.out, "");
+    run_free(&r);
+    free(bad);
+    free(p1);
+    free(p3);
+    free(dir);
     fix_free(&f);
 }

@@ -100,41 +100,12 @@ static void expect_same(const Hyps *a, const Hyps *b, const char *what)
     }
 }
 
-/* Sharpens the output layer and picks the <eos> bias (on a grid) that best mixes rows
-   that stop at <eos> with rows that run to their limit, so that batches hold both. */
-static void tune_eos(Model *m, const Srcs *s)
-{
-    size_t np = (size_t)m->cfg.tgt_vocab * (size_t)m->cfg.deep_out;
-    for (size_t q = 0; q < np; q++)
-        m->w.proj_w[q] *= 4;
-    real base = m->w.proj_b[3], best_bias = base;
-    int best = -1;
-    for (int k = -10; k <= 20; k++) {
-        m->w.proj_b[3] = base + (real)k / 10;
-        Hyps h = decode(m, s, 8, 0);
-        int stopped = 0, at_limit = 0;
-        for (int i = 0; i < s->n; i++) {
-            if (s->len[i] == 0)
-                continue;
-            stopped += h.len[i] < greedy_limit(s->len[i], 0);
-            at_limit += h.len[i] == greedy_limit(s->len[i], 0);
-        }
-        int score = stopped < at_limit ? stopped : at_limit;
-        if (score > best) {
-            best = score;
-            best_bias = m->w.proj_b[3];
-        }
-        hyps_free(&h);
-    }
-    m->w.proj_b[3] = best_bias;
-}
-
 static void check_batch_independence_of(const ModelConfig *c, uint64_t seed)
 {
     Model m;
     fixture_model_from(&m, c, seed);
     Srcs s = srcs_random(NSENT, 12, VS, seed + 1);
-    tune_eos(&m, &s);
+    fixture_mix_eos(&m, s.n, s.ids, s.len);
 
     Hyps one = decode(&m, &s, 1, 0);
     int stopped = 0, at_limit = 0, empty_src = 0;

@@ -2,6 +2,7 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
+#include "decode/beam.h"
 #include "decode/greedy.h"
 #include "decode/translate.h"
 #include "model_fixture.h"
@@ -80,9 +81,10 @@ Test(translate, invalid_utf8_names_the_line_and_leaves_out_alone)
 Test(translate, nul_bytes_and_overlong_lines_name_the_line)
 {
     Fix f = fix_chain();
-    const int k = greedy_max_src_len(&f.m.cfg, 0);
-    cr_assert_eq(k, 3470); /* see cli test bad_input.translate_long_lines */
-    cr_assert_gt(greedy_max_src_len(&f.m.cfg, 5), 100000);
+    cr_assert_eq(greedy_max_src_len(&f.m.cfg, 0), 3470);
+    const int k = beam_max_src_len(&f.m.cfg, 0, 1, false); /* with the search's records */
+    cr_assert_eq(k, 3469);
+    cr_assert_gt(beam_max_src_len(&f.m.cfg, 5, 1, false), 100000);
     Buf long_line = {0};
     for (int i = 0; i <= k; i++)
         buf_puts(&long_line, i ? " cat" : "cat");
@@ -96,8 +98,8 @@ Test(translate, nul_bytes_and_overlong_lines_name_the_line)
     cr_assert_str_eq(e.msg, "in:2: NUL byte at byte 2");
     cr_assert_eq(translate_lines(&f.m, f.src, f.tgt, &f.tc, lines + 2, lens + 2, 2, "in", NULL,
                                  &o, out, NULL, &e), -1);
-    cr_assert_str_eq(e.msg, "in:1: too long to translate: 3471 tokens (at most 3470 for this "
-                            "model and output length limit)");
+    cr_assert_str_eq(e.msg, "in:1: too long to translate: 3470 tokens (at most 3469 for this "
+                            "model, beam size and output length limit)");
     cr_assert_eq(translate_lines(&f.m, f.src, f.tgt, &f.tc, lines + 3, lens + 3, 1, "in", NULL,
                                  &o, out, NULL, &e), -1);
     cr_assert_str_eq(e.msg, "in:1: invalid UTF-8 at byte 2");

@@ -1,0 +1,30 @@
+/*
+ * The interactive translator of `s2s translate` on a terminal: a prompt with line
+ * editing and history (libedit), one translation per line typed, and commands:
+ *   :beam K        beam size (1 = greedy); the n-best count is lowered to fit
+ *   :nbest N       show the N best hypotheses (1..beam), one a line: "N. TEXT  (SCORE)"
+ *   :attn on|off   print the attention heatmap (decode/align.h) after each translation
+ *   :help          the commands
+ *   :quit          leave (so do Ctrl-D on an empty line and Ctrl-C, with status 0)
+ * An unknown command or a bad value prints one error line and the prompt comes back;
+ * so does a line that cannot be translated (its error names the line "<stdin>:N").
+ * History lives in memory while the prompt runs. Ctrl-C exits at once, also during a
+ * translation, after the terminal is restored. With svg_dir, each translated line's
+ * attention is also written to svg_dir/NNNN.svg (NNNN the line's number in the
+ * prompt, from 1), as `s2s translate --attention-svg` does.
+ */
+#ifndef S2S_DECODE_REPL_H
+#define S2S_DECODE_REPL_H
+
+#include <stdbool.h>
+
+#include "decode/translate.h"
+#include "model/file.h"
+
+/* Runs the prompt on the terminal of stdin/stdout until the user leaves; returns the
+   exit status (0). o gives the initial settings (batch is forced to 1), attn whether
+   heatmaps are on, svg_dir (NULL: none) an existing directory for pictures. */
+int repl_run(ModelFile *mf, const char *model_path, const TranslateOpts *o, bool attn,
+             const char *svg_dir);
+
+#endif
