@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Trains one model per attention mechanism and cell for the same time budget on the
-# same prepared data, and prints a Markdown table: mechanism, cell, parameters, target
-# tokens/s, valid perplexity, test BLEU (the shape of Table 4 of Luong et al., 2015).
+# Trains one model per attention mechanism and cell for the same budget (training steps,
+# or minutes) on the same prepared data, and prints a Markdown table: mechanism, cell,
+# parameters, target tokens/s, valid perplexity, test BLEU (the shape of Table 4 of
+# Luong et al., 2015). A step budget gives every mechanism the same batches, whatever
+# else runs on the machine; tokens/s is the median over the steps of each run.
 #
 #   scripts/compare-attention.sh DATA OUTDIR [options] [-- extra s2s train options]
 #
@@ -16,7 +18,9 @@ usage() {
     cat <<'EOF'
 usage: scripts/compare-attention.sh DATA OUTDIR [options] [-- s2s train options]
 options:
-  --minutes M        training time per model (default 5)
+  --steps N          training steps per model (default 1000)
+  --minutes M        a time budget per model instead of --steps
+  --beam K           beam size of the test BLEU (default 1: greedy)
   --pairs N          corpus file only: sample N pairs before preparing (default 60000)
   --cells "C..."     cells to compare (default "gru lstm")
   --only "NAME..."   mechanisms to run, by the names of the table (default: all)
@@ -25,12 +29,14 @@ options:
 EOF
 }
 
-minutes=5 pairs=60000 cells="gru lstm" only="" threads=0 s2s=./s2s
+steps=1000 minutes="" beam=1 pairs=60000 cells="gru lstm" only="" threads=0 s2s=./s2s
 args=()
 while [ $# -gt 0 ]; do
     case "$1" in
     -h | --help) usage; exit 0 ;;
+    --steps) steps=${2:?--steps needs a value}; shift 2 ;;
     --minutes) minutes=${2:?--minutes needs a value}; shift 2 ;;
+    --beam) beam=${2:?--beam needs a value}; shift 2 ;;
     --pairs) pairs=${2:?--pairs needs a value}; shift 2 ;;
     --cells) cells=${2:?--cells needs a value}; shift 2 ;;
     --only) only=${2:?--only needs a value}; shift 2 ;;
@@ -50,6 +56,7 @@ data=${args[0]} out=${args[1]}
 [ -x "$s2s" ] || { echo "compare-attention: $s2s: not an executable (run make, or pass --s2s)" >&2; exit 1; }
 [ -e "$data" ] || { echo "compare-attention: $data: no such file or directory" >&2; exit 1; }
 mkdir -p "$out"
+if [ -n "$minutes" ]; then budget=(--time "$minutes") what="$minutes min"; else budget=(--steps "$steps") what="$steps steps"; fi
 
 # The mechanisms: table name, then s2s train options.
 mechanisms=(
@@ -94,24 +101,21 @@ for cell in $cells; do
         tag=$(tr ' +' '__' <<<"$cell-$name")
         model=$out/$tag.s2s
         if [ ! -f "$model.log.jsonl" ] || ! grep -q '"event": "stop"' "$model.log.jsonl"; then
-            echo "compare-attention: training $cell $name ($minutes min)" >&2
+            echo "compare-attention: training $cell $name ($what)" >&2
             # shellcheck disable=SC2086
-            "$s2s" train "$prepared" -o "$model" --cell "$cell" $opts --time "$minutes" \
+            "$s2s" train "$prepared" -o "$model" --cell "$cell" $opts "${budget[@]}" \
                 --threads "$threads" --quiet --force "${extra[@]+"${extra[@]}"}" 2>"$out/$tag.train.err"
         fi
         log=$model.log.jsonl
-        # throughput: target tokens of all steps over the training time without validation
-        tok_s=$(awk '
-            /"event": "step"/ { if (match($0, /"tokens": [0-9]+/)) tok += substr($0, RSTART + 10, RLENGTH - 10)
-                                if (match($0, /"elapsed": [0-9.]+/)) el = substr($0, RSTART + 11, RLENGTH - 11) }
-            /"event": "valid"/ { if (match($0, /"seconds": [0-9.]+/)) vs += substr($0, RSTART + 11, RLENGTH - 11) }
-            END { if (el - vs > 0) printf "%.0f", tok / (el - vs); else print "-" }' "$log")
+        # throughput: the median of the steps' target tokens/s
+        tok_s=$(grep '"event": "step"' "$log" | sed -n 's/.*"tok_s": \([0-9]*\).*/\1/p' | sort -n |
+            awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)]; else print "-" }')
         # valid perplexity of the best checkpoint (the one MODEL holds)
         best=$(grep '"event": "valid"' "$log" | grep '"best": true' | tail -n 1)
         ppl=$(field ppl "$best")
         params=$("$s2s" info "$model" | sed -n 's/^parameters: \([0-9]*\).*/\1/p')
-        "$s2s" eval "$model" "$prepared/test.tsv" --threads "$threads" >"$out/$tag.eval" 2>/dev/null
-        bleu=$(sed -n 's/^BLEU[^=]*= \([0-9.]*\).*/\1/p' "$out/$tag.eval" | head -n 1)
+        "$s2s" eval "$model" "$prepared/test.tsv" --beam "$beam" --threads "$threads" >"$out/$tag.eval" 2>/dev/null
+        bleu=$(sed -n 's/^BLEU = \([0-9.]*\).*/\1/p' "$out/$tag.eval" | head -n 1)
         printf '| %s | %s | %s | %s | %.2f | %s |\n' "$name" "$cell" "$params" "$tok_s" "$ppl" "$bleu" \
             >>"$table.tmp"
     done
