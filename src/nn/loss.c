@@ -5,6 +5,58 @@
 
 #include "base/err.h"
 
+/* Partial results in LANES independent accumulators, so that the loops below vectorise
+   without reassociating floating-point sums. */
+enum { LANES = 16 };
+
+/* max_k x[k], Σ_k x[k] (in double at the end) of one row. */
+static real row_max_sum(const real *restrict x, int V, double *sum)
+{
+    real mx[LANES], sx[LANES];
+    for (int l = 0; l < LANES; l++) {
+        mx[l] = x[0];
+        sx[l] = 0;
+    }
+    int k = 0;
+    for (; k + LANES <= V; k += LANES)
+        for (int l = 0; l < LANES; l++) {
+            mx[l] = x[k + l] > mx[l] ? x[k + l] : mx[l];
+            sx[l] += x[k + l];
+        }
+    real m = mx[0];
+    double s = 0;
+    for (int l = 0; l < LANES; l++) {
+        m = mx[l] > m ? mx[l] : m;
+        s += (double)sx[l];
+    }
+    for (; k < V; k++) {
+        m = x[k] > m ? x[k] : m;
+        s += (double)x[k];
+    }
+    *sum = s;
+    return m;
+}
+
+/* p[k] = exp(x[k] − m); returns Σ_k p[k]. */
+static double row_exp(real *restrict p, const real *restrict x, real m, int V)
+{
+    real acc[LANES] = {0};
+    int k = 0;
+    for (; k + LANES <= V; k += LANES)
+        for (int l = 0; l < LANES; l++) {
+            p[k + l] = R_EXP(x[k + l] - m);
+            acc[l] += p[k + l];
+        }
+    double s = 0;
+    for (int l = 0; l < LANES; l++)
+        s += (double)acc[l];
+    for (; k < V; k++) {
+        p[k] = R_EXP(x[k] - m);
+        s += (double)p[k];
+    }
+    return s;
+}
+
 double nn_xent_forward(real *probs, int *count, const real *logits, const int *targets,
                        int N, int V, real eps, int ignore)
 {
@@ -16,19 +68,11 @@ double nn_xent_forward(real *probs, int *count, const real *logits, const int *t
             continue;
         CHECK(y >= 0 && y < V);
         const real *x = logits + (size_t)i * V;
-        real *p = probs + (size_t)i * V;
-        real m = x[0];
-        double sx = 0;
-        for (int k = 0; k < V; k++) {
-            m = x[k] > m ? x[k] : m;
-            sx += (double)x[k];
-        }
+        real *restrict p = probs + (size_t)i * V;
+        double sx;
+        real m = row_max_sum(x, V, &sx);
         real xy = x[y];
-        double sum = 0;
-        for (int k = 0; k < V; k++) {
-            p[k] = R_EXP(x[k] - m);
-            sum += (double)p[k];
-        }
+        double sum = row_exp(p, x, m, V);
         real inv = (real)(1.0 / sum);
         for (int k = 0; k < V; k++)
             p[k] *= inv;

@@ -2,26 +2,50 @@
 
 #include <stddef.h>
 
+/* y = σ(a + b) or tanh(a + b) (b may be NULL) over n elements. Kept out of line, one
+   function per activation, so that each loop is simple enough to vectorise with the
+   inline exp of nn/real.h. */
+static void __attribute__((noinline)) sigmoid_sum(real *restrict y, const real *restrict a,
+                                                  const real *restrict b, int n)
+{
+    if (b)
+        for (int j = 0; j < n; j++)
+            y[j] = r_sigmoid(a[j] + b[j]);
+    else
+        for (int j = 0; j < n; j++)
+            y[j] = r_sigmoid(a[j]);
+}
+
+static void __attribute__((noinline)) tanh_sum(real *restrict y, const real *restrict a,
+                                               const real *restrict b, int n)
+{
+    if (b)
+        for (int j = 0; j < n; j++)
+            y[j] = R_TANH(a[j] + b[j]);
+    else
+        for (int j = 0; j < n; j++)
+            y[j] = R_TANH(a[j]);
+}
+
 void nn_gru_cell_forward(real *h_out, real *cache, const real *gi, const real *gh,
                          const real *h, int B, int H)
 {
     for (int b = 0; b < B; b++) {
-        const real *restrict xi = gi + (size_t)b * 3 * H;
-        const real *restrict xh = gh + (size_t)b * 3 * H;
+        const real *xi = gi + (size_t)b * 3 * H;
+        const real *xh = gh + (size_t)b * 3 * H;
         const real *restrict hp = h + (size_t)b * H;
-        real *restrict c = cache + (size_t)b * NN_GRU_CACHE * H;
+        real *c = cache + (size_t)b * NN_GRU_CACHE * H;
         real *restrict r = c, *restrict z = c + H, *restrict n = c + 2 * H;
         real *restrict ghn = c + 3 * H;
         real *restrict ho = h_out + (size_t)b * H;
-        for (int j = 0; j < H; j++) {
-            r[j] = r_sigmoid(xi[j] + xh[j]);
-            z[j] = r_sigmoid(xi[H + j] + xh[H + j]);
+        sigmoid_sum(r, xi, xh, 2 * H); /* r and z */
+        for (int j = 0; j < H; j++) { /* ho holds n's pre-activation for a moment */
             ghn[j] = xh[2 * H + j];
+            ho[j] = xi[2 * H + j] + r[j] * ghn[j];
         }
-        for (int j = 0; j < H; j++) {
-            n[j] = R_TANH(xi[2 * H + j] + r[j] * ghn[j]);
+        tanh_sum(n, ho, NULL, H);
+        for (int j = 0; j < H; j++)
             ho[j] = ((real)1 - z[j]) * n[j] + z[j] * hp[j];
-        }
     }
 }
 
@@ -68,27 +92,15 @@ void nn_lstm_cell_forward(real *h_out, real *c_out, real *cache, const real *gi,
         real *restrict ig = k, *restrict fg = k + H, *restrict gg = k + 2 * H;
         real *restrict og = k + 3 * H, *restrict tc = k + 4 * H;
         real *restrict ho = h_out + (size_t)b * H, *restrict co = c_out + (size_t)b * H;
-        if (gh) {
-            const real *restrict xh = gh + (size_t)b * 4 * H;
-            for (int j = 0; j < H; j++) {
-                ig[j] = r_sigmoid(xi[j] + xh[j]);
-                fg[j] = r_sigmoid(xi[H + j] + xh[H + j]);
-                gg[j] = R_TANH(xi[2 * H + j] + xh[2 * H + j]);
-                og[j] = r_sigmoid(xi[3 * H + j] + xh[3 * H + j]);
-            }
-        } else {
-            for (int j = 0; j < H; j++) {
-                ig[j] = r_sigmoid(xi[j]);
-                fg[j] = r_sigmoid(xi[H + j]);
-                gg[j] = R_TANH(xi[2 * H + j]);
-                og[j] = r_sigmoid(xi[3 * H + j]);
-            }
-        }
-        for (int j = 0; j < H; j++) {
+        const real *xh = gh ? gh + (size_t)b * 4 * H : NULL;
+        sigmoid_sum(ig, xi, xh, 2 * H); /* i and f */
+        tanh_sum(gg, xi + 2 * H, xh ? xh + 2 * H : NULL, H);
+        sigmoid_sum(og, xi + 3 * H, xh ? xh + 3 * H : NULL, H);
+        for (int j = 0; j < H; j++)
             co[j] = fg[j] * cp[j] + ig[j] * gg[j];
-            tc[j] = R_TANH(co[j]);
+        tanh_sum(tc, co, NULL, H);
+        for (int j = 0; j < H; j++)
             ho[j] = og[j] * tc[j];
-        }
     }
 }
 
