@@ -21,6 +21,10 @@ options:
   --steps N          training steps per model (default 1000)
   --minutes M        a time budget per model instead of --steps
   --beam K           beam size of the test BLEU (default 1: greedy)
+  --speed-steps N    time N more steps of each configuration on its own, one
+                     after the other, for the tok/s column (default 0: the
+                     median of the training steps, which shares the machine
+                     with whatever else runs)
   --pairs N          corpus file only: sample N pairs before preparing (default 60000)
   --cells "C..."     cells to compare (default "gru lstm")
   --only "NAME..."   mechanisms to run, by the names of the table (default: all)
@@ -29,7 +33,7 @@ options:
 EOF
 }
 
-steps=1000 minutes="" beam=1 pairs=60000 cells="gru lstm" only="" threads=0 s2s=./s2s
+steps=1000 minutes="" beam=1 speed_steps=0 pairs=60000 cells="gru lstm" only="" threads=0 s2s=./s2s
 args=()
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -37,6 +41,7 @@ while [ $# -gt 0 ]; do
     --steps) steps=${2:?--steps needs a value}; shift 2 ;;
     --minutes) minutes=${2:?--minutes needs a value}; shift 2 ;;
     --beam) beam=${2:?--beam needs a value}; shift 2 ;;
+    --speed-steps) speed_steps=${2:?--speed-steps needs a value}; shift 2 ;;
     --pairs) pairs=${2:?--pairs needs a value}; shift 2 ;;
     --cells) cells=${2:?--cells needs a value}; shift 2 ;;
     --only) only=${2:?--only needs a value}; shift 2 ;;
@@ -62,6 +67,7 @@ if [ -n "$minutes" ]; then budget=(--time "$minutes") what="$minutes min"; else 
 mechanisms=(
     "bahdanau|--attention bahdanau"
     "luong-dot|--attention luong-dot"
+    "luong-dot K=D|--attention luong-dot --hidden HALF"
     "luong-general|--attention luong-general"
     "luong-concat|--attention luong-concat"
     "scaled-dot|--attention scaled-dot"
@@ -98,17 +104,32 @@ for cell in $cells; do
         if [ -n "$only" ] && ! grep -qx -- "$name" <<<"$(tr ' ' '\n' <<<"$only" | sed 's/_/ /g')"; then
             continue
         fi
-        tag=$(tr ' +' '__' <<<"$cell-$name")
+        tag=$(tr ' +=' '___' <<<"$cell-$name")
+        # HALF: half the decoder size, so that a bidirectional encoder's states have the
+        # decoder's size and luong-dot needs no key projection
+        dec=$(printf '%s\n' "${extra[@]+"${extra[@]}"}" | sed -n '/^--dec-hidden$/{n;p}' | tail -n 1)
+        opts=${opts//HALF/$(( ${dec:-256} / 2 ))}
         model=$out/$tag.s2s
         if [ ! -f "$model.log.jsonl" ] || ! grep -q '"event": "stop"' "$model.log.jsonl"; then
             echo "compare-attention: training $cell $name ($what)" >&2
             # shellcheck disable=SC2086
-            "$s2s" train "$prepared" -o "$model" --cell "$cell" $opts "${budget[@]}" \
-                --threads "$threads" --quiet --force "${extra[@]+"${extra[@]}"}" 2>"$out/$tag.train.err"
+            "$s2s" train "$prepared" -o "$model" --cell "$cell" "${budget[@]}" --threads "$threads" \
+                --quiet --force "${extra[@]+"${extra[@]}"}" $opts 2>"$out/$tag.train.err"
         fi
         log=$model.log.jsonl
         # throughput: the median of the steps' target tokens/s
-        tok_s=$(grep '"event": "step"' "$log" | sed -n 's/.*"tok_s": \([0-9]*\).*/\1/p' | sort -n |
+        speed_log=$log
+        if [ "$speed_steps" -gt 0 ]; then
+            speed_log=$out/$tag.speed.s2s.log.jsonl
+            if [ ! -f "$speed_log" ]; then
+                # shellcheck disable=SC2086
+                "$s2s" train "$prepared" -o "$out/$tag.speed.s2s" --cell "$cell" --steps "$speed_steps" \
+                    --threads "$threads" --quiet --force --valid-every 0 --valid-max 1 \
+                    "${extra[@]+"${extra[@]}"}" $opts 2>/dev/null
+                rm -f "$out/$tag.speed.s2s" "$out/$tag.speed.s2s.last" "$out/$tag.speed.s2s.state"
+            fi
+        fi
+        tok_s=$(grep '"event": "step"' "$speed_log" | sed -n 's/.*"tok_s": \([0-9]*\).*/\1/p' | sort -n |
             awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)]; else print "-" }')
         # valid perplexity of the best checkpoint (the one MODEL holds)
         best=$(grep '"event": "valid"' "$log" | grep '"best": true' | tail -n 1)
