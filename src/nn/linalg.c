@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include "nn/ops.h"
+#include "nn/parallel.h"
 
 void nn_gemm(bool trans_a, bool trans_b, int M, int N, int K, real alpha,
              const real *A, int lda, const real *B, int ldb, real beta, real *C, int ldc)
@@ -65,5 +66,6 @@ int nn_set_threads(int n)
         n = c > 0 ? (int)c : 1;
     }
     openblas_set_num_threads(n);
+    nn_parallel_set_threads(n);
     return n;
 }

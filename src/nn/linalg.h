@@ -35,7 +35,8 @@ void nn_linear_backward(real *dx,        // (N,In) or NULL
                         const real *W,   // (Out,In) (unused when dx is NULL)
                         int N, int In, int Out);
 
-/* Threads used by the matrix products (OpenBLAS); n <= 0: every online core.
+/* Threads used by the matrix products (OpenBLAS) and by nn/parallel.h's pool; n <= 0:
+   every online core.
    Returns the number set. */
 int nn_set_threads(int n);
 

@@ -2,8 +2,10 @@
 
 #include <math.h>
 #include <stddef.h>
+#include <stdlib.h>
 
 #include "base/err.h"
+#include "nn/parallel.h"
 
 /* Partial results in LANES independent accumulators, so that the loops below vectorise
    without reassociating floating-point sums. */
@@ -57,18 +59,28 @@ static double row_exp(real *restrict p, const real *restrict x, real m, int V)
     return s;
 }
 
-double nn_xent_forward(real *probs, int *count, const real *logits, const int *targets,
-                       int N, int V, real eps, int ignore)
+typedef struct XentJob {
+    real *probs;
+    const real *logits;
+    const int *targets;
+    int V, ignore;
+    real eps;
+    double *row_loss; /* (N), NAN for ignored rows */
+} XentJob;
+
+static void xent_rows(void *ctx, size_t lo, size_t hi)
 {
-    double total = 0;
-    int counted = 0;
-    for (int i = 0; i < N; i++) {
-        int y = targets[i];
-        if (y == ignore)
+    const XentJob *j = ctx;
+    int V = j->V;
+    for (size_t i = lo; i < hi; i++) {
+        int y = j->targets[i];
+        if (y == j->ignore) {
+            j->row_loss[i] = NAN;
             continue;
+        }
         CHECK(y >= 0 && y < V);
-        const real *x = logits + (size_t)i * V;
-        real *restrict p = probs + (size_t)i * V;
+        const real *x = j->logits + i * (size_t)V;
+        real *restrict p = j->probs + i * (size_t)V;
         double sx;
         real m = row_max_sum(x, V, &sx);
         real xy = x[y];
@@ -80,9 +92,24 @@ double nn_xent_forward(real *probs, int *count, const real *logits, const int *t
         double lse = (double)m + log(sum);
         double nll = lse - (double)xy;
         double smooth = lse - sx / V;
-        total += (1.0 - (double)eps) * nll + (double)eps * smooth;
-        counted++;
+        j->row_loss[i] = (1.0 - (double)j->eps) * nll + (double)j->eps * smooth;
     }
+}
+
+double nn_xent_forward(real *probs, int *count, const real *logits, const int *targets,
+                       int N, int V, real eps, int ignore)
+{
+    XentJob j = {.probs = probs, .logits = logits, .targets = targets, .V = V, .ignore = ignore,
+                 .eps = eps, .row_loss = xmalloc((size_t)(N > 0 ? N : 1) * sizeof(double))};
+    nn_parallel_for((size_t)(N > 0 ? N : 0), 8, xent_rows, &j);
+    double total = 0;
+    int counted = 0;
+    for (int i = 0; i < N; i++)
+        if (targets[i] != ignore) { /* rows in order: the sum does not depend on threads */
+            total += j.row_loss[i];
+            counted++;
+        }
+    free(j.row_loss);
     *count = counted;
     return total;
 }
@@ -104,21 +131,36 @@ void nn_xent_backward(real *dlogits, const real *probs, const int *targets, int 
     }
 }
 
-void nn_xent_backward_inplace(real *pd, const int *targets, int N, int V, real eps,
-                              int ignore, real scale)
+typedef struct XentBackJob {
+    real *pd;
+    const int *targets;
+    int V, ignore;
+    real eps, scale;
+} XentBackJob;
+
+static void xent_back_rows(void *ctx, size_t lo, size_t hi)
 {
-    real off = scale * eps / (real)V;
-    for (int i = 0; i < N; i++) {
-        int y = targets[i];
-        real *restrict g = pd + (size_t)i * V;
-        if (y == ignore) {
+    const XentBackJob *j = ctx;
+    int V = j->V;
+    real off = j->scale * j->eps / (real)V;
+    for (size_t i = lo; i < hi; i++) {
+        int y = j->targets[i];
+        real *restrict g = j->pd + i * (size_t)V;
+        if (y == j->ignore) {
             for (int k = 0; k < V; k++)
                 g[k] = 0;
             continue;
         }
         CHECK(y >= 0 && y < V);
         for (int k = 0; k < V; k++)
-            g[k] = scale * g[k] - off;
-        g[y] -= scale * ((real)1 - eps);
+            g[k] = j->scale * g[k] - off;
+        g[y] -= j->scale * ((real)1 - j->eps);
     }
+}
+
+void nn_xent_backward_inplace(real *pd, const int *targets, int N, int V, real eps,
+                              int ignore, real scale)
+{
+    XentBackJob j = {.pd = pd, .targets = targets, .V = V, .ignore = ignore, .eps = eps, .scale = scale};
+    nn_parallel_for((size_t)(N > 0 ? N : 0), 8, xent_back_rows, &j);
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "base/err.h"
+#include "nn/parallel.h"
 
 void optim_adam_init(Adam *a, size_t n, double beta1, double beta2, double eps,
                      double weight_decay)
@@ -25,19 +26,20 @@ void optim_adam_free(Adam *a)
     a->m = a->v = NULL;
 }
 
-void optim_adam_step(Adam *a, real *restrict params, const real *restrict grads, double lr)
+typedef struct AdamJob {
+    real *params, *m, *v;
+    const real *grads;
+    real b1, b2, c1, c2, step_size, bc2_sqrt, eps, wd;
+} AdamJob;
+
+static void adam_range(void *ctx, size_t lo, size_t hi)
 {
-    a->step++;
-    const double bc1 = 1.0 - pow(a->beta1, (double)a->step);
-    const double bc2 = 1.0 - pow(a->beta2, (double)a->step);
-    const real b1 = (real)a->beta1, b2 = (real)a->beta2;
-    const real c1 = (real)(1.0 - a->beta1), c2 = (real)(1.0 - a->beta2);
-    const real step_size = (real)(lr / bc1);
-    const real bc2_sqrt = (real)sqrt(bc2);
-    const real eps = (real)a->eps, wd = (real)a->weight_decay;
-    real *restrict m = a->m, *restrict v = a->v;
-    const size_t n = a->n;
-    for (size_t i = 0; i < n; i++) {
+    const AdamJob *j = ctx;
+    real *restrict params = j->params, *restrict m = j->m, *restrict v = j->v;
+    const real *restrict grads = j->grads;
+    const real b1 = j->b1, b2 = j->b2, c1 = j->c1, c2 = j->c2, step_size = j->step_size,
+               bc2_sqrt = j->bc2_sqrt, eps = j->eps, wd = j->wd;
+    for (size_t i = lo; i < hi; i++) {
         real g = grads[i];
         if (wd != 0)
             g += wd * params[i];
@@ -48,16 +50,62 @@ void optim_adam_step(Adam *a, real *restrict params, const real *restrict grads,
     }
 }
 
+void optim_adam_step(Adam *a, real *restrict params, const real *restrict grads, double lr)
+{
+    a->step++;
+    const double bc1 = 1.0 - pow(a->beta1, (double)a->step);
+    const double bc2 = 1.0 - pow(a->beta2, (double)a->step);
+    AdamJob j = {
+        .params = params, .m = a->m, .v = a->v, .grads = grads,
+        .b1 = (real)a->beta1, .b2 = (real)a->beta2,
+        .c1 = (real)(1.0 - a->beta1), .c2 = (real)(1.0 - a->beta2),
+        .step_size = (real)(lr / bc1), .bc2_sqrt = (real)sqrt(bc2),
+        .eps = (real)a->eps, .wd = (real)a->weight_decay,
+    };
+    nn_parallel_for(a->n, NN_PAR_BLOCK, adam_range, &j);
+}
+
+typedef struct NormJob {
+    real *grads;
+    size_t n;
+    double *partial; /* per block */
+    real coef;
+} NormJob;
+
+static void norm_blocks(void *ctx, size_t lo, size_t hi)
+{
+    NormJob *j = ctx;
+    for (size_t k = lo; k < hi; k++) {
+        size_t a = k * NN_PAR_BLOCK, b = a + NN_PAR_BLOCK < j->n ? a + NN_PAR_BLOCK : j->n;
+        const real *restrict g = j->grads;
+        double ss = 0;
+        for (size_t i = a; i < b; i++)
+            ss += (double)g[i] * g[i];
+        j->partial[k] = ss;
+    }
+}
+
+static void scale_range(void *ctx, size_t lo, size_t hi)
+{
+    NormJob *j = ctx;
+    real *restrict g = j->grads;
+    for (size_t i = lo; i < hi; i++)
+        g[i] *= j->coef;
+}
+
 double optim_clip_grad_norm(real *grads, size_t n, double max_norm)
 {
+    size_t blocks = (n + NN_PAR_BLOCK - 1) / NN_PAR_BLOCK;
+    NormJob j = {.grads = grads, .n = n, .partial = xmalloc((blocks ? blocks : 1) * sizeof(double))};
+    nn_parallel_for(blocks, 1, norm_blocks, &j);
     double ss = 0;
-    for (size_t i = 0; i < n; i++)
-        ss += (double)grads[i] * grads[i];
+    for (size_t k = 0; k < blocks; k++) /* in order: the norm does not depend on threads */
+        ss += j.partial[k];
+    free(j.partial);
     double norm = sqrt(ss);
     if (max_norm > 0 && norm > max_norm) {
-        real coef = (real)(max_norm / (norm + 1e-6));
-        for (size_t i = 0; i < n; i++)
-            grads[i] *= coef;
+        j.coef = (real)(max_norm / (norm + 1e-6));
+        nn_parallel_for(n, NN_PAR_BLOCK, scale_range, &j);
     }
     return norm;
 }

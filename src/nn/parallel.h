@@ -1,0 +1,29 @@
+/*
+ * A small pool of worker threads for the loops outside the matrix products (the
+ * optimiser, the softmax rows): nn_parallel_for splits [0, n) into as many contiguous
+ * ranges as there are threads (at most one per `grain` items) and runs fn on each, the
+ * calling thread taking the first range. Workers sleep on a condition variable between
+ * calls, so they never compete with OpenBLAS's threads for the cores.
+ *
+ * Results must not depend on the split: fn writes disjoint parts of its output, and
+ * reductions go through fixed-size blocks (nn_parallel_blocks) summed in order.
+ */
+#ifndef S2S_NN_PARALLEL_H
+#define S2S_NN_PARALLEL_H
+
+#include <stddef.h>
+
+typedef void (*ParFn)(void *ctx, size_t lo, size_t hi);
+
+/* Threads used from now on (>= 1; the pool grows on demand, never shrinks). */
+void nn_parallel_set_threads(int n);
+int nn_parallel_threads(void);
+
+/* fn(ctx, lo, hi) over a partition of [0, n); returns when every range is done. */
+void nn_parallel_for(size_t n, size_t grain, ParFn fn, void *ctx);
+
+/* Block size of reductions: a sum over [0, n) is the ordered sum of the partial sums of
+   blocks [k·NN_PAR_BLOCK, (k+1)·NN_PAR_BLOCK), whatever the number of threads. */
+#define NN_PAR_BLOCK ((size_t)1 << 16)
+
+#endif

@@ -1,0 +1,91 @@
+/* The worker pool: every index is visited exactly once, and the loops that use it (the
+   softmax loss, gradient clipping, Adam) give the same bits with any number of threads. */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/rng.h"
+#include "nn/loss.h"
+#include "nn/parallel.h"
+#include "train/optim.h"
+
+static void count_visits(void *ctx, size_t lo, size_t hi)
+{
+    int *seen = ctx;
+    for (size_t i = lo; i < hi; i++)
+        seen[i]++;
+}
+
+Test(parallel, every_index_once_for_any_threads_and_grain)
+{
+    const size_t sizes[] = {0, 1, 2, 7, 64, 1000, 100003};
+    const size_t grains[] = {1, 3, 1000};
+    const int threads[] = {1, 2, 3, 8};
+    for (size_t t = 0; t < sizeof threads / sizeof threads[0]; t++) {
+        nn_parallel_set_threads(threads[t]);
+        cr_assert_eq(nn_parallel_threads(), threads[t]);
+        for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
+            for (size_t g = 0; g < sizeof grains / sizeof grains[0]; g++) {
+                int *seen = calloc(sizes[s] + 1, sizeof(int));
+                nn_parallel_for(sizes[s], grains[g], count_visits, seen);
+                for (size_t i = 0; i < sizes[s]; i++)
+                    cr_assert_eq(seen[i], 1, "threads %d n %zu grain %zu: index %zu seen %d times",
+                                 threads[t], sizes[s], grains[g], i, seen[i]);
+                free(seen);
+            }
+    }
+    nn_parallel_set_threads(1);
+}
+
+static real *random_array(size_t n, uint64_t seed, double scale)
+{
+    Rng r;
+    rng_seed(&r, seed);
+    real *x = malloc(n * sizeof *x);
+    for (size_t i = 0; i < n; i++)
+        x[i] = (real)((2 * rng_uniform(&r) - 1) * scale);
+    return x;
+}
+
+Test(parallel, loss_clipping_and_adam_do_not_depend_on_threads)
+{
+    enum { N = 37, V = 1001 };
+    size_t n = 3 * NN_PAR_BLOCK + 17;
+    real *logits = random_array((size_t)N * V, 1, 8);
+    int targets[N];
+    for (int i = 0; i < N; i++)
+        targets[i] = i % 5 == 0 ? 0 : 1 + (i * 37) % (V - 1);
+    double loss[2];
+    real *probs[2], *grads[2], *params[2];
+    double norm[2];
+    for (int k = 0; k < 2; k++) {
+        nn_parallel_set_threads(k ? 3 : 1);
+        probs[k] = malloc((size_t)N * V * sizeof(real));
+        int count = 0;
+        loss[k] = nn_xent_forward(probs[k], &count, logits, targets, N, V, 0.1f, 0);
+        cr_assert_eq(count, N - 8);
+        nn_xent_backward_inplace(probs[k], targets, N, V, 0.1f, 0, 0.5f);
+
+        grads[k] = random_array(n, 2, 1);
+        params[k] = random_array(n, 3, 1);
+        norm[k] = optim_clip_grad_norm(grads[k], n, 1.0);
+        Adam a;
+        optim_adam_init(&a, n, 0.9, 0.999, 1e-8, 0.01);
+        optim_adam_step(&a, params[k], grads[k], 1e-3);
+        optim_adam_step(&a, params[k], grads[k], 1e-3);
+        optim_adam_free(&a);
+    }
+    cr_expect(loss[0] == loss[1], "loss %.17g vs %.17g", loss[0], loss[1]);
+    cr_expect(norm[0] == norm[1], "norm %.17g vs %.17g", norm[0], norm[1]);
+    cr_expect(norm[0] > 1, "the gradients were clipped (norm %g)", norm[0]);
+    cr_expect(memcmp(probs[0], probs[1], (size_t)N * V * sizeof(real)) == 0, "loss gradients differ");
+    cr_expect(memcmp(grads[0], grads[1], n * sizeof(real)) == 0, "clipped gradients differ");
+    cr_expect(memcmp(params[0], params[1], n * sizeof(real)) == 0, "parameters after Adam differ");
+    for (int k = 0; k < 2; k++) {
+        free(probs[k]);
+        free(grads[k]);
+        free(params[k]);
+    }
+    free(logits);
+    nn_parallel_set_threads(1);
+}
