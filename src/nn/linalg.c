@@ -31,7 +31,13 @@ void nn_gemm(bool trans_a, bool trans_b, int M, int N, int K, real alpha,
 static void linear(real *y, const real *x, const real *W, const real *b, int N, int In,
                    int Out, real beta)
 {
-    nn_gemm(false, true, N, Out, In, 1, x, In, W, In, beta, y, Out);
+    /* One row (decoding one sentence): a matrix-vector product. OpenBLAS's sgemm would
+       first copy all of W into its packing buffer (the vocabulary projection is 17 MB),
+       which costs more than the product; sgemv reads W once, in place. */
+    if (N == 1 && In > 0 && Out > 0)
+        R_CBLAS_GEMV(CblasRowMajor, CblasNoTrans, Out, In, 1, W, In, x, 1, beta, y, 1);
+    else
+        nn_gemm(false, true, N, Out, In, 1, x, In, W, In, beta, y, Out);
     if (b)
         nn_bias_forward(y, y, b, N, Out);
 }
