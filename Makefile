@@ -60,7 +60,10 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -Itests -c -o $@ $<
 
-$(TEST_BIN): $(TEST_OBJ) $(BUILD)/libs2s.a
+# The FLOP count of the benchmark (bench/flops.c) has a unit test.
+BENCH_FLOPS_OBJ := $(BUILD)/bench/flops.o
+
+$(TEST_BIN): $(TEST_OBJ) $(BENCH_FLOPS_OBJ) $(BUILD)/libs2s.a
 	$(CC) -o $@ $^ -lcriterion $(LDLIBS_ALL)
 
 $(GC_BIN): $(GC_OBJ) $(BASE_OBJ)
