@@ -33,6 +33,9 @@ MAXLEN=${BENCH_MAXLEN:-10}
 PROC_RUNS=${BENCH_PROC_RUNS:-5}
 SGEMM_REPS=${BENCH_SGEMM_REPS:-7}
 ROWS=${BENCH_ROWS:-train,decode}
+# torch links the same OpenBLAS (Debian's libblas.so.3 alternative): its BLAS threads
+# follow this variable, its own threads torch.set_num_threads
+export OPENBLAS_NUM_THREADS=$THREADS OMP_NUM_THREADS=$THREADS
 OUT=bench/out
 RES=$OUT/results.jsonl
 CMDS=$OUT/commands.txt
