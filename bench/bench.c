@@ -129,6 +129,21 @@ static uint64_t hyps_hash(const Hyps *h)
     return x;
 }
 
+/* With BENCH_PERF_CTL naming the control FIFO of `perf record --control fifo:PATH -D -1`
+   (bench/profile.sh), perf samples only the timed part of a job: "enable" before it,
+   "disable" after. */
+static void perf_ctl(const char *cmd)
+{
+    const char *path = getenv("BENCH_PERF_CTL");
+    if (!path || !*path)
+        return;
+    FILE *f = fopen(path, "w");
+    if (!f)
+        die("BENCH_PERF_CTL %s: %s", path, strerror(errno));
+    fprintf(f, "%s\n", cmd);
+    fclose(f);
+}
+
 /* ------------------------------------------------------------------ sgemm */
 
 static double sgemm_gflops(int M, int N, int K, int reps)
@@ -550,6 +565,7 @@ static int cmd_train(int argc, char **argv)
     flops *= loop;
     double *tok_s = xmalloc((size_t)runs * sizeof *tok_s), *secs = xmalloc((size_t)runs * sizeof *secs);
     double u0, s0, u1, s1, wall = 0;
+    perf_ctl("enable");
     cpu_times(&u0, &s0);
     for (int r = 0; r < runs; r++) {
         double t0 = now_s();
@@ -562,6 +578,7 @@ static int cmd_train(int argc, char **argv)
     }
 #undef STEP
     cpu_times(&u1, &s1);
+    perf_ctl("disable");
     double med = median(tok_s, (int)runs);
     Buf b = {0};
     Buf cj = {0};
@@ -655,6 +672,7 @@ static int cmd_greedy(int argc, char **argv)
     if (greedy_decode(&mf.model, &set, (int)batch, (int)max_len, &h, &e) != 0)
         die_err(&e);
     hyps_free(&h);
+    perf_ctl("enable");
     for (int r = 0; r < runs; r++) {
         double t = now_s();
         if (greedy_decode(&mf.model, &set, (int)batch, (int)max_len, &h, &e) != 0)
@@ -667,6 +685,7 @@ static int cmd_greedy(int argc, char **argv)
         }
         hyps_free(&h);
     }
+    perf_ctl("disable");
     Buf b = {0};
     buf_printf(&b, "{\"job\": \"greedy\", \"impl\": \"s2s\", \"threads\": %ld, \"batch\": %ld, \"max_len\": %ld, "
                    "\"sentences\": %d, \"load_s\": %.4f",
