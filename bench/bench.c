@@ -673,6 +673,8 @@ static int cmd_greedy(int argc, char **argv)
         die_err(&e);
     hyps_free(&h);
     perf_ctl("enable");
+    double u0, s0, u1, s1;
+    cpu_times(&u0, &s0);
     for (int r = 0; r < runs; r++) {
         double t = now_s();
         if (greedy_decode(&mf.model, &set, (int)batch, (int)max_len, &h, &e) != 0)
@@ -685,14 +687,16 @@ static int cmd_greedy(int argc, char **argv)
         }
         hyps_free(&h);
     }
+    cpu_times(&u1, &s1);
     perf_ctl("disable");
     Buf b = {0};
     buf_printf(&b, "{\"job\": \"greedy\", \"impl\": \"s2s\", \"threads\": %ld, \"batch\": %ld, \"max_len\": %ld, "
                    "\"sentences\": %d, \"load_s\": %.4f",
                threads, batch, max_len, n, load_s);
     json_list(&b, "sent_s_runs", sps, (int)runs, "%.2f");
-    buf_printf(&b, ", \"sent_s\": %.2f, \"out_tokens\": %ld, \"out_hash\": \"%016llx\", \"maxrss_kb\": %ld",
-               median(sps, (int)runs), out_tokens, (unsigned long long)hash, maxrss_kb());
+    buf_printf(&b, ", \"sent_s\": %.2f, \"out_tokens\": %ld, \"out_hash\": \"%016llx\", \"user_s\": %.3f, "
+                   "\"sys_s\": %.3f, \"maxrss_kb\": %ld",
+               median(sps, (int)runs), out_tokens, (unsigned long long)hash, u1 - u0, s1 - s0, maxrss_kb());
     emit(&b);
     free(sps);
     model_file_free(&mf);

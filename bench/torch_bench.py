@@ -166,14 +166,17 @@ def cmd_greedy(a):
     sents = load_sentences(a.dec)[:a.first or None]
     hyps = greedy_all(model, sents, a.batch, a.max_len)  # untimed first pass
     sps = []
+    u0, s0 = cpu_times()
     for r in range(a.runs):
         t0 = time.perf_counter()
         hyps = greedy_all(model, sents, a.batch, a.max_len)
         sps.append(len(sents) / (time.perf_counter() - t0))
+    u1, s1 = cpu_times()
     emit({"job": "greedy", "impl": "torch", "threads": torch.get_num_threads(), "batch": a.batch,
           "max_len": a.max_len, "sentences": len(sents), "load_s": round(load_s, 4),
           "sent_s_runs": [round(x, 2) for x in sps], "sent_s": round(statistics.median(sps), 2),
-          "out_tokens": sum(len(h) for h in hyps), "out_hash": hyps_hash(hyps), "maxrss_kb": maxrss_kb()})
+          "out_tokens": sum(len(h) for h in hyps), "out_hash": hyps_hash(hyps), "user_s": round(u1 - u0, 3),
+          "sys_s": round(s1 - s0, 3), "maxrss_kb": maxrss_kb()})
     return 0
 
 
@@ -235,14 +238,17 @@ def cmd_beam(a):
     limit = lambda n: a.max_len if a.max_len > 0 else 2 * n + 10  # noqa: E731
     hyps = [beam_one(model, s, a.beam, limit(len(s)), a.alpha) for s in sents[:2]]  # warm-up
     sps = []
+    u0, s0 = cpu_times()
     for r in range(a.runs):
         t0 = time.perf_counter()
         hyps = [beam_one(model, s, a.beam, limit(len(s)), a.alpha) for s in sents]
         sps.append(len(sents) / (time.perf_counter() - t0))
+    u1, s1 = cpu_times()
     emit({"job": "beam", "impl": "torch", "threads": torch.get_num_threads(), "beam": a.beam,
           "max_len": a.max_len, "sentences": len(sents), "sent_s_runs": [round(x, 2) for x in sps],
           "sent_s": round(statistics.median(sps), 2), "out_tokens": sum(len(h) for h in hyps),
-          "out_hash": hyps_hash(hyps), "maxrss_kb": maxrss_kb()})
+          "out_hash": hyps_hash(hyps), "user_s": round(u1 - u0, 3), "sys_s": round(s1 - s0, 3),
+          "maxrss_kb": maxrss_kb()})
     return 0
 
 
