@@ -168,6 +168,8 @@ def main():
 
     # ---------------------------------------------------------------- efficiency
     sg = get("sgemm", "openblas")
+    if not any(get(row, "s2s") for row, _, _ in TRAIN_ROWS):
+        sg = None
     L.append("### Training FLOP rate against sgemm")
     L.append("")
     if sg:
@@ -195,6 +197,9 @@ def main():
         L.append("| --- | ---: |")
         for x in sg["results"]:
             L.append(f"| {x['m']}×{x['n']}×{x['k']} | {x['gflops']:.1f} |")
+        L.append("")
+    else:
+        L.append("No training rows in this run.")
         L.append("")
 
     # ---------------------------------------------------------------- CPU time
