@@ -64,7 +64,10 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -Itests -c -o $@ $<
 
-$(TEST_BIN): $(TEST_OBJ) $(BUILD)/libs2s.a
+# The FLOP count of the benchmark (bench/flops.c) has a unit test.
+BENCH_FLOPS_OBJ := $(BUILD)/bench/flops.o
+
+$(TEST_BIN): $(TEST_OBJ) $(BENCH_FLOPS_OBJ) $(BUILD)/libs2s.a
 	$(CC) -o $@ $^ -lcriterion $(LDLIBS_ALL)
 
 $(GC_BIN): $(GC_OBJ) $(BASE_OBJ)
@@ -79,8 +82,17 @@ ASAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize
 asan:
 	$(MAKE) --no-print-directory BUILD=build/asan BIN=build/asan/s2s OPT="-O1 -g" SAN="$(ASAN_FLAGS)" test
 
-bench: $(BIN)
-	bench/run.sh
+# The benchmark driver (bench/bench.c, bench/flops.c) links with the library; run.sh
+# builds nothing itself and writes bench/results.md.
+BENCH_SRC := $(sort $(wildcard bench/*.c))
+BENCH_OBJ := $(BENCH_SRC:%.c=$(BUILD)/%.o)
+BENCH_BIN := $(BUILD)/s2s-bench
+
+$(BENCH_BIN): $(BENCH_OBJ) $(BUILD)/libs2s.a
+	$(CC) -o $@ $^ $(LDLIBS_ALL)
+
+bench: $(BIN) $(BENCH_BIN)
+	BENCH=$(BENCH_BIN) S2S=./$(BIN) PYTHON=$(PYTHON) bench/run.sh
 
 # Fuzzing. `make fuzz` compiles the library with clang, libFuzzer's coverage
 # instrumentation, ASan and UBSan into build/fuzz/ (apart from the gcc builds) and
@@ -119,4 +131,4 @@ $(BUILD)/fuzz-make-seeds: $(BUILD)/fuzz/make_seeds.o $(BUILD)/libs2s.a
 clean:
 	rm -rf build $(BIN)
 
--include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(GC_OBJ:.o=.d) $(BUILD)/src/main.d $(FUZZ_OBJ:.o=.d)
+-include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BENCH_OBJ:.o=.d) $(GC_OBJ:.o=.d) $(BUILD)/src/main.d $(FUZZ_OBJ:.o=.d)

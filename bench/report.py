@@ -1,0 +1,261 @@
+#!/usr/bin/python3
+"""Turns bench/out/results.jsonl (written by bench/run.sh) into the table of
+bench/results.md, printed on stdout as well. Standard library only."""
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import subprocess
+import sys
+
+TRAIN_ROWS = (
+    ("train-gru", "training, reference: bi-GRU 256, Bahdanau 256, GRU decoder 256, deep output 256", 3.0),
+    ("train-lstm", "training, the same with LSTM cells", 2.0),
+    ("train-luong", "training, GRU with `--attention luong-general --input-feed`", 2.0),
+)
+
+
+def load(path):
+    rows = {}
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            if line.strip():
+                r = json.loads(line)
+                rows[(r["row"], r["impl"])] = r
+    return rows
+
+
+def machine():
+    name = platform.processor() or "?"
+    try:
+        out = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
+        for line in out.splitlines():
+            if line.startswith("Model name:"):
+                name = line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return name, os.cpu_count()
+
+
+def pkg_version(pkg):
+    try:
+        out = subprocess.run(["dpkg-query", "-W", "-f", "${Version}", pkg], capture_output=True, text=True)
+        return out.stdout.strip() or "?"
+    except OSError:
+        return "?"
+
+
+def fmt(x, digits=0):
+    if x is None:
+        return "n/a"
+    return f"{x:,.{digits}f}"
+
+
+def ratio_cell(x):
+    return "n/a" if x is None else f"{x:.2f}×"
+
+
+def met(value, target, higher=True):
+    if value is None:
+        return "n/a"
+    ok = value >= target if higher else value <= target
+    return "yes" if ok else "**no**"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("results")
+    ap.add_argument("output")
+    ap.add_argument("--commands")
+    ap.add_argument("--seconds", type=int, default=0)
+    ap.add_argument("--threads", type=int, default=0)
+    ap.add_argument("--data", default="")
+    ap.add_argument("--notes")
+    a = ap.parse_args()
+    R = load(a.results)
+
+    def get(row, impl):
+        r = R.get((row, impl))
+        return None if r is None or "na" in r else r
+
+    def why(row, impl):
+        r = R.get((row, impl))
+        if r is None:
+            return "not run"
+        return r.get("na", "")
+
+    name, ncpu = machine()
+    now = datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")
+    L = []
+    L.append("# `make bench` results")
+    L.append("")
+    L.append(f"{now}; {name}, {ncpu} CPUs; {a.threads} threads for OpenBLAS and for torch; OpenBLAS "
+             f"{pkg_version('libopenblas0-pthread')}, python3-torch {pkg_version('python3-torch')}; "
+             f"{a.seconds} s in all. Load average when the report was written: "
+             f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}.")
+    d = get("data", "s2s")
+    if d:
+        L.append(f"Data: `{a.data}` (`s2s prepare` defaults: min-freq 2; vocabularies {d['src_vocab']} / "
+                 f"{d['tgt_vocab']}); training uses the first {d['batches']} batches of 64 of the seed-1 epoch "
+                 f"plan ({d['tokens']:,} target tokens), decoding the first distinct sources of the valid split.")
+    L.append("")
+
+    # ---------------------------------------------------------------- main table
+    L.append("| benchmark | unit | s2s | PyTorch | s2s vs PyTorch | target | met |")
+    L.append("| --- | --- | ---: | ---: | ---: | --- | --- |")
+    checks = []
+    for row, label, target in TRAIN_ROWS:
+        s, t = get(row, "s2s"), get(row, "torch")
+        rt = s["tok_s"] / t["tok_s"] if s and t else None
+        tcell = fmt(t["tok_s"]) if t else f"n/a ({why(row, 'torch')})"
+        L.append(f"| {label} | target tokens/s | {fmt(s['tok_s']) if s else 'n/a'} | {tcell} | "
+                 f"{ratio_cell(rt)} | ≥ {target:g}× | {met(rt, target)} |")
+        if s and t:
+            same = abs(s["loss0"] - t["loss0"]) <= 1e-4 * max(1.0, abs(t["loss0"]))
+            checks.append(f"{row}: loss of batch 0 before training (dropout off) s2s {s['loss0']:.6f}, "
+                          f"PyTorch {t['loss0']:.6f}: {'the same model' if same else 'DIFFERENT'}")
+    g1s, g1t = get("greedy-b1", "s2s"), get("greedy-b1", "torch")
+    r = g1s["sent_s"] / g1t["sent_s"] if g1s and g1t else None
+    def sps_ms(x):
+        return "n/a" if not x else f"{x['sent_s']:,.1f} ({1000 / x['sent_s']:.2f})"
+    L.append(f"| greedy, batch 1, model loaded | sentences/s (ms per sentence) | {sps_ms(g1s)} | {sps_ms(g1t)} | "
+             f"{ratio_cell(r)} | ≥ 10× | {met(r, 10)} |")
+    p1s, p1t = get("process-1", "s2s"), get("process-1", "torch")
+    r = p1t["wall_s"] / p1s["wall_s"] if p1s and p1t else None
+    L.append(f"| greedy, one sentence as a whole process (start, model load, decode) | ms per process | "
+             f"{fmt(p1s['wall_s'] * 1000, 1) if p1s else 'n/a'} | {fmt(p1t['wall_s'] * 1000, 1) if p1t else 'n/a'} | "
+             f"{ratio_cell(r)} | | |")
+    g64s, g64t = get("greedy-b64", "s2s"), get("greedy-b64", "torch")
+    r = g64s["sent_s"] / g64t["sent_s"] if g64s and g64t else None
+    L.append(f"| greedy, batch 64 | sentences/s | {fmt(g64s['sent_s'], 1) if g64s else 'n/a'} | "
+             f"{fmt(g64t['sent_s'], 1) if g64t else 'n/a'} | {ratio_cell(r)} | | |")
+    bs, bb, bt = get("beam5-b1", "s2s"), get("beam5-b1-base", "s2s"), get("beam5-b1", "torch")
+    beam_s2s = None
+    if bs and bb and g1s:
+        n = g1s["sentences"]
+        beam_s2s = n / max(bs["wall_s"] - bb["wall_s"], 1e-9)
+    r = beam_s2s / bt["sent_s"] if beam_s2s and bt else None
+    L.append(f"| beam 5, batch 1 | sentences/s | "
+             f"{fmt(beam_s2s, 1) if beam_s2s else 'n/a (' + why('beam5-b1', 's2s') + ')'} | "
+             f"{fmt(bt['sent_s'], 1) if bt else 'n/a (' + why('beam5-b1', 'torch') + ')'} | {ratio_cell(r)} | ≥ 5× | "
+             f"{met(r, 5)} |")
+    L.append("")
+    L.append("\"s2s vs PyTorch\" is how many times faster s2s is (throughput ratio; for the whole process, "
+             "PyTorch's time over s2s's). Every figure is the median of the runs listed in the raw results.")
+    L.append("")
+
+    # ---------------------------------------------------------------- memory
+    L.append("### Peak resident memory")
+    L.append("")
+    L.append("Peak RSS of the process that ran each benchmark (`getrusage`, `wait4` for whole processes); "
+             "PyTorch's includes the Python interpreter and torch's libraries.")
+    L.append("")
+    L.append("| benchmark | s2s MiB | PyTorch MiB | s2s / PyTorch | target ≤ 0.33 |")
+    L.append("| --- | ---: | ---: | ---: | --- |")
+    mem_rows = [(row, label) for row, label, _ in TRAIN_ROWS] + [
+        ("greedy-b1", "greedy, batch 1"), ("greedy-b64", "greedy, batch 64"),
+        ("process-1", "one sentence, whole process"), ("beam5-b1", "beam 5, batch 1")]
+    for row, label in mem_rows:
+        s, t = get(row, "s2s"), get(row, "torch")
+        sm = s["maxrss_kb"] / 1024 if s else None
+        tm = t["maxrss_kb"] / 1024 if t else None
+        r = sm / tm if sm and tm else None
+        L.append(f"| {label.split(':')[0]} | {fmt(sm, 0)} | {fmt(tm, 0)} | {'n/a' if r is None else f'{r:.2f}'} | "
+                 f"{met(r, 1 / 3, higher=False)} |")
+    L.append("")
+
+    # ---------------------------------------------------------------- efficiency
+    sg = get("sgemm", "openblas")
+    if not any(get(row, "s2s") for row, _, _ in TRAIN_ROWS):
+        sg = None
+    L.append("### Training FLOP rate against sgemm")
+    L.append("")
+    if sg:
+        peak = sg["peak_gflops"]
+        L.append(f"OpenBLAS `cblas_sgemm` peak in this run: **{peak:.1f} GFLOP/s** ({a.threads} threads, best "
+                 "square size, median of the runs). Model FLOPs per target token are counted analytically "
+                 "(bench/flops.h; formula in bench/README.md): products only, ×3 for forward + backward.")
+        L.append("")
+        L.append("| configuration | MFLOP per target token | s2s GFLOP/s | fraction of sgemm peak | "
+                 "PyTorch GFLOP/s | target ≥ 50 % | met |")
+        L.append("| --- | ---: | ---: | ---: | ---: | --- | --- |")
+        for row, label, _ in TRAIN_ROWS:
+            s, t = get(row, "s2s"), get(row, "torch")
+            if not s:
+                continue
+            frac = s["gflops"] / peak
+            tg = s["flops_per_tok"] * t["tok_s"] / 1e9 if t else None
+            L.append(f"| {label.split(',', 1)[1].strip()} | {s['flops_per_tok'] / 1e6:.1f} | {s['gflops']:.1f} | "
+                     f"{100 * frac:.0f} % | {fmt(tg, 1)} | {'≥ 50 %' if row == 'train-gru' else '(info)'} | "
+                     f"{met(frac, 0.5) if row == 'train-gru' else ''} |")
+        L.append("")
+        L.append("sgemm at the sizes and shapes of a training step (M×N×K, row-major, no transposes):")
+        L.append("")
+        L.append("| M×N×K | GFLOP/s |")
+        L.append("| --- | ---: |")
+        for x in sg["results"]:
+            L.append(f"| {x['m']}×{x['n']}×{x['k']} | {x['gflops']:.1f} |")
+        L.append("")
+    else:
+        L.append("No training rows in this run.")
+        L.append("")
+
+    # ---------------------------------------------------------------- CPU time
+    L.append("### CPU time of the timed training runs")
+    L.append("")
+    L.append("User and system CPU seconds over the timed steps against their wall time; with "
+             f"{a.threads} threads the most is {a.threads}.0 CPU s per wall s.")
+    L.append("")
+    L.append("| configuration | implementation | wall s | user s | sys s | CPU / wall |")
+    L.append("| --- | --- | ---: | ---: | ---: | ---: |")
+    for row, label, _ in TRAIN_ROWS:
+        for impl in ("s2s", "torch"):
+            x = get(row, impl)
+            if x:
+                L.append(f"| {row} | {impl} | {x['wall_s']:.2f} | {x['user_s']:.2f} | {x['sys_s']:.2f} | "
+                         f"{(x['user_s'] + x['sys_s']) / x['wall_s']:.2f} |")
+    L.append("")
+
+    # ---------------------------------------------------------------- checks
+    for impl_row in ("greedy-b1", "greedy-b64"):
+        s, t = get(impl_row, "s2s"), get(impl_row, "torch")
+        if s and t:
+            checks.append(f"{impl_row}: {s['sentences']} sentences, output tokens s2s {s['out_tokens']}, PyTorch "
+                          f"{t['out_tokens']}; outputs {'identical' if s['out_hash'] == t['out_hash'] else 'DIFFERENT'} "
+                          f"(hash {s['out_hash']} / {t['out_hash']})")
+    if bt:
+        checks.append(f"beam5-b1: PyTorch output tokens {bt['out_tokens']} over {bt['sentences']} sentences")
+    if checks:
+        L.append("### Same work on both sides")
+        L.append("")
+        for c in checks:
+            L.append(f"- {c}")
+        L.append("")
+
+    if a.commands and os.path.exists(a.commands):
+        L.append("### Commands")
+        L.append("")
+        L.append("```sh")
+        with open(a.commands, encoding="utf-8") as f:
+            L.extend(line.rstrip() for line in f if line.strip())
+        L.append("```")
+        L.append("")
+    L.append("Raw results: `bench/out/results.jsonl` (not committed).")
+    L.append("")
+    table = "\n".join(L)
+    if a.notes and os.path.exists(a.notes):
+        with open(a.notes, encoding="utf-8") as f:
+            table += "\n" + f.read()
+    tmp = a.output + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(table)
+    os.replace(tmp, a.output)
+    shown = L[:L.index("### Commands")] if "### Commands" in L else L
+    sys.stdout.write("\n".join(shown) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

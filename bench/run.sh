@@ -1,0 +1,204 @@
+#!/usr/bin/env bash
+# make bench: s2s against the same model in PyTorch (scripts/torch_ref.py), on the same
+# machine, in the same run, with the same threads, batches and sentences; and s2s's
+# training FLOP rate against OpenBLAS sgemm measured in the same run. Prints the table
+# and writes bench/results.md. See bench/README.md for what each row measures.
+#
+# Environment (defaults in brackets):
+#   BENCH           the C driver [build/release/s2s-bench]      S2S     [./s2s]
+#   PYTHON          a Python with torch [/usr/bin/python3]
+#   BENCH_THREADS   BLAS / torch threads for everything [2]
+#   BENCH_CORPUS    [../shared/data/fra.txt], prepared once into bench/out/fra with
+#                   `s2s prepare` defaults (min-freq 2); BENCH_DATA: an existing
+#                   prepared directory to use instead
+#   BENCH_BATCHES   training batches per run [12]   BENCH_RUNS   runs per median [3]
+#   BENCH_SENT1     sentences at batch 1 and beam 5 [100]   BENCH_SENT64  at batch 64 [640]
+#   BENCH_MAXLEN    output tokens per sentence [10]
+#   BENCH_PROC_RUNS runs of the whole-process rows [5]   BENCH_SGEMM_REPS  [7]
+#   BENCH_ROWS      which parts to run [train,decode] (e.g. "decode" to skip training)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+BENCH=${BENCH:-build/release/s2s-bench}
+S2S=${S2S:-./s2s}
+PYTHON=${PYTHON:-/usr/bin/python3}
+THREADS=${BENCH_THREADS:-2}
+CORPUS=${BENCH_CORPUS:-../shared/data/fra.txt}
+NB=${BENCH_BATCHES:-12}
+RUNS=${BENCH_RUNS:-3}
+WARMUP=2
+SENT1=${BENCH_SENT1:-100}
+SENT64=${BENCH_SENT64:-640}
+MAXLEN=${BENCH_MAXLEN:-10}
+PROC_RUNS=${BENCH_PROC_RUNS:-5}
+SGEMM_REPS=${BENCH_SGEMM_REPS:-7}
+ROWS=${BENCH_ROWS:-train,decode}
+# torch links the same OpenBLAS (Debian's libblas.so.3 alternative): its BLAS threads
+# follow this variable, its own threads torch.set_num_threads
+export OPENBLAS_NUM_THREADS=$THREADS OMP_NUM_THREADS=$THREADS
+OUT=bench/out
+RES=$OUT/results.jsonl
+CMDS=$OUT/commands.txt
+
+say() { printf 'bench: %s\n' "$*" >&2; }
+# cmdline ARGS...: the command as one shell line (arguments quoted only when needed)
+cmdline() {
+  local a sep=""
+  for a in "$@"; do
+    if [[ $a =~ ^[A-Za-z0-9_./=:,+@%-]+$ ]]; then printf '%s%s' "$sep" "$a"
+    else printf "%s'%s'" "$sep" "${a//\'/\'\\\'\'}"; fi
+    sep=" "
+  done
+  printf '\n'
+}
+die() { printf 'bench: %s\n' "$*" >&2; exit 1; }
+
+[[ -x $BENCH ]] || die "$BENCH not built (run 'make bench')"
+[[ -x $S2S ]] || die "$S2S not built (run 'make')"
+mkdir -p "$OUT"
+: >"$RES"
+: >"$CMDS"
+
+# record ROW IMPL COMMAND...: runs COMMAND (its stdout's last line is one JSON object)
+# and appends it to results.jsonl with the row and implementation added. A failing
+# command is recorded as not available, with the last line of its error output.
+record() {
+  local row=$1 impl=$2 line err rc=0
+  shift 2
+  cmdline "$@" >>"$CMDS"
+  err=$(mktemp)
+  line=$("$@" 2>"$err" | tail -n 1) || rc=$?
+  if [[ $rc -ne 0 || $line != \{* ]]; then
+    local why
+    why=$(grep -v '^\s*$' "$err" | tail -n 1 | tr -d '"\\' | cut -c1-200)
+    say "$row ($impl): not available: ${why:-exit $rc}"
+    printf '{"row": "%s", "impl": "%s", "na": "%s"}\n' "$row" "$impl" "${why:-exit status $rc}" >>"$RES"
+  else
+    printf '{"row": "%s", "impl": "%s", %s\n' "$row" "$impl" "${line#\{}" >>"$RES"
+  fi
+  rm -f "$err"
+}
+# na ROW IMPL REASON: a row that cannot be measured.
+na() { printf '{"row": "%s", "impl": "%s", "na": "%s"}\n' "$1" "$2" "$3" >>"$RES"; say "$1 ($2): n/a: $3"; }
+
+T0=$(date +%s)
+have_torch=1
+"$PYTHON" -c 'import torch' 2>/dev/null || have_torch=0
+[[ $have_torch == 1 ]] || say "no torch in $PYTHON: PyTorch rows are n/a"
+
+# ---------------------------------------------------------------- data
+if [[ -n ${BENCH_DATA:-} ]]; then
+  DATA=$BENCH_DATA
+else
+  DATA=$OUT/fra
+  if [[ ! -f $DATA/prepare.json ]]; then
+    [[ -f $CORPUS ]] || die "$CORPUS missing (set BENCH_CORPUS or BENCH_DATA)"
+    say "preparing $CORPUS into $DATA"
+    "$S2S" prepare "$CORPUS" -o "$DATA" >&2
+  fi
+fi
+SET=$OUT/set
+say "batches and sentences from $DATA"
+record data s2s "$BENCH" data "$DATA" -o "$SET" --batches "$NB" --sentences "$SENT64" --seed 1 --batch 64
+KEEP_CASE=$("$PYTHON" -c 'import json,sys; print(str(json.load(open(sys.argv[1]))["options"]["keep_case"]).lower())' "$DATA/prepare.json")
+DIRECTION=$("$PYTHON" -c 'import json,sys; print(json.load(open(sys.argv[1]))["options"]["direction"])' "$DATA/prepare.json")
+
+# ---------------------------------------------------------------- sgemm
+say "sgemm peak ($THREADS threads)"
+record sgemm openblas "$BENCH" sgemm --threads "$THREADS" --reps "$SGEMM_REPS"
+
+# init NAME CONFIG_JSON: a model file of that configuration written by torch_ref.py
+# init (both sides load it: same weights); fails when torch_ref.py lacks the variant.
+init() {
+  local name=$1 cfg=$2
+  [[ $have_torch == 1 ]] || return 1
+  cmdline "$PYTHON" scripts/torch_ref.py init --config "$cfg" --src-vocab-file "$DATA/vocab.src" \
+    --tgt-vocab-file "$DATA/vocab.tgt" --seed 1 -o "$OUT/$name.s2s" >>"$CMDS"
+  "$PYTHON" scripts/torch_ref.py init --config "$cfg" --src-vocab-file "$DATA/vocab.src" \
+    --tgt-vocab-file "$DATA/vocab.tgt" --seed 1 -o "$OUT/$name.s2s" 2>"$OUT/$name.init.err"
+}
+
+BASE="\"keep_case\": $KEEP_CASE, \"direction\": \"$DIRECTION\""
+# row name | torch_ref config | bench train model options
+CONFIGS=(
+  "train-gru|{$BASE}|"
+  "train-lstm|{$BASE, \"cell\": \"lstm\"}|--cell lstm"
+  "train-luong|{$BASE, \"attention\": \"luong-general\", \"input_feed\": true}|--attention luong-general --input-feed"
+)
+
+# ---------------------------------------------------------------- training
+if [[ ,$ROWS, == *,train,* ]]; then
+  for c in "${CONFIGS[@]}"; do
+    IFS='|' read -r row cfg opts <<<"$c"
+    say "$row: $NB batches x $RUNS runs after $WARMUP warm-up steps"
+    if init "$row" "$cfg"; then
+      record "$row" s2s "$BENCH" train "$SET/batches.safetensors" --init "$OUT/$row.s2s" \
+        --threads "$THREADS" --warmup "$WARMUP" --runs "$RUNS"
+      record "$row" torch "$PYTHON" bench/torch_bench.py train "$SET/batches.safetensors" "$OUT/$row.s2s" \
+        --threads "$THREADS" --warmup "$WARMUP" --runs "$RUNS"
+    else
+      why=$(tail -n 1 "$OUT/$row.init.err" 2>/dev/null | tr -d '"\\' || true)
+      # shellcheck disable=SC2086
+      record "$row" s2s "$BENCH" train "$SET/batches.safetensors" $opts --seed 1 \
+        --threads "$THREADS" --warmup "$WARMUP" --runs "$RUNS"
+      if [[ $have_torch == 1 ]]; then
+        na "$row" torch "torch_ref.py lacks the variant ($why)"
+      else
+        na "$row" torch "no torch"
+      fi
+    fi
+  done
+fi
+
+# ---------------------------------------------------------------- decoding
+if [[ ,$ROWS, == *,decode,* ]]; then
+  MODEL=$OUT/train-gru.s2s
+  if [[ ! -f $MODEL ]] && ! init train-gru "{$BASE}"; then
+    die "cannot write the reference model for decoding (needs torch_ref.py init)"
+  fi
+  BEAM1=()
+  HAVE_BEAM=0
+  if "$S2S" translate --help | grep -q -- '--beam'; then
+    HAVE_BEAM=1
+    BEAM1=(--beam 1) # translate's default may be a beam search: greedy rows ask for greedy
+  fi
+  say "greedy batch 1: $SENT1 sentences, $MAXLEN tokens each"
+  record greedy-b1 s2s "$BENCH" greedy "$MODEL" "$SET/dec.safetensors" --batch 1 --first "$SENT1" \
+    --max-len "$MAXLEN" --threads "$THREADS" --runs "$RUNS"
+  record greedy-b1 torch "$PYTHON" bench/torch_bench.py greedy "$MODEL" "$SET/dec.safetensors" --batch 1 \
+    --first "$SENT1" --max-len "$MAXLEN" --threads "$THREADS" --runs "$RUNS"
+  say "greedy batch 64: $SENT64 sentences"
+  record greedy-b64 s2s "$BENCH" greedy "$MODEL" "$SET/dec.safetensors" --batch 64 \
+    --max-len "$MAXLEN" --threads "$THREADS" --runs "$RUNS"
+  record greedy-b64 torch "$PYTHON" bench/torch_bench.py greedy "$MODEL" "$SET/dec.safetensors" --batch 64 \
+    --max-len "$MAXLEN" --threads "$THREADS" --runs "$RUNS"
+
+  say "one sentence, whole process (load included)"
+  SENT=$(head -n 1 "$SET/dec.txt")
+  IDS=$(head -n 1 "$SET/dec.ids")
+  record process-1 s2s "$BENCH" spawn --runs "$PROC_RUNS" -- "$S2S" translate "$MODEL" "$SENT" --max-len "$MAXLEN" \
+    --threads "$THREADS" "${BEAM1[@]}"
+  record process-1 torch "$BENCH" spawn --runs "$PROC_RUNS" -- "$PYTHON" bench/torch_bench.py one "$MODEL" "$IDS" \
+    --max-len "$MAXLEN" --threads "$THREADS"
+
+  say "beam 5, batch 1: $SENT1 sentences"
+  if [[ $HAVE_BEAM == 1 ]]; then
+    head -n "$SENT1" "$SET/dec.txt" >"$SET/dec1.txt"
+    : >"$SET/empty.txt"
+    # translate as a whole process: the same command on no input measures what is not
+    # decoding (start, model load), which is subtracted
+    record beam5-b1 s2s "$BENCH" spawn --runs "$RUNS" -- "$S2S" translate "$MODEL" -i "$SET/dec1.txt" \
+      --batch 1 --beam 5 --max-len "$MAXLEN" --threads "$THREADS"
+    record beam5-b1-base s2s "$BENCH" spawn --runs "$RUNS" -- "$S2S" translate "$MODEL" -i "$SET/empty.txt" \
+      --batch 1 --beam 5 --max-len "$MAXLEN" --threads "$THREADS"
+  else
+    na beam5-b1 s2s "$S2S translate has no --beam"
+  fi
+  record beam5-b1 torch "$PYTHON" bench/torch_bench.py beam "$MODEL" "$SET/dec.safetensors" --beam 5 \
+    --first "$SENT1" --max-len "$MAXLEN" --threads "$THREADS" --runs "$RUNS"
+fi
+
+T1=$(date +%s)
+say "measured in $((T1 - T0)) s; writing bench/results.md"
+"$PYTHON" bench/report.py "$RES" bench/results.md --commands "$CMDS" --seconds $((T1 - T0)) \
+  --threads "$THREADS" --data "$DATA" --notes bench/notes.md
