@@ -189,16 +189,19 @@ def beam_one(model, ids, K, limit, alpha):
     search stops when nothing is live or no live hypothesis can beat the best finished
     one (bound raw / limit^alpha). Returns the best hypothesis's ids."""
     src = torch.tensor(ids, dtype=torch.long).unsqueeze(1)
-    h, keys, mask, state = model.encode(src, torch.tensor([len(ids)]))
-    lstm = isinstance(state, tuple)
+    enc, dstate = model.encode(src, torch.tensor([len(ids)]))
+    lstm = isinstance(dstate[0], tuple)
     live = [(0.0, [])]
     best, finished = None, 0  # best: (score, ids)
     y = torch.tensor([BOS], dtype=torch.long)
     bound = (lambda raw: raw / (limit ** alpha)) if alpha else (lambda raw: raw)
     while live and finished < K:
         n = len(live)
-        hs, ks, ms = h.expand(-1, n, -1), keys.expand(-1, n, -1), mask.expand(-1, n)
-        logits, state, _ = model.decode_step(y, state, hs, ks, ms)
+        rows = torch_ref.Encoded(enc.h.expand(-1, n, -1),
+                           None if enc.keys is None else enc.keys.expand(-1, n, -1),
+                           None if enc.values is None else enc.values.expand(-1, n, -1),
+                           enc.mask.expand(-1, n), enc.src_len.expand(n))
+        logits, dstate, _ = model.decode_step(y, dstate, rows)
         logp = F.log_softmax(logits.double(), dim=1)
         top = logits.topk(K, dim=1).indices                        # (n, K)
         cand = []
@@ -224,7 +227,9 @@ def beam_one(model, ids, K, limit, alpha):
         if not nxt or (best is not None and all(bound(x[0]) <= best[0] for x in nxt)):
             break
         sel = torch.tensor(parents, dtype=torch.long)
+        state, feed, step = dstate
         state = (state[0].index_select(1, sel), state[1].index_select(1, sel)) if lstm else state.index_select(1, sel)
+        dstate = (state, None if feed is None else feed.index_select(0, sel), step)
         live = nxt
         y = torch.tensor([t[-1] for _, t in live], dtype=torch.long)
     return best[1] if best else []
