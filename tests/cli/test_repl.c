@@ -90,11 +90,14 @@ static void expect(Pty *p, const char *needle)
     }
 }
 
-/* Types keys once the prompt shows: like a user, who sees it first (keys typed
-   before libedit has the terminal are the terminal driver's, not libedit's). */
+/* Types keys once the prompt shows, and 50 ms later: like a user, who sees it first.
+   Keys typed before libedit has put the terminal in raw mode are the terminal driver's
+   (a Ctrl-D there is an end-of-file mark in canonical mode); typing the instant the
+   prompt appeared made the program miss a Ctrl-D twice in a few dozen runs under load. */
 static void type(Pty *p, const char *keys)
 {
     expect(p, "> ");
+    usleep(50 * 1000);
     size_t n = strlen(keys);
     cr_assert_eq(write(p->fd, keys, n), (ssize_t)n);
 }
