@@ -125,9 +125,26 @@ static int pty_wait(Pty *p)
         }
         clock_gettime(CLOCK_MONOTONIC, &now);
     } while ((double)(now.tv_sec - t0.tv_sec) + 1e-9 * (double)(now.tv_nsec - t0.tv_nsec) < 10);
+    /* What the program was doing: its state and kernel wait channel, for the report. */
+    char path[64], state[256] = "?", wchan[64] = "?";
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)p->pid);
+    FILE *f = fopen(path, "r");
+    if (f) {
+        if (!fgets(state, sizeof state, f))
+            state[0] = '\0';
+        fclose(f);
+    }
+    snprintf(path, sizeof path, "/proc/%d/wchan", (int)p->pid);
+    f = fopen(path, "r");
+    if (f) {
+        if (!fgets(wchan, sizeof wchan, f))
+            wchan[0] = '\0';
+        fclose(f);
+    }
     kill(p->pid, SIGKILL);
     waitpid(p->pid, &st, 0);
-    cr_assert_fail("the program did not end; the terminal showed:\n%s", p->seen.data ? p->seen.data : "");
+    cr_assert_fail("the program did not end (stat: %s; wchan: %s); the terminal showed:\n%s", state, wchan,
+                   p->seen.data ? p->seen.data : "");
     return -1;
 }
 
