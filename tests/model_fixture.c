@@ -39,6 +39,22 @@ ModelConfig fixture_config(Cell cell, int layers, bool bidir, int vs, int vt)
     return c;
 }
 
+ModelConfig fixture_variant(Cell cell, AttnKind att, LocalKind local, bool feed, BridgeKind bridge,
+                            int vs, int vt)
+{
+    ModelConfig c = fixture_config(cell, 1, true, vs, vt);
+    c.attention = att;
+    c.local = local;
+    c.window = local == LOCAL_NONE ? 0 : 2;
+    c.input_feed = feed;
+    c.bridge = bridge;
+    if (att == ATT_MULTIHEAD) {
+        c.attn = 12;
+        c.heads = 3;
+    }
+    return c;
+}
+
 void fixture_model_from(Model *m, const ModelConfig *c, uint64_t seed)
 {
     Err e;
@@ -155,4 +171,26 @@ void fixture_mix_eos(Model *m, int n, int *const *src, const int *len)
         hyps_free(&h);
     }
     m->w.proj_b[3] = best_bias;
+}
+
+Srcs srcs_random(int n, int max_len, int vs, uint64_t seed)
+{
+    Srcs s = {n, calloc((size_t)(n ? n : 1), sizeof(int)), calloc((size_t)(n ? n : 1), sizeof(int *))};
+    Rng rng;
+    rng_seed(&rng, seed);
+    for (int i = 0; i < n; i++) {
+        s.len[i] = (int)rng_below(&rng, (uint64_t)max_len + 1);
+        s.ids[i] = malloc((size_t)(s.len[i] + 1) * sizeof(int));
+        for (int k = 0; k < s.len[i]; k++)
+            s.ids[i][k] = 1 + (int)rng_below(&rng, (uint64_t)vs - 1);
+    }
+    return s;
+}
+
+void srcs_free(Srcs *s)
+{
+    for (int i = 0; i < s->n; i++)
+        free(s->ids[i]);
+    free(s->ids);
+    free(s->len);
 }

@@ -19,6 +19,10 @@ void fixture_model(Model *m, Cell cell, int layers, bool bidir, int vs, int vt, 
 /* The configuration fixture_model uses, to vary before fixture_model_from. */
 ModelConfig fixture_config(Cell cell, int layers, bool bidir, int vs, int vt);
 void fixture_model_from(Model *m, const ModelConfig *c, uint64_t seed);
+/* fixture_config with an attention variant: a window of 2 when local, attn 12 and 3
+   heads for multihead. */
+ModelConfig fixture_variant(Cell cell, AttnKind att, LocalKind local, bool feed, BridgeKind bridge,
+                            int vs, int vt);
 
 /* Makes the output depend on the previous token only: every weight is zeroed, then
    <bos> -> chain[0] -> chain[1] -> ... -> chain[n-1] -> next. The logit of the next
@@ -51,5 +55,16 @@ void fixture_mix_eos(Model *m, int n, int *const *src, const int *len);
 /* Writes m with the fixture vocabularies to path (en-fr, lowercased). history may be
    NULL. */
 void fixture_save(const char *path, const Model *m, const char *history);
+
+/* Source sentences as token ids: n sentences, ids[i][0 .. len[i]). */
+typedef struct Srcs {
+    int n;
+    int *len;
+    int **ids;
+} Srcs;
+
+/* n random sources of length 0..max_len (ids 1..vs-1), from seed. */
+Srcs srcs_random(int n, int max_len, int vs, uint64_t seed);
+void srcs_free(Srcs *s);
 
 #endif

@@ -14,34 +14,6 @@
 
 enum { VS = 13, VT = 15 };
 
-/* Random sources of length 0..max_len (ids 1..vs-1). */
-typedef struct Srcs {
-    int n;
-    int *len;
-    int **ids;
-} Srcs;
-
-static Srcs srcs_random(int n, int max_len, uint64_t seed)
-{
-    Srcs s = {n, calloc((size_t)n, sizeof(int)), calloc((size_t)n, sizeof(int *))};
-    Rng rng;
-    rng_seed(&rng, seed);
-    for (int i = 0; i < n; i++) {
-        s.len[i] = (int)rng_below(&rng, (uint64_t)max_len + 1);
-        s.ids[i] = malloc((size_t)(s.len[i] + 1) * sizeof(int));
-        for (int k = 0; k < s.len[i]; k++)
-            s.ids[i][k] = 1 + (int)rng_below(&rng, VS - 1);
-    }
-    return s;
-}
-
-static void srcs_free(Srcs *s)
-{
-    for (int i = 0; i < s->n; i++)
-        free(s->ids[i]);
-    free(s->ids);
-    free(s->len);
-}
 
 /* The logits (V) and attention (len) of the last of the steps that feed <bos>,
    prefix[0..np) on a batch of one row, the source alone. */
@@ -256,17 +228,7 @@ static void check_rows(Cell cell, int layers, uint64_t seed)
    state, multihead values, keys of another width or none. */
 static ModelConfig variant_config(AttnKind att, LocalKind local, bool feed, BridgeKind bridge)
 {
-    ModelConfig c = fixture_config(CELL_LSTM, 1, true, VS, VT);
-    c.attention = att;
-    c.local = local;
-    c.window = local == LOCAL_NONE ? 0 : 2;
-    c.input_feed = feed;
-    c.bridge = bridge;
-    if (att == ATT_MULTIHEAD) {
-        c.attn = 12;
-        c.heads = 3;
-    }
-    return c;
+    return fixture_variant(CELL_LSTM, att, local, feed, bridge, VS, VT);
 }
 
 Test(model_rows, expand_and_select_multihead_local_p_input_feed)
@@ -323,7 +285,7 @@ static void check_beam1_is_greedy_of(const ModelConfig *c, uint64_t seed)
 {
     Model m;
     fixture_model_from(&m, c, seed);
-    Srcs s = srcs_random(30, 9, seed + 1);
+    Srcs s = srcs_random(30, 9, VS, seed + 1);
     fixture_mix_eos(&m, s.n, s.ids, s.len);
     PairSet d = {s.n, s.ids, s.len, NULL, NULL};
     for (int max_len = 0; max_len <= 4; max_len += 4) {
@@ -463,7 +425,7 @@ static void check_against_reference(Cell cell, uint64_t seed, int K, int N, doub
 {
     Model m;
     fixture_model(&m, cell, 1, true, VS, VT, seed);
-    Srcs s = srcs_random(12, 5, seed + 7);
+    Srcs s = srcs_random(12, 5, VS, seed + 7);
     fixture_mix_eos(&m, s.n, s.ids, s.len);
     BeamOut a = beam(&m, &s, K, N, 5, 6, alpha, false);
     BeamOut b = beam(&m, &s, K, N, 1, 6, alpha, false);
@@ -530,7 +492,7 @@ Test(beam, beam_finds_what_greedy_misses)
     set_logit(&m, 2, A, 1.0);
     set_logit(&m, 2, Bt, 0.9);
     set_logit(&m, Bt, 3, 12.0);
-    Srcs s = srcs_random(1, 0, 1);
+    Srcs s = srcs_random(1, 0, VS, 1);
     s.len[0] = 2;
     s.ids[0] = realloc(s.ids[0], 2 * sizeof(int));
     s.ids[0][0] = 4;
@@ -573,7 +535,7 @@ Test(beam, early_finished_hypotheses_are_kept_and_length_normalisation)
     set_logit(&m, 2, A, 2.9);   /* <bos> -> A */
     set_logit(&m, A, C, 3.0);   /* A -> C */
     set_logit(&m, C, 3, 9.0);   /* C -> <eos> */
-    Srcs s = srcs_random(1, 0, 1);
+    Srcs s = srcs_random(1, 0, VS, 1);
     s.len[0] = 1;
     s.ids[0][0] = 4;
     double l0[VT] = {0}, la[VT] = {0}, lc[VT] = {0};
@@ -610,7 +572,7 @@ Test(beam, attention_follows_the_back_pointers)
 {
     Model m;
     fixture_model(&m, CELL_GRU, 2, true, VS, VT, 51);
-    Srcs s = srcs_random(8, 6, 52);
+    Srcs s = srcs_random(8, 6, VS, 52);
     fixture_mix_eos(&m, s.n, s.ids, s.len);
     BeamOut o = beam(&m, &s, 4, 4, 3, 0, 0.5, true);
     BeamOut p = beam(&m, &s, 4, 4, 8, 0, 0.5, false);
@@ -653,7 +615,7 @@ Test(beam, ids_outside_the_source_vocabulary_are_an_error)
 {
     Model m;
     fixture_model(&m, CELL_GRU, 1, true, VS, VT, 9);
-    Srcs s = srcs_random(3, 4, 3);
+    Srcs s = srcs_random(3, 4, VS, 3);
     s.len[2] = 2;
     s.ids[2][1] = VS;
     PairSet d = {s.n, s.ids, s.len, NULL, NULL};

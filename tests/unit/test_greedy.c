@@ -10,26 +10,6 @@
 enum { NSENT = 40, VS = 13, VT = 15 };
 
 /* A data set of n sources; ids and lengths given or random. */
-typedef struct Srcs {
-    int n;
-    int *len;
-    int **ids;
-} Srcs;
-
-static Srcs srcs_random(int n, int max_len, int vs, uint64_t seed)
-{
-    Srcs s = {n, calloc((size_t)n, sizeof(int)), calloc((size_t)n, sizeof(int *))};
-    Rng rng;
-    rng_seed(&rng, seed);
-    for (int i = 0; i < n; i++) {
-        s.len[i] = (int)rng_below(&rng, (uint64_t)max_len + 1);
-        s.ids[i] = malloc((size_t)(s.len[i] + 1) * sizeof(int));
-        for (int k = 0; k < s.len[i]; k++)
-            s.ids[i][k] = 1 + (int)rng_below(&rng, (uint64_t)vs - 1);
-    }
-    return s;
-}
-
 static Srcs srcs_of_lengths(const int *lens, int n)
 {
     Srcs s = {n, calloc((size_t)(n ? n : 1), sizeof(int)), calloc((size_t)(n ? n : 1), sizeof(int *))};
@@ -42,13 +22,6 @@ static Srcs srcs_of_lengths(const int *lens, int n)
     return s;
 }
 
-static void srcs_free(Srcs *s)
-{
-    for (int i = 0; i < s->n; i++)
-        free(s->ids[i]);
-    free(s->ids);
-    free(s->len);
-}
 
 static PairSet pairs(const Srcs *s) { return (PairSet){s->n, s->ids, s->len, NULL, NULL}; }
 
@@ -164,16 +137,7 @@ static void check_batch_independence(Cell cell, int layers, bool bidir, uint64_t
    window), so batching, padding included, changes nothing. */
 static void check_variant(AttnKind att, LocalKind local, bool feed, BridgeKind bridge, uint64_t seed)
 {
-    ModelConfig c = fixture_config(CELL_GRU, 1, true, VS, VT);
-    c.attention = att;
-    c.local = local;
-    c.window = local == LOCAL_NONE ? 0 : 2;
-    c.input_feed = feed;
-    c.bridge = bridge;
-    if (att == ATT_MULTIHEAD) {
-        c.attn = 12;
-        c.heads = 3;
-    }
+    ModelConfig c = fixture_variant(CELL_GRU, att, local, feed, bridge, VS, VT);
     check_batch_independence_of(&c, seed);
 }
 
