@@ -20,16 +20,6 @@ static real *enc_dstates(const Model *m, Work *w)
     return w->dout[m->cfg.layers - 1];
 }
 
-static bool additive(const ModelConfig *c)
-{
-    return c->attention == ATT_BAHDANAU || c->attention == ATT_LUONG_CONCAT;
-}
-
-static bool projects_query(const ModelConfig *c)
-{
-    return additive(c) || c->attention == ATT_SCALED_DOT || c->attention == ATT_MULTIHEAD;
-}
-
 /* Keys of the dot kinds: the projected keys, or the encoder states themselves. */
 static const real *dot_keys(const Model *m, const Work *w)
 {
@@ -108,11 +98,11 @@ void attend_step_forward(const Model *m, Work *w, const Batch *b, int t, const r
     int B = b->B, S = b->S, A = c->attn, D = c->dec_hidden, K = model_enc_size(c), Hh = c->heads;
     size_t BS = (size_t)B * S, step = (size_t)t * Hh * BS;
     real *e = w->e + step, *a = w->a + step;
-    real *q = projects_query(c) ? w->q + (size_t)t * B * A : NULL;
+    real *q = model_attn_projects_query(c) ? w->q + (size_t)t * B * A : NULL;
 
     if (q)
         nn_linear_forward(q, query, m->w.att_q, NULL, B, D, A);
-    if (additive(c))
+    if (model_attn_additive(c))
         nn_attn_score_forward(e, w->att_cache + (size_t)t * S * B * A, q, w->keys, m->w.att_v, S, B, A);
     else if (q)
         nn_attn_dot_forward(e, q, w->keys, S, B, A, Hh, dot_scale(c));
@@ -206,10 +196,10 @@ void attend_step_backward(Model *m, Work *w, const Batch *b, int t, const real *
             nn_window_softmax_backward(w->de + h * BS, dsoft + h * BS, soft + h * BS, lo, hi, B, S);
     }
 
-    const real *q = projects_query(c) ? w->q + (size_t)t * B * A : NULL;
+    const real *q = model_attn_projects_query(c) ? w->q + (size_t)t * B * A : NULL;
     if (q)
         memset(w->dq, 0, (size_t)B * A * sizeof(real));
-    if (additive(c))
+    if (model_attn_additive(c))
         nn_attn_score_backward(w->dq, w->dkeys, m->g.att_v, w->de, w->att_cache + (size_t)t * S * B * A,
                                m->w.att_v, S, B, A);
     else if (q)

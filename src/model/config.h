@@ -72,6 +72,16 @@ int bridge_from_name(const char *s);
 
 /* Luong's path: every mechanism but Bahdanau's. */
 static inline bool model_luong(const ModelConfig *c) { return c->attention != ATT_BAHDANAU; }
+/* Additive scores vᵀ tanh(q + k) (bahdanau, luong-concat); with scaled-dot and multihead
+   they are the kinds with a query projection attention.query. */
+static inline bool model_attn_additive(const ModelConfig *c)
+{
+    return c->attention == ATT_BAHDANAU || c->attention == ATT_LUONG_CONCAT;
+}
+static inline bool model_attn_projects_query(const ModelConfig *c)
+{
+    return model_attn_additive(c) || c->attention == ATT_SCALED_DOT || c->attention == ATT_MULTIHEAD;
+}
 /* Width of the attention keys: A for additive and scaled kinds, D for luong-general and
    for luong-dot when K != D; 0 when luong-dot uses the encoder states themselves. */
 int model_key_size(const ModelConfig *c);

@@ -84,15 +84,14 @@ static void walk(Walker *w, Weights *out, const ModelConfig *c)
         ws->pool_ctx = add(w, "bridge_pool.context.weight", 1, A);
     }
     AttnKind at = c->attention;
-    bool additive = at == ATT_BAHDANAU || at == ATT_LUONG_CONCAT;
-    if (additive || at == ATT_SCALED_DOT || at == ATT_MULTIHEAD)
+    if (model_attn_projects_query(c))
         ws->att_q = add(w, "attention.query.weight", A, D);
     int Ak = model_key_size(c);
     if (Ak)
         ws->att_k = add(w, "attention.key.weight", Ak, K);
     if (at == ATT_BAHDANAU)
         ws->att_kb = add(w, "attention.key.bias", A, 0);
-    if (additive)
+    if (model_attn_additive(c))
         ws->att_v = add(w, "attention.v.weight", 1, A);
     if (at == ATT_MULTIHEAD) {
         ws->att_val = add(w, "attention.value.weight", A, K);

@@ -107,8 +107,8 @@ static void work_carve(Work *w, Carver *cv)
     size_t Hh = (size_t)c->heads, Ak = (size_t)model_key_size(c), Din = (size_t)model_dec_in_size(c),
            F = (size_t)model_pre_in_size(c);
     AttnKind at = c->attention;
-    bool add_att = at == ATT_BAHDANAU || at == ATT_LUONG_CONCAT,
-         proj_q = add_att || at == ATT_SCALED_DOT || at == ATT_MULTIHEAD, multi = at == ATT_MULTIHEAD,
+    bool add_att = model_attn_additive(c), proj_q = model_attn_projects_query(c),
+         multi = at == ATT_MULTIHEAD,
          pool = c->bridge == BRIDGE_ATTN_POOL, local_p = c->local == LOCAL_P;
 
     w->xs = carve(cv, S * B * E);
@@ -154,6 +154,8 @@ static void work_carve(Work *w, Carver *cv)
         }
     }
     w->zeros = carve(cv, B * (H > D ? (H > P ? H : P) : (D > P ? D : P)));
+    w->rows_tmp_len = B * (D > P ? D : P);
+    w->rows_tmp = carve(cv, w->rows_tmp_len);
     w->egh = carve(cv, B * G * H);
     if (Ak)
         w->keys = carve(cv, S * B * Ak);
@@ -799,18 +801,21 @@ const real *work_step_attention(const Work *w)
 }
 
 /* Row r of the (S,n,width) array dst becomes row from[r] of the (S,B,width) array src
-   (which dst may overlap), for r < n. */
-static void gather_rows(real *dst, const real *src, int S, int B, int n, size_t width,
+   (which dst may overlap), for r < n. The copy of src goes to w->rows_tmp when it fits
+   (the decoder states that model_select_rows moves at every beam step), else to a
+   temporary allocation (the encoder outputs, moved when the batch changes). */
+static void gather_rows(Work *w, real *dst, const real *src, int S, int B, int n, size_t width,
                         const int *from)
 {
     size_t old = (size_t)S * B * width;
-    real *tmp = xmalloc((old ? old : 1) * sizeof *tmp);
+    real *tmp = old <= w->rows_tmp_len ? w->rows_tmp : xmalloc((old ? old : 1) * sizeof *tmp);
     memcpy(tmp, src, old * sizeof *tmp);
     for (int s = 0; s < S; s++)
         for (int r = 0; r < n; r++)
             memcpy(dst + ((size_t)s * n + r) * width, tmp + ((size_t)s * B + from[r]) * width,
                    width * sizeof *dst);
-    free(tmp);
+    if (tmp != w->rows_tmp)
+        free(tmp);
 }
 
 static void gather_ints(int *x, int S, int B, int n, const int *from)
@@ -838,21 +843,21 @@ void model_expand_rows(Model *m, Work *w, Batch *b, const int *from, int n)
     int B = b->B, S = b->S, D = c->dec_hidden, top = c->layers - 1, t = w->T;
     for (int r = 0; r < n; r++)
         CHECK(from[r] >= 0 && from[r] < B);
-    gather_rows(w->out[top], w->out[top], S, B, n, (size_t)model_enc_size(c), from);
+    gather_rows(w, w->out[top], w->out[top], S, B, n, (size_t)model_enc_size(c), from);
     if (model_key_size(c))
-        gather_rows(w->keys, w->keys, S, B, n, (size_t)model_key_size(c), from);
+        gather_rows(w, w->keys, w->keys, S, B, n, (size_t)model_key_size(c), from);
     if (c->attention == ATT_MULTIHEAD)
-        gather_rows(w->vals, w->vals, S, B, n, (size_t)c->attn, from);
+        gather_rows(w, w->vals, w->vals, S, B, n, (size_t)c->attn, from);
     for (int l = 0; l < c->layers; l++) {
         DecLayer *dl = &w->dec[l];
-        gather_rows(state_at(dl->s, dl->s0, t, n, D), state_at(dl->s, dl->s0, t, B, D), 1, B, n,
+        gather_rows(w, state_at(dl->s, dl->s0, t, n, D), state_at(dl->s, dl->s0, t, B, D), 1, B, n,
                     (size_t)D, from);
         if (c->cell == CELL_LSTM)
-            gather_rows(state_at(dl->c, dl->c0, t, n, D), state_at(dl->c, dl->c0, t, B, D), 1, B,
+            gather_rows(w, state_at(dl->c, dl->c0, t, n, D), state_at(dl->c, dl->c0, t, B, D), 1, B,
                         n, (size_t)D, from);
     }
     if (c->input_feed && t > 0)
-        gather_rows(state_at(w->pre, NULL, t, n, c->deep_out), state_at(w->pre, NULL, t, B, c->deep_out), 1, B,
+        gather_rows(w, state_at(w->pre, NULL, t, n, c->deep_out), state_at(w->pre, NULL, t, B, c->deep_out), 1, B,
                     n, (size_t)c->deep_out, from);
     gather_ints(b->src, S, B, n, from);
     gather_ints(b->src_len, 1, B, n, from);
@@ -869,14 +874,14 @@ void model_select_rows(Model *m, Work *w, const Batch *b, const int *from, int t
     for (int l = 0; l < c->layers; l++) {
         DecLayer *dl = &w->dec[l];
         real *x = state_at(dl->s, dl->s0, t, B, D);
-        gather_rows(x, x, 1, B, B, (size_t)D, from);
+        gather_rows(w, x, x, 1, B, B, (size_t)D, from);
         if (c->cell == CELL_LSTM) {
             x = state_at(dl->c, dl->c0, t, B, D);
-            gather_rows(x, x, 1, B, B, (size_t)D, from);
+            gather_rows(w, x, x, 1, B, B, (size_t)D, from);
         }
     }
     if (c->input_feed && t > 0) {
         real *x = state_at(w->pre, NULL, t, B, c->deep_out);
-        gather_rows(x, x, 1, B, B, (size_t)c->deep_out, from);
+        gather_rows(w, x, x, 1, B, B, (size_t)c->deep_out, from);
     }
 }

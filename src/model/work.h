@@ -44,6 +44,8 @@ struct Work {
     real *dxs;                                /* (S,B,E) */
     EncDir enc[MODEL_MAX_LAYERS][2];
     real *zeros;                              /* (B, max(H,D,P)) */
+    real *rows_tmp;                           /* (B, max(D,P)) scratch of model_select_rows */
+    size_t rows_tmp_len;
     real *egh, *edgh;                         /* (B,G*H) scratch */
     real *dbin;                               /* (B,K) */
     /* attention keys and values, once per batch (model/attend.h) */

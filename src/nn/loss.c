@@ -2,7 +2,6 @@
 
 #include <math.h>
 #include <stddef.h>
-#include <stdlib.h>
 
 #include "base/err.h"
 #include "nn/parallel.h"
@@ -65,17 +64,19 @@ typedef struct XentJob {
     const int *targets;
     int V, ignore;
     real eps;
-    double *row_loss; /* (N), NAN for ignored rows */
+    double *row_loss; /* of the rows of this round, NAN for ignored rows */
+    size_t first;     /* row index of row_loss[0] */
 } XentJob;
 
 static void xent_rows(void *ctx, size_t lo, size_t hi)
 {
     const XentJob *j = ctx;
     int V = j->V;
-    for (size_t i = lo; i < hi; i++) {
+    for (size_t r = lo; r < hi; r++) {
+        size_t i = j->first + r;
         int y = j->targets[i];
         if (y == j->ignore) {
-            j->row_loss[i] = NAN;
+            j->row_loss[r] = NAN;
             continue;
         }
         CHECK(y >= 0 && y < V);
@@ -92,24 +93,31 @@ static void xent_rows(void *ctx, size_t lo, size_t hi)
         double lse = (double)m + log(sum);
         double nll = lse - (double)xy;
         double smooth = lse - sx / V;
-        j->row_loss[i] = (1.0 - (double)j->eps) * nll + (double)j->eps * smooth;
+        j->row_loss[r] = (1.0 - (double)j->eps) * nll + (double)j->eps * smooth;
     }
 }
 
 double nn_xent_forward(real *probs, int *count, const real *logits, const int *targets,
                        int N, int V, real eps, int ignore)
 {
+    /* Rows in rounds of XENT_ROUND (no allocation per call); the losses are summed in
+       row order, so the total does not depend on the number of threads. */
+    enum { XENT_ROUND = 1024 };
+    double row_loss[XENT_ROUND];
     XentJob j = {.probs = probs, .logits = logits, .targets = targets, .V = V, .ignore = ignore,
-                 .eps = eps, .row_loss = xmalloc((size_t)(N > 0 ? N : 1) * sizeof(double))};
-    nn_parallel_for((size_t)(N > 0 ? N : 0), 8, xent_rows, &j);
+                 .eps = eps, .row_loss = row_loss};
     double total = 0;
     int counted = 0;
-    for (int i = 0; i < N; i++)
-        if (targets[i] != ignore) { /* rows in order: the sum does not depend on threads */
-            total += j.row_loss[i];
-            counted++;
-        }
-    free(j.row_loss);
+    for (int first = 0; first < N; first += XENT_ROUND) {
+        int n = N - first < XENT_ROUND ? N - first : XENT_ROUND;
+        j.first = (size_t)first;
+        nn_parallel_for((size_t)n, 8, xent_rows, &j);
+        for (int r = 0; r < n; r++)
+            if (targets[first + r] != ignore) {
+                total += row_loss[r];
+                counted++;
+            }
+    }
     *count = counted;
     return total;
 }

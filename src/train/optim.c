@@ -65,23 +65,27 @@ void optim_adam_step(Adam *a, real *restrict params, const real *restrict grads,
     nn_parallel_for(a->n, NN_PAR_BLOCK, adam_range, &j);
 }
 
+enum { NORM_ROUND = 16 }; /* blocks per round of the norm (a stack array, no allocation) */
+
 typedef struct NormJob {
     real *grads;
     size_t n;
-    double *partial; /* per block */
+    size_t first;                 /* block index of partial[0] */
+    double partial[NORM_ROUND];   /* sums of squares of this round's blocks */
     real coef;
 } NormJob;
 
 static void norm_blocks(void *ctx, size_t lo, size_t hi)
 {
     NormJob *j = ctx;
-    for (size_t k = lo; k < hi; k++) {
+    for (size_t r = lo; r < hi; r++) {
+        size_t k = j->first + r;
         size_t a = k * NN_PAR_BLOCK, b = a + NN_PAR_BLOCK < j->n ? a + NN_PAR_BLOCK : j->n;
         const real *restrict g = j->grads;
         double ss = 0;
         for (size_t i = a; i < b; i++)
             ss += (double)g[i] * g[i];
-        j->partial[k] = ss;
+        j->partial[r] = ss;
     }
 }
 
@@ -96,12 +100,14 @@ static void scale_range(void *ctx, size_t lo, size_t hi)
 double optim_clip_grad_norm(real *grads, size_t n, double max_norm)
 {
     size_t blocks = (n + NN_PAR_BLOCK - 1) / NN_PAR_BLOCK;
-    NormJob j = {.grads = grads, .n = n, .partial = xmalloc((blocks ? blocks : 1) * sizeof(double))};
-    nn_parallel_for(blocks, 1, norm_blocks, &j);
+    NormJob j = {.grads = grads, .n = n};
     double ss = 0;
-    for (size_t k = 0; k < blocks; k++) /* in order: the norm does not depend on threads */
-        ss += j.partial[k];
-    free(j.partial);
+    for (j.first = 0; j.first < blocks; j.first += NORM_ROUND) {
+        size_t m = blocks - j.first < NORM_ROUND ? blocks - j.first : NORM_ROUND;
+        nn_parallel_for(m, 1, norm_blocks, &j);
+        for (size_t r = 0; r < m; r++) /* in order: the norm does not depend on threads */
+            ss += j.partial[r];
+    }
     double norm = sqrt(ss);
     if (max_norm > 0 && norm > max_norm) {
         j.coef = (real)(max_norm / (norm + 1e-6));

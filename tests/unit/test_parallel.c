@@ -1,6 +1,7 @@
 /* The worker pool: every index is visited exactly once, and the loops that use it (the
    softmax loss, gradient clipping, Adam) give the same bits with any number of threads. */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -49,12 +50,17 @@ static real *random_array(size_t n, uint64_t seed, double scale)
 
 Test(parallel, loss_clipping_and_adam_do_not_depend_on_threads)
 {
-    enum { N = 37, V = 1001 };
-    size_t n = 3 * NN_PAR_BLOCK + 17;
+    /* more rows and blocks than one round of the loss (1,024 rows) and of the norm
+       (16 blocks) */
+    enum { N = 1100, V = 33 };
+    size_t n = 17 * NN_PAR_BLOCK + 17;
     real *logits = random_array((size_t)N * V, 1, 8);
     int targets[N];
     for (int i = 0; i < N; i++)
         targets[i] = i % 5 == 0 ? 0 : 1 + (i * 37) % (V - 1);
+    int want_count = 0;
+    for (int i = 0; i < N; i++)
+        want_count += targets[i] != 0;
     double loss[2];
     real *probs[2], *grads[2], *params[2];
     double norm[2];
@@ -63,7 +69,7 @@ Test(parallel, loss_clipping_and_adam_do_not_depend_on_threads)
         probs[k] = malloc((size_t)N * V * sizeof(real));
         int count = 0;
         loss[k] = nn_xent_forward(probs[k], &count, logits, targets, N, V, 0.1f, 0);
-        cr_assert_eq(count, N - 8);
+        cr_assert_eq(count, want_count);
         nn_xent_backward_inplace(probs[k], targets, N, V, 0.1f, 0, 0.5f);
 
         grads[k] = random_array(n, 2, 1);
@@ -76,6 +82,22 @@ Test(parallel, loss_clipping_and_adam_do_not_depend_on_threads)
         optim_adam_free(&a);
     }
     cr_expect(loss[0] == loss[1], "loss %.17g vs %.17g", loss[0], loss[1]);
+    double want = 0; /* the label-smoothed loss, directly */
+    for (int i = 0; i < N; i++) {
+        if (targets[i] == 0)
+            continue;
+        const real *x = logits + (size_t)i * V;
+        double m = x[0], se = 0, sx = 0;
+        for (int k = 1; k < V; k++)
+            m = x[k] > m ? x[k] : m;
+        for (int k = 0; k < V; k++) {
+            se += exp(x[k] - m);
+            sx += x[k];
+        }
+        double lse = m + log(se);
+        want += 0.9 * (lse - x[targets[i]]) + 0.1 * (lse - sx / V);
+    }
+    cr_expect(fabs(loss[0] - want) <= 1e-5 * fabs(want), "loss %.9g, directly %.9g", loss[0], want);
     cr_expect(norm[0] == norm[1], "norm %.17g vs %.17g", norm[0], norm[1]);
     cr_expect(norm[0] > 1, "the gradients were clipped (norm %g)", norm[0]);
     cr_expect(memcmp(probs[0], probs[1], (size_t)N * V * sizeof(real)) == 0, "loss gradients differ");
