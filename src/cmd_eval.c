@@ -112,6 +112,11 @@ int cmd_eval(int argc, char **argv)
     if (po.threads)
         nn_set_threads((int)po.threads);
     Err e;
+    if (po.out) {
+        const char *inputs[] = {po.model, po.tsv};
+        if (file_check_text_output(po.out, "--out", inputs, 2, &e) != 0)
+            die_err(&e);
+    }
 
     ModelFile mf;
     if (model_file_load(&mf, po.model, false, &e) != 0)

@@ -20,10 +20,6 @@
 #include "text/tokenize.h"
 #include "text/vocab.h"
 
-static const char *const outputs[] = {"train.tsv", "valid.tsv", "test.tsv", "vocab.src",
-                                      "vocab.tgt", "prepare.json"};
-#define N_OUTPUTS (sizeof outputs / sizeof outputs[0])
-
 static void usage(FILE *out)
 {
     fprintf(out,
@@ -145,9 +141,19 @@ static char *parent_dir(const char *path)
     return xstrndup(path, n);
 }
 
-/* DIR may be absent (its parent must exist), or a directory holding only our outputs. */
-static int check_outdir(const char *dir, Err *e)
+/* DIR may be absent (its parent must exist), or a directory holding only our outputs,
+   none of which is the corpus itself (the same file under any name). */
+static int check_outdir(const char *dir, const char *corpus, Err *e)
 {
+    for (size_t i = 0; i < PREPARED_NFILES; i++) {
+        char *out = path_join(dir, prepared_files[i]);
+        bool same = file_same(out, corpus);
+        if (same)
+            err_set(e, "%s: -o would overwrite the input %s (the same file); nothing written", out, corpus);
+        free(out);
+        if (same)
+            return -1;
+    }
     struct stat st;
     if (stat(dir, &st) != 0) {
         if (errno != ENOENT)
@@ -172,8 +178,8 @@ static int check_outdir(const char *dir, Err *e)
         if (strcmp(n, ".") == 0 || strcmp(n, "..") == 0)
             continue;
         bool ours = false;
-        for (size_t i = 0; i < N_OUTPUTS; i++)
-            ours = ours || strcmp(n, outputs[i]) == 0;
+        for (size_t i = 0; i < PREPARED_NFILES; i++)
+            ours = ours || strcmp(n, prepared_files[i]) == 0;
         if (!ours && (!other || strcmp(n, other) < 0)) {
             free(other);
             other = xstrdup(n);
@@ -263,7 +269,7 @@ int cmd_prepare(int argc, char **argv)
     Progress pr = {.tty = isatty(2) == 1, .t0 = now_s()};
     Err e;
 
-    if (check_outdir(po.dir, &e) != 0)
+    if (check_outdir(po.dir, po.corpus, &e) != 0)
         die_err(&e);
 
     Corpus c;
@@ -449,16 +455,16 @@ int cmd_prepare(int argc, char **argv)
     if (dir_ensure(po.dir, &e) != 0)
         fail(&pr, &e);
     for (int s = 0; s < SPLIT_COUNT; s++) {
-        progress(&pr, "writing", (size_t)s, N_OUTPUTS);
-        char *path = path_join(po.dir, outputs[s]);
+        progress(&pr, "writing", (size_t)s, PREPARED_NFILES);
+        char *path = path_join(po.dir, prepared_files[s]);
         if (atomic_write(path, out[s].data ? out[s].data : "", out[s].len, &e) != 0)
             fail(&pr, &e);
         free(path);
         buf_free(&out[s]);
     }
     for (int s = 0; s < 2; s++) {
-        progress(&pr, "writing", (size_t)(3 + s), N_OUTPUTS);
-        char *path = path_join(po.dir, outputs[3 + s]);
+        progress(&pr, "writing", (size_t)(3 + s), PREPARED_NFILES);
+        char *path = path_join(po.dir, prepared_files[3 + s]);
         if (vocab_save(voc[s], path, &e) != 0)
             fail(&pr, &e);
         free(path);

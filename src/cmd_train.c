@@ -12,6 +12,7 @@
 #include "base/err.h"
 #include "base/opt.h"
 #include "commands.h"
+#include "train/outputs.h"
 #include "train/trainer.h"
 
 static void usage(FILE *out)
@@ -25,6 +26,9 @@ static void usage(FILE *out)
 "into MODEL.d/. Writes MODEL (the best model by valid BLEU), MODEL.last (the\n"
 "latest), MODEL.state (for --resume) and MODEL.log.jsonl (one JSON object per\n"
 "step and per validation). Ctrl-C finishes the step, saves, and exits.\n"
+"It replaces only files of those kinds: any other file at one of those paths, or\n"
+"an input given as -o, is refused before training, as is a second run on MODEL\n"
+"while one is running (MODEL.lock).\n"
 "\n"
 "model:\n"
 "  --cell gru|lstm          recurrent cell (default gru)\n"
@@ -56,10 +60,16 @@ static void usage(FILE *out)
 "  --weight-decay W         L2 weight decay (default 0)\n"
 "  --clip C                 clip the global gradient norm to C (default %g; 0: off)\n"
 "  --lr-schedule S          constant, warmup-decay or plateau (default plateau:\n"
-"                           halve the rate when valid BLEU does not improve,\n"
-"                           down to --lr / 100)\n"
+"                           halve the rate when valid BLEU has not improved for\n"
+"                           --lr-patience steps, down to --lr / 100)\n"
+"  --lr-patience N          steps without a better valid BLEU before the plateau\n"
+"                           schedule halves the rate (default %ld)\n"
+"  --min-delta B            BLEU points a validation must gain over the best to\n"
+"                           count as better, for the schedule and --patience\n"
+"                           (default %g)\n"
 "  --warmup N               warmup steps of warmup-decay (default 4000)\n"
-"  --epochs N               stop after N epochs (default %ld; 0: no limit)\n"
+"  --epochs N               stop after N epochs (default %ld without --steps or\n"
+"                           --time, else no limit; 0: no limit)\n"
 "  --steps N                stop after N steps (default: no limit)\n"
 "  --time MINUTES           stop after this much time (default: no limit)\n"
 "  --valid-every N          validate every N steps and at each epoch end\n"
@@ -70,7 +80,8 @@ static void usage(FILE *out)
 "  --seed S                 seed of initialisation, batches and dropout (default %llu)\n"
 "  --threads N              threads (default: all cores)\n"
 "  --resume                 continue the run saved in MODEL.state\n"
-"  --force                  start over even if MODEL.state exists\n"
+"  --force                  start over even if MODEL.state exists (replaces\n"
+"                           s2s's own files only)\n"
 "  --log-every N            without a terminal, a progress line every N steps\n"
 "                           (default %ld)\n"
 "  --quiet                  no progress output\n"
@@ -80,7 +91,7 @@ static void usage(FILE *out)
 "--resume.\n",
             d.cfg.layers, d.cfg.emb, d.cfg.hidden, d.cfg.dec_hidden, d.cfg.attn, d.cfg.deep_out,
             d.cfg.dropout, d.cfg.label_smoothing, d.batch.batch, d.lr, d.beta1, d.beta2, d.eps,
-            d.clip, d.epochs, d.valid_every, (unsigned long long)d.seed, d.log_every);
+            d.clip, d.sched_patience, d.min_delta, d.epochs, d.valid_every, (unsigned long long)d.seed, d.log_every);
 }
 
 static void on_signal(int sig)
@@ -103,7 +114,7 @@ int cmd_train(int argc, char **argv)
 {
     TrainOpts o = train_opts_default();
     const char *data = NULL;
-    bool warmup_set = false;
+    bool warmup_set = false, epochs_set = false, lr_patience_set = false;
     int heads = 0, window = 0; /* 0: not given */
     Opts op;
     opts_init(&op, "train", argc, argv);
@@ -200,6 +211,12 @@ int cmd_train(int argc, char **argv)
             warmup_set = true;
         } else if (opts_is(&op, "--epochs")) {
             o.epochs = opts_long(&op, 0, 1000000);
+            epochs_set = true;
+        } else if (opts_is(&op, "--lr-patience")) {
+            o.sched_patience = opts_long(&op, 1, LONG_MAX);
+            lr_patience_set = true;
+        } else if (opts_is(&op, "--min-delta")) {
+            o.min_delta = opts_double(&op, 0, 100);
         } else if (opts_is(&op, "--steps")) {
             o.steps = opts_long(&op, 0, LONG_MAX);
         } else if (opts_is(&op, "--time")) {
@@ -241,6 +258,11 @@ int cmd_train(int argc, char **argv)
         o.warmup = 4000;
     if (warmup_set && o.sched != SCHED_WARMUP_DECAY)
         die_usage("train: --warmup needs --lr-schedule warmup-decay");
+    if (lr_patience_set && o.sched != SCHED_PLATEAU)
+        die_usage("train: --lr-patience needs --lr-schedule plateau");
+    /* A budget given alone is used whole: the epoch limit is then off unless given. */
+    if (!epochs_set && (o.steps > 0 || o.minutes > 0))
+        o.epochs = 0;
     if (heads && o.cfg.attention != ATT_MULTIHEAD)
         die_usage("train: --heads needs --attention multihead");
     o.cfg.heads = o.cfg.attention == ATT_MULTIHEAD ? (heads ? heads : 4) : 1;
@@ -252,6 +274,13 @@ int cmd_train(int argc, char **argv)
     check.src_vocab = check.tgt_vocab = 5; /* sizes come from the data */
     if (model_config_check(&check, &e) != 0)
         die_usage("train: %s", e.msg);
+
+    /* Nothing is written before the outputs are known to be ours and the lock is held. */
+    if (access(data, F_OK) != 0)
+        die("%s: cannot open: %s", data, strerror(errno));
+    TrainClaim claim;
+    if (train_claim(&claim, o.model, data, o.resume, o.force, &e) != 0)
+        die_err(&e);
 
     /* A corpus file is prepared into MODEL.d/ first (kept for --resume and eval). */
     char *prepared = NULL;
@@ -265,8 +294,10 @@ int cmd_train(int argc, char **argv)
                 die("%s: cannot open: %s", data, strerror(errno));
             char *pargv[] = {"prepare", (char *)data, "-o", prepared, NULL};
             int rc = cmd_prepare(4, pargv);
-            if (rc != 0)
+            if (rc != 0) {
+                train_release(&claim);
                 return rc;
+            }
         }
         o.data = prepared;
     } else {
@@ -280,6 +311,7 @@ int cmd_train(int argc, char **argv)
     sigaction(SIGTERM, &sa, NULL);
 
     int rc = train_run(&o, &e);
+    train_release(&claim);
     free(prepared);
     if (rc != 0)
         die_err(&e);

@@ -164,6 +164,11 @@ int cmd_translate(int argc, char **argv)
     if (po.threads)
         nn_set_threads((int)po.threads);
     Err e;
+    if (po.output) {
+        const char *inputs[] = {po.model, po.input && strcmp(po.input, "-") != 0 ? po.input : NULL};
+        if (file_check_text_output(po.output, "-o", inputs, 2, &e) != 0)
+            die_err(&e);
+    }
 
     ModelFile mf;
     if (model_file_load(&mf, po.model, false, &e) != 0)

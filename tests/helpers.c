@@ -1,5 +1,7 @@
 #include "helpers.h"
 
+#include "base/crc32.h"
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -158,4 +160,107 @@ char *sample_prepared_dir(void)
     run_free(&r);
     free(d);
     return dir;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void snapshot_walk(const char *root, const char *rel, char ***lines, size_t *n)
+{
+    char *path = *rel ? strf("%s/%s", root, rel) : strf("%s", root);
+    DIR *d = opendir(path);
+    if (!d) {
+        free(path);
+        return;
+    }
+    for (struct dirent *de; (de = readdir(d));) {
+        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+            continue;
+        char *r = *rel ? strf("%s/%s", rel, de->d_name) : strf("%s", de->d_name);
+        char *full = strf("%s/%s", root, r);
+        struct stat st;
+        char *line;
+        if (lstat(full, &st) != 0) {
+            line = strf("%s ?", r);
+        } else if (S_ISLNK(st.st_mode)) {
+            char target[4096];
+            ssize_t k = readlink(full, target, sizeof target - 1);
+            target[k > 0 ? k : 0] = '\0';
+            line = strf("%s -> %s", r, target);
+        } else if (S_ISDIR(st.st_mode)) {
+            line = strf("%s/", r);
+            snapshot_walk(root, r, lines, n);
+        } else {
+            size_t len = 0;
+            char *data = slurp(full, &len);
+            line = strf("%s %zu %08x", r, len, data ? crc32_update(0, data, len) : 0u);
+            free(data);
+        }
+        *lines = realloc(*lines, (*n + 1) * sizeof **lines);
+        (*lines)[(*n)++] = line;
+        free(full);
+        free(r);
+    }
+    closedir(d);
+    free(path);
+}
+
+char *dir_snapshot(const char *dir)
+{
+    char **lines = NULL;
+    size_t n = 0, total = 1;
+    snapshot_walk(dir, "", &lines, &n);
+    qsort(lines, n, sizeof *lines, cmp_str);
+    for (size_t i = 0; i < n; i++)
+        total += strlen(lines[i]) + 1;
+    char *out = malloc(total), *p = out;
+    *p = '\0';
+    for (size_t i = 0; i < n; i++) {
+        p += sprintf(p, "%s\n", lines[i]);
+        free(lines[i]);
+    }
+    free(lines);
+    return out;
+}
+
+int spawn_s2s(const char *const *args, const char *out_path)
+{
+    const char *s2s = getenv("S2S");
+    pid_t pid = fork();
+    if (pid == 0) {
+        int fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (fd < 0)
+            _exit(127);
+        dup2(fd, 1);
+        dup2(fd, 2);
+        const char *argv[64];
+        int n = 0;
+        argv[n++] = s2s && *s2s ? s2s : "./s2s";
+        for (int i = 0; args[i] && n < 63; i++)
+            argv[n++] = args[i];
+        argv[n] = NULL;
+        execv(argv[0], (char *const *)argv);
+        _exit(127);
+    }
+    return (int)pid;
+}
+
+int wait_exit(int pid)
+{
+    int st;
+    if (waitpid((pid_t)pid, &st, 0) != (pid_t)pid)
+        return -1;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+int count_in_file(const char *path, const char *needle)
+{
+    char *s = slurp(path, NULL);
+    int n = 0;
+    for (const char *p = s; p && (p = strstr(p, needle)); p++)
+        n++;
+    free(s);
+    return n;
 }

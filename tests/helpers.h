@@ -34,6 +34,19 @@ int file_exists(const char *path);
 /* Number of entries in a directory, not counting . and .. (-1 if it cannot be opened). */
 int dir_count(const char *path);
 
+/* A listing of a directory tree: one line "PATH SIZE CRC32" per file (PATH relative to
+   dir, symbolic links shown as "PATH -> TARGET", directories as "PATH/"), sorted. Two
+   equal snapshots mean nothing was created, removed or changed below dir. */
+char *dir_snapshot(const char *dir);
+
+/* Starts s2s (path from $S2S) with args (NULL-terminated, without the program name),
+   stdout and stderr to out_path, without waiting. */
+int spawn_s2s(const char *const *args, const char *out_path);
+/* Waits for a child: its exit status, or 128+signal when killed. */
+int wait_exit(int pid);
+/* Occurrences of needle in the file at path (0 when it cannot be read). */
+int count_in_file(const char *path, const char *needle);
+
 /* A fresh temporary directory holding data/, `s2s prepare data/sample.tsv` with its
    defaults (the caller removes it with rm_rf). */
 char *sample_prepared_dir(void);

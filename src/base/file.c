@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -113,6 +114,129 @@ int atomic_write(const char *path, const void *data, size_t len, Err *e)
         return err_set(e, "%s: write failed: %s", path, strerror(saved));
     }
     return atomic_commit(&af, e);
+}
+
+bool file_same(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+long file_head(const char *path, char *dst, size_t cap)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0)
+        return -1;
+    size_t n = 0;
+    while (n + 1 < cap) {
+        ssize_t r = read(fd, dst + n, cap - 1 - n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0) {
+            close(fd);
+            return -1;
+        }
+        if (r == 0)
+            break;
+        n += (size_t)r;
+    }
+    close(fd);
+    dst[n] = '\0';
+    return (long)n;
+}
+
+int file_check_text_output(const char *out, const char *what, const char *const *inputs,
+                           size_t n, Err *e)
+{
+    struct stat st;
+    if (stat(out, &st) != 0)
+        return 0; /* absent: nothing to lose */
+    for (size_t i = 0; i < n; i++)
+        if (inputs[i] && file_same(out, inputs[i]))
+            return err_set(e, "%s: %s would overwrite the input %s (the same file); nothing written", out,
+                           what, inputs[i]);
+    if (!S_ISREG(st.st_mode))
+        return err_set(e, "%s: %s exists and is not a regular file; nothing written", out, what);
+    char head[4097];
+    long got = file_head(out, head, sizeof head);
+    if (got < 0)
+        return err_set(e, "%s: cannot read: %s", out, strerror(errno));
+    if (memchr(head, '\0', (size_t)got))
+        return err_set(e, "%s: %s exists and is not a text file (a model or other binary file); "
+                          "refusing to replace it", out, what);
+    return 0;
+}
+
+/* A lock file of ours holds nothing or one process id line. */
+static bool lock_text(const char *s, long n, long *pid)
+{
+    long i = 0, v = 0;
+    while (i < n && s[i] >= '0' && s[i] <= '9' && v < 100000000)
+        v = v * 10 + (s[i++] - '0');
+    if (i < n && s[i] == '\n')
+        i++;
+    *pid = v;
+    return i == n && (n == 0 || v > 0);
+}
+
+int file_lock(FileLock *l, const char *path, long *holder, Err *e)
+{
+    l->fd = -1;
+    l->path = NULL;
+    *holder = 0;
+    for (int attempt = 0; attempt < 64; attempt++) {
+        struct stat st;
+        if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode))
+            return err_set(e, "%s: exists and is not an s2s lock file; refusing to use it", path);
+        int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0666);
+        if (fd < 0)
+            return err_set(e, "%s: cannot open: %s", path, strerror(errno));
+        char text[64];
+        ssize_t got = pread(fd, text, sizeof text, 0);
+        long pid = 0;
+        if (fstat(fd, &st) != 0 || got < 0 || !lock_text(text, (long)got, &pid)) {
+            close(fd);
+            return err_set(e, "%s: exists and is not an s2s lock file; refusing to use it", path);
+        }
+        if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+            int err = errno;
+            close(fd);
+            if (err == EWOULDBLOCK) {
+                *holder = pid;
+                return 1;
+            }
+            return err_set(e, "%s: cannot lock: %s", path, strerror(err));
+        }
+        /* The holder before us may have removed the file between our open and our lock:
+           then the lock is on a file nobody else will see; take the new one instead. */
+        struct stat now;
+        if (stat(path, &now) != 0 || now.st_dev != st.st_dev || now.st_ino != st.st_ino) {
+            close(fd);
+            continue;
+        }
+        char line[32];
+        int len = snprintf(line, sizeof line, "%ld\n", (long)getpid());
+        if (ftruncate(fd, 0) != 0 || pwrite(fd, line, (size_t)len, 0) != len) {
+            int err = errno;
+            close(fd);
+            return err_set(e, "%s: cannot write: %s", path, strerror(err));
+        }
+        l->fd = fd;
+        l->path = xstrdup(path);
+        return 0;
+    }
+    return err_set(e, "%s: cannot lock: the file keeps being replaced", path);
+}
+
+void file_unlock(FileLock *l)
+{
+    if (l->fd >= 0) {
+        unlink(l->path);
+        close(l->fd);
+    }
+    free(l->path);
+    l->fd = -1;
+    l->path = NULL;
 }
 
 int dir_ensure(const char *path, Err *e)

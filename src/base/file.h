@@ -2,6 +2,7 @@
 #ifndef S2S_BASE_FILE_H
 #define S2S_BASE_FILE_H
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stddef.h>
 #include "base/err.h"
@@ -25,6 +26,37 @@ int atomic_commit(AtomicFile *af, Err *e);
 void atomic_abort(AtomicFile *af);
 /* Writes len bytes to path atomically. */
 int atomic_write(const char *path, const void *data, size_t len, Err *e);
+
+/* True when both paths exist and are the same file: the same device and inode after
+   following symbolic links, so "x", "./x", a hard link and a symlink to x all match. */
+bool file_same(const char *a, const char *b);
+
+/* Whether an output of a filter (`translate -o`, `eval --out`) may be written to out:
+   it is absent, or a regular file that holds text (no NUL byte in its first 4 KiB:
+   model files, states and other binary files are refused) and is not the same file as
+   any of the n inputs. what names the option in the message. Nothing is written. */
+int file_check_text_output(const char *out, const char *what, const char *const *inputs,
+                           size_t n, Err *e);
+
+/* The first bytes of a file (at most cap - 1, NUL-terminated): the count read, or -1
+   when it cannot be opened or read. */
+long file_head(const char *path, char *dst, size_t cap);
+
+/*
+ * An advisory lock on a file (flock), held until file_unlock or the end of the
+ * process: a lock left by a killed process does not block. The file holds the
+ * holder's process id. file_lock returns 0 when taken, 1 when another process holds
+ * it (*holder: its id as written, 0 if unknown), -1 with e set when the file cannot
+ * be used (it exists and is not a lock file of ours: anything but a process id line
+ * or empty). file_unlock removes the file and releases the lock.
+ */
+typedef struct FileLock {
+    int fd;      /* -1 when not held */
+    char *path;
+} FileLock;
+
+int file_lock(FileLock *l, const char *path, long *holder, Err *e);
+void file_unlock(FileLock *l);
 
 /* Creates a directory if it does not exist (one level). */
 int dir_ensure(const char *path, Err *e);

@@ -594,6 +594,35 @@ int st_parse(StFile **out, const char *name, const void *bytes, size_t len,
     return finish(f, out, expect_format, e);
 }
 
+bool st_has_format(const char *path, const char *format)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0)
+        return false;
+    bool yes = false;
+    unsigned char len8[8];
+    struct stat st;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && pread(fd, len8, 8, 0) == 8) {
+        uint64_t hlen = 0;
+        for (int k = 7; k >= 0; k--)
+            hlen = hlen << 8 | len8[k];
+        if (hlen > 0 && hlen <= ST_MAX_HEADER && hlen <= (uint64_t)st.st_size - 8) {
+            char *h = xmalloc((size_t)hlen);
+            Json doc = {0};
+            Err je;
+            if (pread(fd, h, (size_t)hlen, 8) == (ssize_t)hlen && json_parse(&doc, h, (size_t)hlen, &je) == 0) {
+                const JsonVal *v = json_get(json_get(doc.root, "__metadata__"), ST_KEY_FORMAT);
+                yes = v && v->type == JSON_STRING && v->u.str.len == strlen(format) &&
+                      memcmp(v->u.str.s, format, v->u.str.len) == 0;
+                json_free(&doc);
+            }
+            free(h);
+        }
+    }
+    close(fd);
+    return yes;
+}
+
 int st_load(StFile **out, const char *path, const char *expect_format, Err *e)
 {
     *out = NULL;

@@ -48,6 +48,7 @@
 #ifndef S2S_BASE_SAFETENSORS_H
 #define S2S_BASE_SAFETENSORS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -109,6 +110,13 @@ int st_load(StFile **out, const char *path, const char *expect_format, Err *e);
 int st_parse(StFile **out, const char *name, const void *bytes, size_t len,
              const char *expect_format, Err *e);
 void st_close(StFile *f);
+/*
+ * Whether the file at path is a safetensors file whose metadata names the format
+ * `format` (ST_KEY_FORMAT), reading its header only: the kind of a file is known
+ * without reading or checking its data. False for anything else (absent, unreadable,
+ * not safetensors, another format).
+ */
+bool st_has_format(const char *path, const char *format);
 
 /* Tensors in header order. */
 size_t st_count(const StFile *f);

@@ -6,6 +6,9 @@
 #include "base/err.h"
 #include "base/rng.h"
 
+const char *const prepared_files[PREPARED_NFILES] = {"train.tsv", "valid.tsv", "test.tsv",
+                                                    "vocab.src", "vocab.tgt", "prepare.json"};
+
 const char *split_name(SplitId s)
 {
     switch (s) {

@@ -7,6 +7,12 @@
 
 typedef enum SplitId { SPLIT_TRAIN = 0, SPLIT_VALID = 1, SPLIT_TEST = 2, SPLIT_COUNT = 3 } SplitId;
 
+/* The files of a directory written by `s2s prepare`, in the order it writes them:
+   the three splits, the two vocabularies, prepare.json (last: its presence marks a
+   prepared directory). */
+#define PREPARED_NFILES 6
+extern const char *const prepared_files[PREPARED_NFILES];
+
 /* "train", "valid", "test". */
 const char *split_name(SplitId s);
 

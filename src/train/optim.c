@@ -147,20 +147,21 @@ double optim_sched_lr(const Sched *s, long step)
     BUG("unknown schedule %d", (int)s->kind);
 }
 
-bool optim_sched_observe(Sched *s, double metric)
+bool optim_sched_observe(Sched *s, long step, double metric)
 {
     if (s->kind != SCHED_PLATEAU)
         return false;
-    bool better = !s->have_best || (s->higher_better ? metric > s->best : metric < s->best);
+    bool better = !s->have_best || (s->higher_better ? metric > s->best + s->threshold
+                                                     : metric < s->best - s->threshold);
     if (better) {
         s->best = metric;
         s->have_best = true;
-        s->bad = 0;
+        s->since = step;
         return false;
     }
-    if (++s->bad < s->patience)
+    if (step - s->since < s->patience)
         return false;
-    s->bad = 0;
+    s->since = step;
     double next = fmax(s->lr * s->factor, s->min_lr);
     bool reduced = next < s->lr;
     s->lr = next;

@@ -46,9 +46,14 @@ double optim_clip_grad_norm(real *grads, size_t n, double max_norm);
    - SCHED_WARMUP_DECAY:  lr(s) = base * min(s / W, sqrt(W / s)) with W = warmup >= 1:
                           linear rise to base at step W, then inverse-square-root
                           decay (base at s = W, base/2 at s = 4W). warmup 0: constant.
-   - SCHED_PLATEAU:       lr = base until optim_sched_observe reports `patience`
-                          validations in a row without improvement of the best metric;
-                          then lr = max(lr * factor, min_lr) and the count restarts. */
+   - SCHED_PLATEAU:       lr = base until a validation (optim_sched_observe) finds that
+                          the metric has not improved for `patience` steps (an
+                          improvement beats the best by more than `threshold`); then
+                          lr = max(lr * factor, min_lr) and the count restarts from that
+                          step. Patience is counted in training steps, not validations,
+                          so that it means the same amount of training whether
+                          validations come every few steps (short epochs) or every
+                          thousand. */
 typedef enum SchedKind { SCHED_CONSTANT = 0, SCHED_WARMUP_DECAY, SCHED_PLATEAU } SchedKind;
 
 typedef struct Sched {
@@ -57,24 +62,26 @@ typedef struct Sched {
     long warmup;       /* W, warmup-decay */
     double factor;     /* plateau: multiplier on each reduction (0.5) */
     double min_lr;     /* plateau: floor */
-    int patience;      /* plateau: validations without improvement before reducing (1) */
+    long patience;     /* plateau: steps without improvement before reducing (1) */
+    double threshold;  /* plateau: the least change of the metric that counts (0) */
     bool higher_better;/* plateau: metric direction (true for BLEU, false for loss) */
     /* plateau state */
     double lr;         /* current rate */
     double best;
     bool have_best;
-    int bad;           /* validations since the last improvement or reduction */
+    long since;        /* step of the last improvement or reduction (0 at the start) */
 } Sched;
 
 /* A schedule of the given kind with base rate base_lr and the defaults above
-   (warmup 0, factor 0.5, min_lr 0, patience 1, higher_better true). */
+   (warmup 0, factor 0.5, min_lr 0, patience 1, threshold 0, higher_better true). */
 Sched optim_sched_make(SchedKind kind, double base_lr);
 /* The rate for step s (>= 1). */
 double optim_sched_lr(const Sched *s, long step);
-/* Plateau: records one validation metric; returns true when it reduced the rate.
-   Other kinds ignore it and return false. A metric improves when it is strictly
-   better than the best so far. */
-bool optim_sched_observe(Sched *s, double metric);
+/* Plateau: records the metric of a validation after `step` steps; returns true when
+   it reduced the rate.
+   Other kinds ignore it and return false. A metric improves when it is better than
+   the best so far by more than the threshold (the first one always does). */
+bool optim_sched_observe(Sched *s, long step, double metric);
 /* "constant", "warmup-decay", "plateau"; optim_sched_parse returns -1 for other names. */
 const char *optim_sched_name(SchedKind k);
 int optim_sched_parse(const char *name, SchedKind *out);

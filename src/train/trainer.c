@@ -21,8 +21,8 @@
 #include "model/file.h"
 #include "nn/linalg.h"
 #include "train/data.h"
+#include "train/outputs.h"
 
-#define ST_FORMAT_STATE "s2s-state-1"
 #define KEY_STATE "s2s.state"
 
 volatile int train_stop_requested;
@@ -236,8 +236,8 @@ static void state_json(const Trainer *t, Buf *b)
     buf_json_f64(b, t->sched.lr);
     buf_puts(b, ", \"sched_best\": ");
     buf_json_f64(b, t->sched.best);
-    buf_printf(b, ", \"sched_have_best\": %s, \"sched_bad\": %d, \"last_valid_step\": %ld",
-               t->sched.have_best ? "true" : "false", t->sched.bad, p->last_valid_step);
+    buf_printf(b, ", \"sched_have_best\": %s, \"sched_since\": %ld, \"last_valid_step\": %ld",
+               t->sched.have_best ? "true" : "false", t->sched.since, p->last_valid_step);
     buf_puts(b, ", \"last_valid_loss\": ");
     buf_json_f64(b, p->last_valid_loss);
     buf_puts(b, ", \"last_valid_ppl\": ");
@@ -269,7 +269,7 @@ static int save_state(Trainer *t, Err *e)
     vocab_lines(t->data.src_vocab, &vs);
     vocab_lines(t->data.tgt_vocab, &vt);
     const char *keys[] = {ST_KEY_FORMAT, KEY_STATE, "s2s.config", "s2s.vocab.src", "s2s.vocab.tgt"};
-    const char *vals[] = {ST_FORMAT_STATE, st.data, cfg.data, vs.data, vt.data};
+    const char *vals[] = {TRAIN_FORMAT_STATE, st.data, cfg.data, vs.data, vt.data};
     int rc = st_write(t->path_state, ts, 4, keys, vals, 5, e);
     buf_free(&st);
     buf_free(&cfg);
@@ -308,7 +308,7 @@ static int load_state(Trainer *t, Err *e)
 {
     const char *path = t->path_state;
     StFile *f;
-    if (st_load(&f, path, ST_FORMAT_STATE, e) != 0)
+    if (st_load(&f, path, TRAIN_FORMAT_STATE, e) != 0)
         return -1;
     int rc = -1;
     Json doc = {0};
@@ -345,7 +345,7 @@ static int load_state(Trainer *t, Err *e)
         goto out;
     }
     Progress *p = &t->p;
-    long adam_step, pairs, bsize, btok, seed, bad, sched_bad, have;
+    long adam_step, pairs, bsize, btok, seed, bad, sched_since, have;
     double sched_lr, sched_best;
     if (state_long(r, "step", &p->step, path, e) || state_long(r, "epoch", &p->epoch, path, e) ||
         state_long(r, "batch", &p->batch, path, e) || state_long(r, "adam_step", &adam_step, path, e) ||
@@ -356,7 +356,7 @@ static int load_state(Trainer *t, Err *e)
         state_long(r, "sched_step", &p->sched_step, path, e) ||
         state_num(r, "sched_bleu", &p->sched_bleu, path, e) || state_num(r, "sched_lr", &sched_lr, path, e) ||
         state_num(r, "sched_best", &sched_best, path, e) ||
-        state_long(r, "sched_bad", &sched_bad, path, e) ||
+        state_long(r, "sched_since", &sched_since, path, e) ||
         state_long(r, "last_valid_step", &p->last_valid_step, path, e) ||
         state_num(r, "last_valid_loss", &p->last_valid_loss, path, e) ||
         state_num(r, "last_valid_ppl", &p->last_valid_ppl, path, e) ||
@@ -397,7 +397,7 @@ static int load_state(Trainer *t, Err *e)
     t->sched.lr = sched_lr;
     t->sched.best = sched_best;
     t->sched.have_best = have;
-    t->sched.bad = (int)sched_bad;
+    t->sched.since = sched_since;
     rc = 0;
 out:
     if (parsed)
@@ -517,13 +517,13 @@ static int validate(Trainer *t, bool scheduled, bool *stop, Err *e)
     if (scheduled)
         p->sched_step = p->step;
     if (have_valid && scheduled) {
-        if (bleu > p->sched_bleu) {
+        if (p->sched_bleu < 0 || bleu > p->sched_bleu + t->o->min_delta) {
             p->sched_bleu = bleu;
             p->bad_valid = 0;
         } else {
             p->bad_valid++;
         }
-        if (optim_sched_observe(&t->sched, bleu))
+        if (optim_sched_observe(&t->sched, p->step, bleu))
             say(t, "valid BLEU did not improve: learning rate lowered to %.3g", t->sched.lr);
     }
     /* at an epoch end the epoch just completed, else the current one (1-based) */
@@ -591,12 +591,7 @@ static void remove_stale_temporaries(const char *model)
 static int prepare_outputs(Trainer *t, Err *e)
 {
     const TrainOpts *o = t->o;
-    if (!o->resume && !o->force && access(t->path_state, F_OK) == 0)
-        return err_set(e, "%s exists: add --resume to continue that run, or --force to start over",
-                       t->path_state);
-    if (o->resume && access(t->path_state, F_OK) != 0)
-        return err_set(e, "%s: cannot resume: %s", t->path_state, strerror(errno));
-    /* Check that the directory takes new files before spending time on training. */
+    /* The outputs were claimed (train/outputs.h) before the data was prepared. Check that the directory takes new files before spending time on training. */
     char *probe = xmalloc(strlen(o->model) + 32);
     sprintf(probe, "%s.probe-%ld", o->model, (long)getpid());
     FILE *f = fopen(probe, "w");
@@ -782,6 +777,7 @@ int train_run(const TrainOpts *o, Err *e)
     t.sched = optim_sched_make(o->sched, o->lr);
     t.sched.warmup = o->warmup;
     t.sched.patience = o->sched_patience;
+    t.sched.threshold = o->min_delta;
     t.sched.higher_better = true;
     t.sched.min_lr = o->lr / 100;
     t.p.best_bleu = t.p.sched_bleu = -1;

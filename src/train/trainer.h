@@ -36,8 +36,10 @@ typedef struct TrainOpts {
     double lr, beta1, beta2, eps, weight_decay, clip;
     SchedKind sched;
     long warmup;       /* warmup-decay: W */
-    int sched_patience;/* plateau: validations without improvement before halving */
-    long epochs;       /* 0: no limit */
+    long sched_patience;/* plateau: steps without a better valid BLEU before halving */
+    double min_delta;  /* BLEU points a validation must gain over the best to count as
+                          an improvement (plateau schedule and --patience) */
+    long epochs;       /* 0: no limit (the default when --steps or --time is given) */
     long steps;        /* 0: no limit */
     double minutes;    /* 0: no limit */
     long valid_every;  /* steps; 0: at epoch ends only */

@@ -63,16 +63,6 @@ static int wait_status(pid_t pid)
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
-static int count_in_file(const char *path, const char *needle)
-{
-    char *s = slurp(path, NULL);
-    int n = 0;
-    for (const char *p = s; p && (p = strstr(p, needle)); p++)
-        n++;
-    free(s);
-    return n;
-}
-
 static void expect_loadable(const char *model, bool need_best)
 {
     char *last = strf("%s.last", model), *state = strf("%s.state", model);
@@ -127,7 +117,9 @@ Test(reliability, nonfinite_steps_are_skipped_then_training_stops)
     free(dir);
 }
 
-Test(reliability, sigint_saves_and_the_run_resumes)
+/* SIGINT (Ctrl-C) or SIGTERM (kill, a batch system's stop) in the middle of a run:
+   the step finishes, the files are saved, exit 0, and --resume continues. */
+static void signal_saves_and_the_run_resumes(int sig)
 {
     char *dir = sample_prepared_dir();
     char *data = strf("%s/data", dir), *model = strf("%s/m.s2s", dir), *errp = strf("%s/err", dir);
@@ -139,7 +131,7 @@ Test(reliability, sigint_saves_and_the_run_resumes)
     for (int i = 0; i < 600 && count_in_file(logp, "\"event\": \"step\"") < 3; i++)
         usleep(50000);
     cr_assert(count_in_file(logp, "\"event\": \"step\"") >= 3, "no training steps after 30 s");
-    kill(pid, SIGINT);
+    kill(pid, sig);
     cr_expect_eq(wait_status(pid), 0);
     char *err = slurp(errp, NULL);
     char *want = strf("continue with the same command and --resume\n");
@@ -168,6 +160,10 @@ Test(reliability, sigint_saves_and_the_run_resumes)
     rm_rf(dir);
     free(dir);
 }
+
+Test(reliability, sigint_saves_and_the_run_resumes) { signal_saves_and_the_run_resumes(SIGINT); }
+
+Test(reliability, sigterm_saves_and_the_run_resumes) { signal_saves_and_the_run_resumes(SIGTERM); }
 
 /* SIGKILL at random moments while checkpoints are written at every step: whatever
    the moment, the files on disk load, and the run resumes from them. */

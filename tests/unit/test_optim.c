@@ -93,7 +93,7 @@ Test(optim, constant_schedule)
     Sched s = optim_sched_make(SCHED_CONSTANT, 0.001);
     cr_expect_eq(optim_sched_lr(&s, 1), 0.001);
     cr_expect_eq(optim_sched_lr(&s, 100000), 0.001);
-    cr_expect(!optim_sched_observe(&s, 1.0));
+    cr_expect(!optim_sched_observe(&s, 1, 1.0));
     cr_expect_eq(optim_sched_lr(&s, 7), 0.001);
 }
 
@@ -114,37 +114,61 @@ Test(optim, warmup_decay_schedule_exact_rates)
 
 Test(optim, plateau_halves_on_no_improvement_down_to_floor)
 {
+    /* patience 1 step: every validation without improvement halves the rate */
     Sched s = optim_sched_make(SCHED_PLATEAU, 0.008);
     s.min_lr = 0.0015;
-    cr_expect(!optim_sched_observe(&s, 10.0)); /* first metric: best */
+    cr_expect(!optim_sched_observe(&s, 1, 10.0)); /* first metric: best */
     cr_expect_eq(optim_sched_lr(&s, 1), 0.008);
-    cr_expect(!optim_sched_observe(&s, 12.0)); /* improved */
+    cr_expect(!optim_sched_observe(&s, 2, 12.0)); /* improved */
     cr_expect_eq(optim_sched_lr(&s, 2), 0.008);
-    cr_expect(optim_sched_observe(&s, 12.0)); /* equal: not an improvement */
+    cr_expect(optim_sched_observe(&s, 3, 12.0)); /* equal: not an improvement */
     cr_expect_eq(optim_sched_lr(&s, 3), 0.004);
-    cr_expect(optim_sched_observe(&s, 11.0));
+    cr_expect(optim_sched_observe(&s, 4, 11.0));
     cr_expect_eq(optim_sched_lr(&s, 4), 0.002);
-    cr_expect(optim_sched_observe(&s, 11.5)); /* floor */
+    cr_expect(optim_sched_observe(&s, 5, 11.5)); /* floor */
     cr_expect_eq(optim_sched_lr(&s, 5), 0.0015);
-    cr_expect(!optim_sched_observe(&s, 11.0)); /* at the floor: no reduction */
+    cr_expect(!optim_sched_observe(&s, 6, 11.0)); /* at the floor: no reduction */
     cr_expect_eq(optim_sched_lr(&s, 6), 0.0015);
-    cr_expect(!optim_sched_observe(&s, 13.0));
+    cr_expect(!optim_sched_observe(&s, 7, 13.0));
     cr_expect_eq(s.best, 13.0);
 }
 
-Test(optim, plateau_patience_and_lower_is_better)
+/* Patience counts steps since the last improvement or reduction, whatever the number
+   of validations in between. */
+Test(optim, plateau_patience_in_steps_and_lower_is_better)
 {
     Sched s = optim_sched_make(SCHED_PLATEAU, 1.0);
-    s.patience = 2;
+    s.patience = 100;
     s.higher_better = false;
-    cr_expect(!optim_sched_observe(&s, 5.0));
-    cr_expect(!optim_sched_observe(&s, 4.0)); /* lower: improved */
-    cr_expect(!optim_sched_observe(&s, 4.5)); /* 1 bad */
+    cr_expect(!optim_sched_observe(&s, 10, 5.0));
+    cr_expect(!optim_sched_observe(&s, 20, 4.0)); /* lower: improved at step 20 */
+    for (long step = 25; step < 120; step += 5)
+        cr_expect(!optim_sched_observe(&s, step, 4.5), "step %ld", step); /* 99 steps at most */
     cr_expect_eq(optim_sched_lr(&s, 1), 1.0);
-    cr_expect(optim_sched_observe(&s, 4.2)); /* 2 bad: reduce */
+    cr_expect(optim_sched_observe(&s, 120, 4.2)); /* 100 steps without improvement: reduce */
     cr_expect_eq(optim_sched_lr(&s, 1), 0.5);
-    cr_expect(!optim_sched_observe(&s, 4.1)); /* count restarted */
+    cr_expect(!optim_sched_observe(&s, 121, 4.1)); /* count restarted at step 120 */
+    cr_expect(!optim_sched_observe(&s, 219, 4.1));
+    cr_expect(optim_sched_observe(&s, 220, 4.1));
+    cr_expect_eq(optim_sched_lr(&s, 1), 0.25);
+    cr_expect_eq(s.since, 220);
+}
+
+/* An improvement must beat the best by more than the threshold. */
+Test(optim, plateau_threshold)
+{
+    Sched s = optim_sched_make(SCHED_PLATEAU, 1.0);
+    s.patience = 10;
+    s.threshold = 0.5;
+    cr_expect(!optim_sched_observe(&s, 10, 20.0));
+    cr_expect(!optim_sched_observe(&s, 15, 20.5)); /* +0.5: not more than the threshold */
+    cr_expect_eq(s.best, 20.0);
+    cr_expect_eq(s.since, 10);
+    cr_expect(optim_sched_observe(&s, 20, 20.4)); /* 10 steps since step 10 */
     cr_expect_eq(optim_sched_lr(&s, 1), 0.5);
+    cr_expect(!optim_sched_observe(&s, 25, 20.51)); /* improved */
+    cr_expect_eq(s.best, 20.51);
+    cr_expect_eq(s.since, 25);
 }
 
 Test(optim, schedule_names)

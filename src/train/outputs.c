@@ -1,0 +1,179 @@
+#include "train/outputs.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "base/buf.h"
+#include "base/safetensors.h"
+#include "text/split.h"
+
+typedef enum Kind { KIND_MODEL, KIND_STATE, KIND_LOG, KIND_PREPARED } Kind;
+
+static const char *const kind_names[] = {"an s2s model file", "an s2s training state",
+                                         "an s2s training log", "a directory written by s2s prepare"};
+
+/* A training log's first line is the "start" (or, when the log was lost, "resume")
+   event that train writes before anything else. */
+static bool is_log(const char *path)
+{
+    char head[64];
+    long n = file_head(path, head, sizeof head);
+    return n > 0 && (strncmp(head, "{\"event\": \"start\",", 18) == 0 ||
+                     strncmp(head, "{\"event\": \"resume\",", 19) == 0);
+}
+
+static bool is_prepared(const char *dir)
+{
+    char *marker = path_join(dir, "prepare.json");
+    struct stat st;
+    bool yes = stat(marker, &st) == 0 && S_ISREG(st.st_mode);
+    free(marker);
+    return yes;
+}
+
+static bool is_kind(const char *path, const struct stat *st, Kind k)
+{
+    switch (k) {
+    case KIND_MODEL: return S_ISREG(st->st_mode) && st_has_format(path, ST_FORMAT_MODEL);
+    case KIND_STATE: return S_ISREG(st->st_mode) && st_has_format(path, TRAIN_FORMAT_STATE);
+    case KIND_LOG: return S_ISREG(st->st_mode) && is_log(path);
+    case KIND_PREPARED: return S_ISDIR(st->st_mode) && is_prepared(path);
+    }
+    return false;
+}
+
+/* The inputs of a run: the corpus file, or the files of the prepared directory. */
+typedef struct Inputs {
+    char *path[PREPARED_NFILES + 1];
+    int n;
+} Inputs;
+
+static void inputs_of(Inputs *in, const char *data, bool corpus)
+{
+    in->n = 0;
+    if (corpus) {
+        in->path[in->n++] = xstrdup(data);
+        return;
+    }
+    in->path[in->n++] = xstrdup(data);
+    for (int i = 0; i < PREPARED_NFILES; i++)
+        in->path[in->n++] = path_join(data, prepared_files[i]);
+}
+
+static void inputs_free(Inputs *in)
+{
+    for (int i = 0; i < in->n; i++)
+        free(in->path[i]);
+}
+
+/* One output path: not an input, and absent or of its kind. */
+static int check_output(const char *path, Kind k, const Inputs *in, Err *e)
+{
+    for (int i = 0; i < in->n; i++)
+        if (file_same(path, in->path[i]))
+            return err_set(e, "%s: -o would overwrite the input %s (the same file); nothing written",
+                           path, in->path[i]);
+    struct stat st;
+    if (lstat(path, &st) != 0) {
+        if (errno == ENOENT)
+            return 0;
+        return err_set(e, "%s: %s", path, strerror(errno));
+    }
+    if (S_ISLNK(st.st_mode) && stat(path, &st) != 0)
+        return err_set(e, "%s: exists and is not %s (a broken symbolic link); refusing to replace it; "
+                          "choose another -o", path, kind_names[k]);
+    if (!is_kind(path, &st, k))
+        return err_set(e, "%s: exists and is not %s; refusing to replace it; choose another -o", path,
+                       kind_names[k]);
+    return 0;
+}
+
+static char *suffixed(const char *path, const char *suffix)
+{
+    Buf b = {0};
+    buf_puts(&b, path);
+    buf_puts(&b, suffix);
+    return buf_take(&b);
+}
+
+static int check_all(const char *model, const char *data, bool corpus, bool resume, bool force, Err *e)
+{
+    static const struct {
+        const char *suffix;
+        Kind kind;
+    } outs[] = {{"", KIND_MODEL}, {".last", KIND_MODEL}, {".state", KIND_STATE}, {".log.jsonl", KIND_LOG}};
+    Inputs in;
+    inputs_of(&in, data, corpus);
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < sizeof outs / sizeof outs[0]; i++) {
+        char *p = suffixed(model, outs[i].suffix);
+        rc = check_output(p, outs[i].kind, &in, e);
+        free(p);
+    }
+    if (rc == 0 && corpus) {
+        /* MODEL.d/ and the files prepare writes there */
+        char *dir = suffixed(model, ".d");
+        rc = check_output(dir, KIND_PREPARED, &in, e);
+        for (int i = 0; rc == 0 && i < PREPARED_NFILES; i++) {
+            char *p = path_join(dir, prepared_files[i]);
+            for (int k = 0; rc == 0 && k < in.n; k++)
+                if (file_same(p, in.path[k]))
+                    rc = err_set(e, "%s: -o would overwrite the input %s (the same file); nothing written",
+                                 p, in.path[k]);
+            free(p);
+        }
+        free(dir);
+    }
+    inputs_free(&in);
+    if (rc != 0)
+        return -1;
+    char *state = suffixed(model, ".state");
+    struct stat st;
+    bool have_state = stat(state, &st) == 0;
+    if (!resume && !force && have_state)
+        rc = err_set(e, "%s exists: add --resume to continue that run, or --force to start over", state);
+    else if (resume && !have_state)
+        rc = err_set(e, "%s: cannot resume: %s", state, strerror(errno));
+    free(state);
+    return rc;
+}
+
+int train_claim(TrainClaim *c, const char *model, const char *data, bool resume, bool force, Err *e)
+{
+    struct stat st;
+    bool corpus = !(stat(data, &st) == 0 && S_ISDIR(st.st_mode));
+    char *lock = suffixed(model, ".lock");
+    Inputs in;
+    inputs_of(&in, data, corpus);
+    for (int i = 0; i < in.n; i++)
+        if (file_same(lock, in.path[i])) {
+            err_set(e, "%s: -o would overwrite the input %s (the same file); nothing written", lock,
+                    in.path[i]);
+            inputs_free(&in);
+            free(lock);
+            return -1;
+        }
+    inputs_free(&in);
+    long holder;
+    int got = file_lock(&c->lock, lock, &holder, e);
+    if (got == 1) {
+        if (holder > 0)
+            err_set(e, "%s: another s2s train (process %ld) is writing this model; wait for it to end "
+                       "or stop it (it holds %s)", model, holder, lock);
+        else
+            err_set(e, "%s: another s2s train is writing this model; wait for it to end or stop it "
+                       "(it holds %s)", model, lock);
+    }
+    free(lock);
+    if (got != 0)
+        return -1;
+    if (check_all(model, data, corpus, resume, force, e) != 0) {
+        train_release(c);
+        return -1;
+    }
+    return 0;
+}
+
+void train_release(TrainClaim *c) { file_unlock(&c->lock); }
