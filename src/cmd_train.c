@@ -104,6 +104,10 @@ static void on_signal(int sig)
     train_stop_requested = 1;
 }
 
+/* The claim of this run, released (MODEL.lock removed) however the process exits. */
+static TrainClaim claim;
+static void release_claim(void) { train_release(&claim); }
+
 static int is_dir(const char *path)
 {
     struct stat st;
@@ -278,9 +282,9 @@ int cmd_train(int argc, char **argv)
     /* Nothing is written before the outputs are known to be ours and the lock is held. */
     if (access(data, F_OK) != 0)
         die("%s: cannot open: %s", data, strerror(errno));
-    TrainClaim claim;
     if (train_claim(&claim, o.model, data, o.resume, o.force, &e) != 0)
         die_err(&e);
+    atexit(release_claim);
 
     /* A corpus file is prepared into MODEL.d/ first (kept for --resume and eval). */
     char *prepared = NULL;
@@ -294,10 +298,8 @@ int cmd_train(int argc, char **argv)
                 die("%s: cannot open: %s", data, strerror(errno));
             char *pargv[] = {"prepare", (char *)data, "-o", prepared, NULL};
             int rc = cmd_prepare(4, pargv);
-            if (rc != 0) {
-                train_release(&claim);
+            if (rc != 0)
                 return rc;
-            }
         }
         o.data = prepared;
     } else {
@@ -311,7 +313,6 @@ int cmd_train(int argc, char **argv)
     sigaction(SIGTERM, &sa, NULL);
 
     int rc = train_run(&o, &e);
-    train_release(&claim);
     free(prepared);
     if (rc != 0)
         die_err(&e);

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "base/buf.h"
 #include "base/safetensors.h"
@@ -140,8 +141,29 @@ static int check_all(const char *model, const char *data, bool corpus, bool resu
     return rc;
 }
 
+/* The directory that will hold MODEL's files must take new files. */
+static int check_writable_dir(const char *model, Err *e)
+{
+    const char *slash = strrchr(model, '/');
+    char *dir = slash ? xstrndup(model, (size_t)(slash - model) + (slash == model)) : xstrdup(".");
+    struct stat st;
+    int rc = 0;
+    if (stat(dir, &st) != 0)
+        rc = err_set(e, "%s: cannot write there: %s", model, strerror(errno));
+    else if (!S_ISDIR(st.st_mode))
+        rc = err_set(e, "%s: cannot write there: %s", model, strerror(ENOTDIR));
+    else if (access(dir, W_OK | X_OK) != 0)
+        rc = err_set(e, "%s: cannot write there: %s", model, strerror(errno));
+    free(dir);
+    return rc;
+}
+
 int train_claim(TrainClaim *c, const char *model, const char *data, bool resume, bool force, Err *e)
 {
+    c->lock.fd = -1;
+    c->lock.path = NULL;
+    if (check_writable_dir(model, e) != 0)
+        return -1;
     struct stat st;
     bool corpus = !(stat(data, &st) == 0 && S_ISDIR(st.st_mode));
     char *lock = suffixed(model, ".lock");
