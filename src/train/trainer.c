@@ -34,7 +34,7 @@ TrainOpts train_opts_default(void)
         .batch = {.batch = 64, .tokens = 0, .chunk = 0},
         .lr = 1e-3, .beta1 = OPTIM_BETA1, .beta2 = OPTIM_BETA2, .eps = OPTIM_EPS,
         .weight_decay = 0, .clip = 1.0,
-        .sched = SCHED_PLATEAU, .warmup = 0, .sched_patience = 1,
+        .sched = SCHED_PLATEAU, .warmup = 0, .sched_patience = 2000, .min_delta = 0.1,
         .epochs = 10, .valid_every = 1000, .patience = 0,
         .seed = 1, .log_every = 100, .progress = -1,
     };
