@@ -74,7 +74,9 @@ $(GC_BIN): $(GC_OBJ) $(BASE_OBJ)
 	$(CC) -o $@ $^ -lcriterion $(LDLIBS_ALL)
 
 # Tests run from the repository root; end-to-end tests run the binary named by S2S.
+# scripts/check-layers.sh fails when a file includes a header of a later layer.
 test: $(BIN) $(TEST_BIN) $(GC_BIN)
+	scripts/check-layers.sh
 	$(GC_BIN) -j2
 	S2S=./$(BIN) PYTHON=$(PYTHON) $(TEST_BIN) -j2
 

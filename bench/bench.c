@@ -45,8 +45,8 @@
 #include "model/file.h"
 #include "model/seq2seq.h"
 #include "nn/linalg.h"
-#include "train/batch.h"
-#include "train/data.h"
+#include "data/batch.h"
+#include "data/prepared.h"
 #include "train/optim.h"
 
 /* ------------------------------------------------------------------ helpers */
@@ -256,8 +256,8 @@ static int cmd_data(int argc, char **argv)
     if (!dir || !out)
         die_usage("data: usage: bench data DIR -o OUTDIR");
     Err e;
-    TrainData d;
-    if (train_data_load(&d, dir, &e) != 0 || dir_ensure(out, &e) != 0)
+    Prepared d;
+    if (prepared_load(&d, dir, &e) != 0 || dir_ensure(out, &e) != 0)
         die_err(&e);
 
     /* the training plan of `s2s train --seed S --batch B`: its data generator is
@@ -366,7 +366,7 @@ static int cmd_data(int argc, char **argv)
     free(lens);
     batch_buf_free(&bb);
     batch_plan_free(&plan);
-    train_data_free(&d);
+    prepared_free(&d);
     return 0;
 }
 

@@ -51,7 +51,7 @@
 
 #include "base/err.h"
 #include "model/seq2seq.h"
-#include "train/batch.h"
+#include "data/batch.h"
 
 typedef struct BeamOpts {
     int beam;       /* K >= 1 */

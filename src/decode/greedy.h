@@ -30,7 +30,7 @@
 
 #include "base/err.h"
 #include "model/seq2seq.h"
-#include "train/batch.h"
+#include "data/batch.h"
 
 /* Bytes of model activations a decoding batch may use before it gets fewer rows. */
 #define GREEDY_WORK_BUDGET ((size_t)1 << 30)

@@ -7,7 +7,7 @@
 #include "decode/beam.h"
 #include "decode/greedy.h"
 #include "text/tokenize.h"
-#include "train/batch.h"
+#include "data/batch.h"
 
 _Static_assert(sizeof(int) == sizeof(int32_t), "token ids are stored as int and int32_t");
 

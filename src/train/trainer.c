@@ -20,7 +20,7 @@
 #include "eval/bleu.h"
 #include "model/file.h"
 #include "nn/linalg.h"
-#include "train/data.h"
+#include "data/prepared.h"
 #include "train/outputs.h"
 
 #define KEY_STATE "s2s.state"
@@ -72,7 +72,7 @@ typedef struct Progress {
 
 typedef struct Trainer {
     const TrainOpts *o;
-    TrainData data;
+    Prepared data;
     Model m;
     Adam adam;
     Sched sched;
@@ -621,7 +621,7 @@ static void trainer_free(Trainer *t)
     optim_adam_free(&t->adam);
     if (t->m.params)
         model_free(&t->m);
-    train_data_free(&t->data);
+    prepared_free(&t->data);
     free(t->path_last);
     free(t->path_state);
     free(t->path_log);
@@ -759,7 +759,7 @@ int train_run(const TrainOpts *o, Err *e)
     t.path_log = suffixed(o->model, ".log.jsonl");
     int rc = -1;
     int threads = nn_set_threads(o->threads);
-    if (train_data_load(&t.data, o->data, e) != 0)
+    if (prepared_load(&t.data, o->data, e) != 0)
         goto out;
     ModelConfig cfg = o->cfg;
     cfg.src_vocab = (int)vocab_size(t.data.src_vocab);

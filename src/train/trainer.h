@@ -25,7 +25,7 @@
 
 #include "base/err.h"
 #include "model/config.h"
-#include "train/batch.h"
+#include "data/batch.h"
 #include "train/optim.h"
 
 typedef struct TrainOpts {

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "train/batch.h"
+#include "data/batch.h"
 
 /* A made-up set of n pairs: source i has 1 + (i*7)%13 tokens, target 1 + (i*5)%11,
    token ids derived from the pair so every pair is recognisable. */

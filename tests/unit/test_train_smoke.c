@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "model/seq2seq.h"
-#include "train/batch.h"
+#include "data/batch.h"
 #include "train/optim.h"
 
 _Static_assert(sizeof(real) == sizeof(float), "the main test binary uses the float engine");

@@ -1,7 +1,7 @@
 /* Minibatches of sentence pairs: a per-epoch plan (length-bucketed, shuffled from a
    seed) and the filling of a model Batch from buffers allocated once. */
-#ifndef S2S_TRAIN_BATCH_H
-#define S2S_TRAIN_BATCH_H
+#ifndef S2S_DATA_BATCH_H
+#define S2S_DATA_BATCH_H
 
 #include "base/err.h"
 #include "base/rng.h"

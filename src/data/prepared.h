@@ -1,14 +1,14 @@
 /* The training data of a `prepare` directory, in memory: the tokenizer settings
    (prepare.json), both vocabularies, and the train and valid splits as token ids,
    with the valid split's original text kept for BLEU. */
-#ifndef S2S_TRAIN_DATA_H
-#define S2S_TRAIN_DATA_H
+#ifndef S2S_DATA_PREPARED_H
+#define S2S_DATA_PREPARED_H
 
 #include "base/err.h"
 #include "model/file.h"
 #include "text/corpus.h"
 #include "text/vocab.h"
-#include "train/batch.h"
+#include "data/batch.h"
 
 /* One split: pairs as ids (PairSet views into ids), and the raw text. */
 typedef struct Split {
@@ -24,17 +24,17 @@ typedef struct Split {
     int **gsrc, *gsrc_len;
 } Split;
 
-typedef struct TrainData {
+typedef struct Prepared {
     char *dir;
     TextConfig text;
     Vocab *src_vocab, *tgt_vocab;
     Split train, valid;
-} TrainData;
+} Prepared;
 
 /* Loads DIR/prepare.json, vocab.src, vocab.tgt, train.tsv and valid.tsv. Errors
    name the file (and line). A pair whose source or target has no token is an error
    (prepare never writes one). */
-int train_data_load(TrainData *d, const char *dir, Err *e);
-void train_data_free(TrainData *d);
+int prepared_load(Prepared *d, const char *dir, Err *e);
+void prepared_free(Prepared *d);
 
 #endif

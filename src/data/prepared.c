@@ -1,4 +1,4 @@
-#include "train/data.h"
+#include "data/prepared.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -59,7 +59,7 @@ static long encode_side(const Vocab *v, const char *s, size_t len, const TokOpts
     return (long)n;
 }
 
-static int load_split(Split *sp, const char *dir, const char *name, const TrainData *d, Err *e)
+static int load_split(Split *sp, const char *dir, const char *name, const Prepared *d, Err *e)
 {
     memset(sp, 0, sizeof *sp);
     char *path = path_join(dir, name);
@@ -163,7 +163,7 @@ static void split_free(Split *sp)
     memset(sp, 0, sizeof *sp);
 }
 
-int train_data_load(TrainData *d, const char *dir, Err *e)
+int prepared_load(Prepared *d, const char *dir, Err *e)
 {
     memset(d, 0, sizeof *d);
     d->dir = xstrdup(dir);
@@ -183,11 +183,11 @@ out:
     free(vs);
     free(vt);
     if (rc != 0)
-        train_data_free(d);
+        prepared_free(d);
     return rc;
 }
 
-void train_data_free(TrainData *d)
+void prepared_free(Prepared *d)
 {
     free(d->dir);
     vocab_free(d->src_vocab);
