@@ -9,9 +9,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/buf.h"
 #include "base/err.h"
 #include "base/opt.h"
 #include "commands.h"
+#include "data/prepare.h"
 #include "train/outputs.h"
 #include "train/trainer.h"
 
@@ -294,12 +296,16 @@ int cmd_train(int argc, char **argv)
         char marker[PATH_MAX];
         snprintf(marker, sizeof marker, "%s/prepare.json", prepared);
         if (!(o.resume && access(marker, F_OK) == 0)) {
-            if (access(data, R_OK) != 0)
-                die("%s: cannot open: %s", data, strerror(errno));
-            char *pargv[] = {"prepare", (char *)data, "-o", prepared, NULL};
-            int rc = cmd_prepare(4, pargv);
-            if (rc != 0)
-                return rc;
+            PrepareOpts po = prepare_opts_default();
+            po.corpus = data;
+            po.dir = prepared;
+            po.progress = !o.quiet;
+            Buf summary = {0};
+            if (prepare_run(&po, &summary, &e) != 0)
+                die_err(&e);
+            if (!o.quiet)
+                fputs(summary.data ? summary.data : "", stderr);
+            buf_free(&summary);
         }
         o.data = prepared;
     } else {

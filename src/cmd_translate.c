@@ -182,10 +182,12 @@ int cmd_translate(int argc, char **argv)
         die_err(&e);
     if (!po.nsent && !po.input && !po.output && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)) {
         to.attention = false;
-        int rc = repl_run(&mf, po.model, &to, po.show_attention, po.svg_dir);
+        int rc = repl_run(&mf, po.model, &to, po.show_attention, po.svg_dir, &e);
         free(po.sentences);
         model_file_free(&mf);
-        return rc;
+        if (rc != 0)
+            die_err(&e);
+        return 0;
     }
 
     /* The sentences: arguments, -i FILE or stdin. */

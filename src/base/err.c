@@ -1,6 +1,7 @@
 #include "base/err.h"
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,6 +81,20 @@ void *xrealloc(void *p, size_t n)
 {
     void *q = realloc(p, n ? n : 1);
     return q ? q : oom(n);
+}
+
+void *xmalloc_array(size_t n, size_t size)
+{
+    if (size && n > SIZE_MAX / size)
+        oom(SIZE_MAX);
+    return xmalloc(n * size);
+}
+
+void *xrealloc_array(void *p, size_t n, size_t size)
+{
+    if (size && n > SIZE_MAX / size)
+        oom(SIZE_MAX);
+    return xrealloc(p, n * size);
 }
 
 char *xstrdup(const char *s)

@@ -31,6 +31,14 @@ void *xmalloc(size_t n);
 void *xcalloc(size_t count, size_t size);
 void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
+/* n elements of `size` bytes, the product checked for overflow (which dies as
+   exhaustion does); n may be 0. Use through the macros, which write the size once:
+     int *ids = XNEW(int, n);   Pair *p = XCNEW(Pair, n);   XRENEW(ids, 2 * n); */
+void *xmalloc_array(size_t n, size_t size);
+void *xrealloc_array(void *p, size_t n, size_t size);
+#define XNEW(T, n) ((T *)xmalloc_array((size_t)(n), sizeof(T)))
+#define XCNEW(T, n) ((T *)xcalloc((size_t)(n), sizeof(T)))
+#define XRENEW(p, n) ((p) = xrealloc_array((p), (size_t)(n), sizeof *(p)))
 char *xstrndup(const char *s, size_t n);
 
 #endif

@@ -252,6 +252,23 @@ int dir_ensure(const char *path, Err *e)
     return 0;
 }
 
+int dir_ensure_all(const char *path, Err *e)
+{
+    char *p = xstrdup(path);
+    int rc = 0;
+    for (char *s = p + 1; *s && rc == 0; s++) {
+        if (*s != '/' || s[-1] == '/')
+            continue;
+        *s = '\0';
+        struct stat st;
+        if (stat(p, &st) != 0 && mkdir(p, 0777) != 0 && errno != EEXIST)
+            rc = err_set(e, "%s: cannot create directory: %s", p, strerror(errno));
+        *s = '/';
+    }
+    free(p);
+    return rc == 0 ? dir_ensure(path, e) : rc;
+}
+
 char *path_join(const char *dir, const char *name)
 {
     Buf b = {0};

@@ -60,6 +60,8 @@ void file_unlock(FileLock *l);
 
 /* Creates a directory if it does not exist (one level). */
 int dir_ensure(const char *path, Err *e);
+/* Creates a directory and its missing parents (mkdir -p). */
+int dir_ensure_all(const char *path, Err *e);
 /* Joins dir and name with a '/'; the caller frees the result. */
 char *path_join(const char *dir, const char *name);
 

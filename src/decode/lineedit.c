@@ -21,13 +21,17 @@ static const char *prompt_of(EditLine *el)
     return le->prompt;
 }
 
-LineEdit *lineedit_new(const char *prompt)
+LineEdit *lineedit_new(const char *prompt, Err *e)
 {
     LineEdit *le = xcalloc(1, sizeof *le);
     le->prompt = xstrdup(prompt);
     le->el = el_init("s2s", stdin, stdout, stderr);
-    if (!le->el)
-        die("cannot start line editing on the terminal");
+    if (!le->el) {
+        free(le->prompt);
+        free(le);
+        err_set(e, "cannot start line editing on the terminal");
+        return NULL;
+    }
     le->hist = history_init();
     HistEvent ev;
     history(le->hist, &ev, H_SETSIZE, 1000);

@@ -139,7 +139,7 @@ static void translate_one(Repl *r, const char *line)
 }
 
 int repl_run(ModelFile *mf, const char *model_path, const TranslateOpts *o, bool attn,
-             const char *svg_dir)
+             const char *svg_dir, Err *e)
 {
     Repl r = {.mf = mf, .o = *o, .attn = attn, .svg_dir = svg_dir};
     if (r.o.beam < 1)
@@ -152,7 +152,9 @@ int repl_run(ModelFile *mf, const char *model_path, const TranslateOpts *o, bool
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
 
-    LineEdit *le = lineedit_new("> ");
+    LineEdit *le = lineedit_new("> ", e);
+    if (!le)
+        return -1;
     printf("s2s translate %s (%s), beam %d; :help lists the commands, Ctrl-D quits\n",
            model_path, direction_name(mf->text.dir), r.o.beam);
     fflush(stdout);

@@ -21,10 +21,10 @@
 #include "decode/translate.h"
 #include "model/file.h"
 
-/* Runs the prompt on the terminal of stdin/stdout until the user leaves; returns the
-   exit status (0). o gives the initial settings (batch is forced to 1), attn whether
+/* Runs the prompt on the terminal of stdin/stdout until the user leaves: 0, or -1 with
+   e set when the prompt cannot start. Ctrl-C at the prompt ends the process (status 0). o gives the initial settings (batch is forced to 1), attn whether
    heatmaps are on, svg_dir (NULL: none) an existing directory for pictures. */
 int repl_run(ModelFile *mf, const char *model_path, const TranslateOpts *o, bool attn,
-             const char *svg_dir);
+             const char *svg_dir, Err *e);
 
 #endif

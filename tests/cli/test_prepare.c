@@ -603,14 +603,25 @@ Test(cli_prepare, output_directory_rules)
     run_free(&r);
     free(want);
 
-    /* only one level is created */
-    char *deep = strf("%s/no/such", dir);
-    r = RUN_S2S(NULL, "prepare", corpus, "-o", deep);
+    /* a file in the way of a parent: nothing is created */
+    char *under = strf("%s/file/a/b", dir);
+    r = RUN_S2S(NULL, "prepare", corpus, "-o", under);
     cr_assert_eq(r.status, 1);
-    want = strf("s2s: %s: cannot create directory: No such file or directory\n", deep);
+    want = strf("s2s: %s: cannot create directory: Not a directory\n", under);
     cr_assert_str_eq(r.err, want);
     run_free(&r);
     free(want);
+    free(under);
+
+    /* missing parents are created */
+    char *deep = strf("%s/new/a/b", dir);
+    r = RUN_S2S(NULL, "prepare", corpus, "-o", deep);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert_eq(dir_count(deep), 6);
+    run_free(&r);
+    char *new_ = file_in(dir, "new");
+    rm_rf(new_);
+    free(new_);
 
     /* an existing empty directory is fine */
     char *empty = file_in(dir, "empty");
