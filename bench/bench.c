@@ -48,6 +48,7 @@
 #include "data/batch.h"
 #include "data/prepared.h"
 #include "train/optim.h"
+#include "train/step.h"
 
 /* ------------------------------------------------------------------ helpers */
 
@@ -542,16 +543,9 @@ static int cmd_train(int argc, char **argv)
 
     double last_loss = 0;
     bool dropout = m->cfg.dropout > 0;
-#define STEP(bp)                                                                                  \
-    do {                                                                                          \
-        const Batch *b_ = (bp);                                                                   \
-        memset(m->grads, 0, np * sizeof(real));                                                  \
-        double s_ = model_forward(m, w, b_, dropout ? &drop : NULL);                              \
-        model_backward(m, w, b_, (real)(1.0 / (double)b_->ntok));                                \
-        optim_clip_grad_norm(m->grads, np, 1.0);                                                  \
-        optim_adam_step(&adam, m->params, m->grads, 1e-3);                                       \
-        last_loss = s_ / (double)b_->ntok;                                                        \
-    } while (0)
+    /* the step of s2s train (src/train/step.c): clip 1.0, Adam 1e-3 */
+#define STEP(bp) (last_loss = train_step(m, w, &adam, (bp), dropout ? &drop : NULL, 1.0, 1e-3, false).loss / \
+                              (double)(bp)->ntok)
     for (int k = 0; k < warmup; k++)
         STEP(&bs.b[k]);
 

@@ -21,7 +21,9 @@
 #include "model/file.h"
 #include "nn/linalg.h"
 #include "data/prepared.h"
+#include "train/fault.h"
 #include "train/outputs.h"
+#include "train/step.h"
 
 #define KEY_STATE "s2s.state"
 
@@ -89,10 +91,6 @@ typedef struct Trainer {
     double seconds_base;  /* p.seconds at that moment */
     double t_shown;
     double valid_seconds; /* spent validating in this process */
-    /* Fault injection for the tests (S2S_FAULT_NONFINITE="3,4,9"): steps whose loss
-       is made NaN. */
-    long fault_steps[16];
-    int n_fault;
     long ckpt_step; /* step of the files on disk; -1 before the first checkpoint */
 } Trainer;
 
@@ -660,7 +658,6 @@ static int train_loop(Trainer *t, Stop *why, Err *e)
     Progress *p = &t->p;
     const PairSet *d = &t->data.train.set;
     Model *m = &t->m;
-    size_t n = m->layout.total;
     Buf lb = {0};
     char n1[32], n2[32], n3[32], n4[32];
     Batch b;
@@ -693,22 +690,15 @@ static int train_loop(Trainer *t, Stop *why, Err *e)
         }
         int s = t->plan.start[p->batch];
         batch_fill(&b, &t->bb, d, t->plan.idx + s, t->plan.start[p->batch + 1] - s);
-        memset(m->grads, 0, n * sizeof(real));
-        bool dropout = m->cfg.dropout > 0;
-        double sum = model_forward(m, t->work, &b, dropout ? &p->drop_rng : NULL);
-        double nll = work_nll(t->work, &b);
-        model_backward(m, t->work, &b, (real)(1.0 / (double)b.ntok));
-        double gnorm = optim_clip_grad_norm(m->grads, n, o->clip);
         double lr = optim_sched_lr(&t->sched, p->step + 1) * p->lr_scale;
-        for (int f = 0; f < t->n_fault; f++)
-            if (t->fault_steps[f] == p->step + 1)
-                sum = NAN;
-        if (!isfinite(sum) || !isfinite(gnorm)) {
+        StepResult r = train_step(m, t->work, &t->adam, &b, m->cfg.dropout > 0 ? &p->drop_rng : NULL,
+                                  o->clip, lr, fault_nonfinite(p->step + 1));
+        if (!r.applied) {
             /* Skip the update (weights and moments stay as they were), lower the rate. */
             p->bad_steps++;
             p->lr_scale *= 0.5;
             say(t, "step %ld: non-finite %s; update skipped, learning rate scaled by %g", p->step + 1,
-                isfinite(sum) ? "gradient" : "loss", p->lr_scale);
+                isfinite(r.loss) ? "gradient" : "loss", p->lr_scale);
             buf_printf(&lb, "{\"event\": \"nonfinite\", \"step\": %ld, \"lr_scale\": %s}", p->step + 1,
                        num6(n1, p->lr_scale));
             log_line(t, &lb);
@@ -724,7 +714,6 @@ static int train_loop(Trainer *t, Stop *why, Err *e)
             }
         } else {
             p->bad_steps = 0;
-            optim_adam_step(&t->adam, m->params, m->grads, lr);
         }
         p->step++;
         p->batch++;
@@ -732,11 +721,11 @@ static int train_loop(Trainer *t, Stop *why, Err *e)
         tok_window += b.ntok;
         double train_s = now_s() - tok_t0 - t->valid_seconds;
         double tok_s = train_s > 0 ? (double)tok_window / train_s : 0;
-        double loss = sum / (double)b.ntok, ppl = exp(nll / (double)b.ntok);
+        double loss = r.loss / (double)b.ntok, ppl = exp(r.nll / (double)b.ntok);
         buf_printf(&lb, "{\"event\": \"step\", \"step\": %ld, \"epoch\": %ld, \"loss\": %s, "
                         "\"ppl\": %s, \"grad_norm\": %s, \"lr\": %s, \"tokens\": %ld, "
                         "\"tok_s\": %.0f, \"elapsed\": %.3f}",
-                   p->step, p->epoch + 1, num6(n1, loss), num6(n2, ppl), num6(n3, gnorm),
+                   p->step, p->epoch + 1, num6(n1, loss), num6(n2, ppl), num6(n3, r.grad_norm),
                    num6(n4, lr), b.ntok, tok_s, elapsed(t));
         log_line(t, &lb);
         show_progress(t, loss, ppl, tok_s, lr, false);
@@ -782,15 +771,6 @@ int train_run(const TrainOpts *o, Err *e)
     t.sched.min_lr = o->lr / 100;
     t.p.best_bleu = t.p.sched_bleu = -1;
     t.p.lr_scale = 1;
-    const char *fault = getenv("S2S_FAULT_NONFINITE");
-    for (char *f = (char *)fault; f && *f && t.n_fault < 16;) {
-        char *end;
-        long step = strtol(f, &end, 10);
-        if (end == f)
-            break;
-        t.fault_steps[t.n_fault++] = step;
-        f = *end == ',' ? end + 1 : end;
-    }
     rng_seed(&t.p.epoch_rng, o->seed);
     rng_seed(&t.p.drop_rng, o->seed ^ 0x9e3779b97f4a7c15ULL);
     if (o->resume) {

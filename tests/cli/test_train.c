@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "helpers.h"
+#include "base/crc32.h"
 #include "model/file.h"
 
 #define SMALL_MODEL "--emb", "16", "--hidden", "16", "--dec-hidden", "16", "--attn-size", "16", \
@@ -380,4 +381,52 @@ Test(train, defaults_use_the_budget_on_a_small_corpus)
     free(con);
     rm_rf(dir);
     free(dir);
+}
+
+/* Restructuring the code must not change what it computes: these runs give, step for
+   step, the losses and (CRC-32 of MODEL.last's weights) the weights that the binary
+   before the restructuring gave (recorded from it, commit 7a3f485). */
+static void expect_recorded_run(const char *const *extra, const char *losses, unsigned crc)
+{
+    char *dir = sample_prepared_dir();
+    char *data = strf("%s/data", dir), *model = strf("%s/m.s2s", dir);
+    const char *args[40] = {"train", data, "-o", model, "--steps", "12", "--seed", "7", "--lr-schedule",
+                            "constant", "--valid-every", "0", SMALL_MODEL};
+    int n = 0;
+    while (args[n])
+        n++;
+    for (int i = 0; extra[i]; i++)
+        args[n++] = extra[i];
+    RunResult r = run_s2s(NULL, args);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    run_free(&r);
+    char *logp = strf("%s.log.jsonl", model), *got = step_losses(logp, 1);
+    cr_expect_str_eq(got, losses);
+    char *last = strf("%s.last", model);
+    ModelFile mf;
+    load_params(last, &mf);
+    unsigned c = crc32_update(0, mf.model.params, mf.model.layout.total * sizeof(real));
+    cr_expect_eq(c, crc, "weights CRC-32 %08x, recorded %08x", c, crc);
+    cr_log_info("losses %s crc %08x", got, c);
+    model_file_free(&mf);
+    free(last);
+    free(got);
+    free(logp);
+    free(model);
+    free(data);
+    rm_rf(dir);
+    free(dir);
+}
+
+Test(train, the_same_weights_and_losses_as_before_the_restructuring)
+{
+    expect_recorded_run((const char *const[]){NULL},
+                        "1:5.46438 2:5.4701 3:5.47586 4:5.46361 5:5.41752 6:5.42035 7:5.39318 8:5.41185 "
+                        "9:5.36911 10:5.4087 11:5.40632 12:5.36074 ",
+                        0x61005944u);
+    expect_recorded_run((const char *const[]){"--cell", "lstm", "--layers", "2", "--attention", "luong-general",
+                                              "--input-feed", NULL},
+                        "1:5.47896 2:5.47787 3:5.45667 4:5.4599 5:5.46024 6:5.45895 7:5.45084 8:5.43266 "
+                        "9:5.43648 10:5.43655 11:5.43408 12:5.43101 ",
+                        0xf2b3c1cbu);
 }
