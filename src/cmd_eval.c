@@ -37,28 +37,17 @@ static const char usage[] =
     "--json, one JSON object with the same figures instead.\n"
     "\n"
     "options:\n"
-    "  --out FILE           also write the translations to FILE, one per TSV line\n"
-    "  --beam K             beam size (default 5; 1 is greedy decoding)\n"
-    "  --length-penalty A   length normalisation exponent, as for translate (default\n"
-    "                       0.6)\n"
-    "  --replace-unk        replace output <unk> by the most attended source token\n"
-    "  --json               print one JSON object instead of the text block\n"
-    "  --max-len N          at most N output tokens per sentence (default: twice the\n"
-    "                       source tokens plus 10)\n"
-    "  --batch B            sentences decoded together (default 64)\n"
-    "  --threads N          BLAS threads (default: OpenBLAS's own choice)\n"
-    "  -h, --help           this help\n";
+    "  --json               print one JSON object instead of the text block\n";
 
 typedef struct EvalOpts {
-    const char *model, *tsv, *out;
-    long max_len, batch, threads, beam;
-    double alpha;
-    bool replace_unk, json;
+    const char *model, *tsv;
+    DecodeArgs d;
+    bool json;
 } EvalOpts;
 
 static void parse_args(EvalOpts *p, int argc, char **argv)
 {
-    *p = (EvalOpts){.batch = 64, .beam = 5, .alpha = 0.6};
+    *p = (EvalOpts){.d = decode_args_default()};
     Opts o;
     opts_init(&o, "eval", argc, argv);
     while (opts_next(&o)) {
@@ -71,22 +60,10 @@ static void parse_args(EvalOpts *p, int argc, char **argv)
                 opts_unknown(&o);
         } else if (opts_is(&o, "--help") || opts_is(&o, "-h")) {
             fputs(usage, stdout);
+            fputs(decode_options_help, stdout);
+            fputs("  -h, --help           this help\n", stdout);
             exit(0);
-        } else if (opts_is(&o, "--out")) {
-            p->out = opts_str(&o);
-        } else if (opts_is(&o, "--max-len")) {
-            p->max_len = opts_long(&o, 1, 10000);
-        } else if (opts_is(&o, "--batch")) {
-            p->batch = opts_long(&o, 1, 100000);
-        } else if (opts_is(&o, "--threads")) {
-            p->threads = opts_long(&o, 1, 1024);
-        } else if (opts_is(&o, "--beam")) {
-            p->beam = opts_long(&o, 1, 100);
-        } else if (opts_is(&o, "--length-penalty")) {
-            p->alpha = opts_double(&o, 0, 10);
-        } else if (opts_is(&o, "--replace-unk")) {
-            opts_bool(&o);
-            p->replace_unk = true;
+        } else if (decode_args_parse(&o, &p->d)) {
         } else if (opts_is(&o, "--json")) {
             opts_bool(&o);
             p->json = true;
@@ -109,14 +86,9 @@ int cmd_eval(int argc, char **argv)
 {
     EvalOpts po;
     parse_args(&po, argc, argv);
-    if (po.threads)
-        nn_set_threads((int)po.threads);
+    const char *inputs[] = {po.model, po.tsv};
+    decode_args_start(&po.d, inputs, 2);
     Err e;
-    if (po.out) {
-        const char *inputs[] = {po.model, po.tsv};
-        if (file_check_text_output(po.out, "--out", inputs, 2, &e) != 0)
-            die_err(&e);
-    }
 
     ModelFile mf;
     if (model_file_load(&mf, po.model, false, &e) != 0)
@@ -148,8 +120,7 @@ int cmd_eval(int argc, char **argv)
         refs[k] = c.pairs[g.member[k]].tgt;
 
     char **hyp = xcalloc(nseg ? nseg : 1, sizeof *hyp);
-    TranslateOpts to = {.batch = (int)po.batch, .max_len = (int)po.max_len, .beam = (int)po.beam,
-                        .alpha = po.alpha, .replace_unk = po.replace_unk};
+    TranslateOpts to = po.d.to;
     TranslateStats ts;
     double t0 = now_s();
     if (translate_lines(&mf.model, mf.src, mf.tgt, &mf.text, src, src_len, (int)nseg, c.name,
@@ -192,13 +163,13 @@ int cmd_eval(int argc, char **argv)
             die("%s:%ld: %s", c.name, line[s], e.msg);
     }
 
-    if (po.out) {
+    if (po.d.output) {
         Buf o = {0};
         for (size_t i = 0; i < n; i++) {
             buf_puts(&o, hyp[g.group_of[i]]);
             buf_putc(&o, '\n');
         }
-        if (atomic_write(po.out, o.data, o.len, &e) != 0)
+        if (atomic_write(po.d.output, o.data, o.len, &e) != 0)
             die_err(&e);
         buf_free(&o);
     }
@@ -230,11 +201,11 @@ int cmd_eval(int argc, char **argv)
         buf_json_f64(&text, ppl);
         buf_printf(&text, ", \"ref_tokens\": %ld, \"lines\": %zu, \"sources\": %zu, "
                           "\"src_tokens\": %ld, \"src_unk\": %ld, \"hyp_tokens\": %ld, "
-                          "\"beam\": %ld, \"length_penalty\": ",
-                   ntok, n, nseg, ts.src_tokens, ts.src_unk, ts.hyp_tokens, po.beam);
-        buf_json_f64(&text, po.alpha);
-        buf_printf(&text, ", \"max_len\": %ld, \"replace_unk\": %s, \"decode_seconds\": %.3f}\n",
-                   po.max_len, po.replace_unk ? "true" : "false", decode_s);
+                          "\"beam\": %d, \"length_penalty\": ",
+                   ntok, n, nseg, ts.src_tokens, ts.src_unk, ts.hyp_tokens, po.d.to.beam);
+        buf_json_f64(&text, po.d.to.alpha);
+        buf_printf(&text, ", \"max_len\": %d, \"replace_unk\": %s, \"decode_seconds\": %.3f}\n",
+                   po.d.to.max_len, po.d.to.replace_unk ? "true" : "false", decode_s);
     } else {
         buf_printf(&text, "%s\nBLEU signature: %s\n", bline.data, sig.data);
         chrf_format(chrf, NULL, &text);
@@ -244,8 +215,8 @@ int cmd_eval(int argc, char **argv)
         buf_printf(&text, "lines = %zu, distinct sources = %zu, source tokens = %ld, unknown = %ld "
                           "(%.2f%%), output tokens = %ld\n",
                    n, nseg, ts.src_tokens, ts.src_unk, unk_pct, ts.hyp_tokens);
-        buf_printf(&text, "decoding: beam %ld, length penalty %g%s, %.2f s\n", po.beam, po.alpha,
-                   po.replace_unk ? ", unknown words replaced" : "", decode_s);
+        buf_printf(&text, "decoding: beam %d, length penalty %g%s, %.2f s\n", po.d.to.beam, po.d.to.alpha,
+                   po.d.to.replace_unk ? ", unknown words replaced" : "", decode_s);
     }
     if (fwrite(text.data, 1, text.len, stdout) != text.len || fflush(stdout) != 0)
         die("cannot write to stdout: %s", strerror(errno));

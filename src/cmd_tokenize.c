@@ -11,14 +11,16 @@
 #include "text/tokenize.h"
 
 static const char usage[] =
-    "usage: s2s tokenize [--lang en|fr] [--keep-case] [--detok] < IN > OUT\n"
+    "usage: s2s tokenize [--lang en|fr] [--lowercase] [--detok] < IN > OUT\n"
     "\n"
     "Reads lines on stdin and prints, for each, its tokens separated by single\n"
     "spaces (an empty line for an empty or blank one). Text is normalised (NFKC,\n"
-    "typographic apostrophes and no-break spaces) and lowercased.\n"
+    "typographic apostrophes and no-break spaces); case is kept, as s2s prepare\n"
+    "keeps it by default.\n"
     "\n"
     "  --lang L      en (default) or fr: French splits elisions (j'ai -> j' ai)\n"
-    "  --keep-case   do not lowercase\n"
+    "  --lowercase   fold case (as s2s prepare --lowercase)\n"
+    "  --keep-case   keep case (the default)\n"
     "  --detok       the reverse: join tokens into natural text for --lang\n"
     "\n"
     "A UTF-8 byte order mark at the start and CR before each newline are ignored;\n"
@@ -33,7 +35,7 @@ static void flush_out(Buf *out)
 
 int cmd_tokenize(int argc, char **argv)
 {
-    TokOpts to = {LANG_EN, false};
+    TokOpts to = {LANG_EN, true};
     bool detok = false;
     Opts op;
     opts_init(&op, "tokenize", argc, argv);
@@ -50,6 +52,9 @@ int cmd_tokenize(int argc, char **argv)
         } else if (opts_is(&op, "--keep-case")) {
             opts_bool(&op);
             to.keep_case = true;
+        } else if (opts_is(&op, "--lowercase")) {
+            opts_bool(&op);
+            to.keep_case = false;
         } else if (opts_is(&op, "--detok")) {
             opts_bool(&op);
             detok = true;

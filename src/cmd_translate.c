@@ -39,41 +39,27 @@ static const char usage[] =
     "\n"
     "options:\n"
     "  -i, --input FILE     read the sentences from FILE, one a line ('-': stdin)\n"
-    "  -o, --output FILE    write the translations to FILE instead of stdout; FILE\n"
-    "                       is replaced only once every line is translated\n"
-    "  --beam K             beam size (default 5; 1 is greedy decoding)\n"
-    "  --length-penalty A   rank finished hypotheses by logprob / len^A, where len\n"
-    "                       counts the output tokens and <eos> (default 0.6; 0: raw\n"
-    "                       log-probability)\n"
     "  --nbest N            print the N best translations of each line (N <= K) as\n"
     "                       'INDEX ||| TRANSLATION ||| SCORE', INDEX the 0-based\n"
     "                       input line, SCORE the normalised log-probability (%.6f)\n"
-    "  --replace-unk        replace each <unk> in the output by the source token\n"
-    "                       with the highest attention weight at that step\n"
     "  --show-attention     print each line's attention (source across, output down)\n"
     "                       as a text heatmap on stderr, after 'line N:' (1-based)\n"
     "  --attention-svg DIR  write each line's attention as DIR/NNNN.svg, NNNN the\n"
     "                       1-based input line number (at least 4 digits); lines\n"
-    "                       without tokens get no file\n"
-    "  --max-len N          at most N output tokens per sentence (default: twice the\n"
-    "                       source tokens plus 10)\n"
-    "  --batch B            sentences decoded together (default 64)\n"
-    "  --threads N          BLAS threads (default: OpenBLAS's own choice)\n"
-    "  -h, --help           this help\n";
+    "                       without tokens get no file\n";
 
 typedef struct TrOpts {
     const char *model;
-    const char *input, *output, *svg_dir;
+    const char *input, *svg_dir;
+    DecodeArgs d;
     char **sentences;
     int nsent;
-    long max_len, batch, threads, beam, nbest;
-    double alpha;
-    bool replace_unk, show_attention;
+    bool show_attention;
 } TrOpts;
 
 static void parse_args(TrOpts *p, int argc, char **argv)
 {
-    *p = (TrOpts){.batch = 64, .beam = 5, .nbest = 1, .alpha = 0.6};
+    *p = (TrOpts){.d = decode_args_default()};
     bool nbest_given = false;
     p->sentences = xmalloc((size_t)(argc > 0 ? argc : 1) * sizeof *p->sentences);
     Opts o;
@@ -86,27 +72,15 @@ static void parse_args(TrOpts *p, int argc, char **argv)
                 p->sentences[p->nsent++] = o.argv[o.i];
         } else if (opts_is(&o, "--help") || opts_is(&o, "-h")) {
             fputs(usage, stdout);
+            fputs(decode_options_help, stdout);
+            fputs("  -h, --help           this help\n", stdout);
             exit(0);
+        } else if (decode_args_parse(&o, &p->d)) {
         } else if (opts_is(&o, "-i") || opts_is(&o, "--input")) {
             p->input = opts_str(&o);
-        } else if (opts_is(&o, "-o") || opts_is(&o, "--output")) {
-            p->output = opts_str(&o);
-        } else if (opts_is(&o, "--max-len")) {
-            p->max_len = opts_long(&o, 1, 10000);
-        } else if (opts_is(&o, "--batch")) {
-            p->batch = opts_long(&o, 1, 100000);
-        } else if (opts_is(&o, "--threads")) {
-            p->threads = opts_long(&o, 1, 1024);
-        } else if (opts_is(&o, "--beam")) {
-            p->beam = opts_long(&o, 1, 100);
         } else if (opts_is(&o, "--nbest")) {
-            p->nbest = opts_long(&o, 1, 100);
+            p->d.to.nbest = (int)opts_long(&o, 1, 100);
             nbest_given = true;
-        } else if (opts_is(&o, "--length-penalty")) {
-            p->alpha = opts_double(&o, 0, 10);
-        } else if (opts_is(&o, "--replace-unk")) {
-            opts_bool(&o);
-            p->replace_unk = true;
         } else if (opts_is(&o, "--show-attention")) {
             opts_bool(&o);
             p->show_attention = true;
@@ -120,10 +94,10 @@ static void parse_args(TrOpts *p, int argc, char **argv)
         die_usage("translate: missing MODEL argument (see 's2s translate --help')");
     if (p->input && p->nsent)
         die_usage("translate: give SENTENCE arguments or -i FILE, not both");
-    if (p->nbest > p->beam)
-        die_usage("translate: option --nbest must not exceed --beam (%ld > %ld)", p->nbest, p->beam);
+    if (p->d.to.nbest > p->d.to.beam)
+        die_usage("translate: option --nbest must not exceed --beam (%d > %d)", p->d.to.nbest, p->d.to.beam);
     if (!nbest_given)
-        p->nbest = 0;
+        p->d.to.nbest = 0;
 }
 
 /* Splits data[0..len) into lines: '\n' ends a line, a CR before it is dropped, a
@@ -161,26 +135,20 @@ int cmd_translate(int argc, char **argv)
 {
     TrOpts po;
     parse_args(&po, argc, argv);
-    if (po.threads)
-        nn_set_threads((int)po.threads);
+    const char *inputs[] = {po.model, po.input && strcmp(po.input, "-") != 0 ? po.input : NULL};
+    decode_args_start(&po.d, inputs, 2);
     Err e;
-    if (po.output) {
-        const char *inputs[] = {po.model, po.input && strcmp(po.input, "-") != 0 ? po.input : NULL};
-        if (file_check_text_output(po.output, "-o", inputs, 2, &e) != 0)
-            die_err(&e);
-    }
 
     ModelFile mf;
     if (model_file_load(&mf, po.model, false, &e) != 0)
         die_err(&e);
 
-    TranslateOpts to = {.batch = (int)po.batch, .max_len = (int)po.max_len, .beam = (int)po.beam,
-                        .nbest = po.nbest ? (int)po.nbest : 1, .alpha = po.alpha,
-                        .replace_unk = po.replace_unk,
-                        .attention = po.show_attention || po.svg_dir};
+    TranslateOpts to = po.d.to;
+    to.nbest = po.d.to.nbest ? po.d.to.nbest : 1;
+    to.attention = po.show_attention || po.svg_dir;
     if (po.svg_dir && dir_ensure(po.svg_dir, &e) != 0)
         die_err(&e);
-    if (!po.nsent && !po.input && !po.output && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)) {
+    if (!po.nsent && !po.input && !po.d.output && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)) {
         to.attention = false;
         int rc = repl_run(&mf, po.model, &to, po.show_attention, po.svg_dir, &e);
         free(po.sentences);
@@ -223,7 +191,7 @@ int cmd_translate(int argc, char **argv)
 
     Buf text = {0}, pic = {0};
     for (int i = 0; i < n; i++) {
-        if (po.nbest)
+        if (po.d.to.nbest)
             for (int k = 0; k < res.count[i]; k++)
                 buf_printf(&text, "%d ||| %s ||| %.6f\n", i, res.hyps[i][k].text, res.hyps[i][k].score);
         else
@@ -253,8 +221,8 @@ int cmd_translate(int argc, char **argv)
         }
     }
     buf_free(&pic);
-    if (po.output) {
-        if (atomic_write(po.output, text.data ? text.data : "", text.len, &e) != 0)
+    if (po.d.output) {
+        if (atomic_write(po.d.output, text.data ? text.data : "", text.len, &e) != 0)
             die_err(&e);
     } else if ((text.len && fwrite(text.data, 1, text.len, stdout) != text.len) ||
                fflush(stdout) != 0) {

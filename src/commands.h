@@ -2,11 +2,33 @@
 #ifndef S2S_COMMANDS_H
 #define S2S_COMMANDS_H
 
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "base/opt.h"
+#include "decode/translate.h"
+
 int cmd_prepare(int argc, char **argv);
 int cmd_tokenize(int argc, char **argv);
 int cmd_train(int argc, char **argv);
 int cmd_translate(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
 int cmd_info(int argc, char **argv);
+
+/* The decoding options of translate and eval (src/cmd_decode.c). */
+typedef struct DecodeArgs {
+    TranslateOpts to;    /* beam, length penalty, unknown-word replacement, limits */
+    const char *output;  /* -o/--output FILE, or NULL */
+    int threads;         /* 0: all cores */
+} DecodeArgs;
+
+/* Their help lines, and their defaults. */
+extern const char decode_options_help[];
+DecodeArgs decode_args_default(void);
+/* Takes the current option of o when it is one of them; false otherwise. */
+bool decode_args_parse(Opts *o, DecodeArgs *d);
+/* Before decoding: refuses an output that is an input, the model or a binary file
+   (base/file.h; exits 1), and sets the threads. */
+void decode_args_start(const DecodeArgs *d, const char *const *inputs, size_t n);
 
 #endif

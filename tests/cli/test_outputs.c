@@ -275,10 +275,10 @@ Test(outputs, translate_and_eval_outputs)
     want = strf("s2s: %s: -o would overwrite the input %s (the same file); nothing written\n", link_, model);
     REFUSED(dir, 1, want, "translate", model, "-i", in, "-o", link_);
     free(want);
-    want = strf("s2s: %s: --out would overwrite the input %s (the same file); nothing written\n", test, test);
+    want = strf("s2s: %s: -o would overwrite the input %s (the same file); nothing written\n", test, test);
     REFUSED(dir, 1, want, "eval", model, test, "--out", test);
     free(want);
-    want = strf("s2s: %s: --out would overwrite the input %s (the same file); nothing written\n", model, model);
+    want = strf("s2s: %s: -o would overwrite the input %s (the same file); nothing written\n", model, model);
     REFUSED(dir, 1, want, "eval", model, test, "--out", model);
     free(want);
     /* another model file is not a text file */

@@ -30,25 +30,28 @@ static void expect_fail(RunResult *r, int status, const char *out, const char *e
 Test(cli_tokenize, english_by_default)
 {
     RunResult r = RUN_S2S("Hello, World!\nDon't worry, it's 3.5 or 1,000.\n", "tokenize");
-    expect_ok(&r, "hello , world !\ndon't worry , it's 3.5 or 1,000 .\n");
+    expect_ok(&r, "Hello , World !\nDon't worry , it's 3.5 or 1,000 .\n");
 }
 
 Test(cli_tokenize, french_splits_elisions)
 {
     RunResult r = RUN_S2S("J\u2019ai vu l'homme qu'il aime aujourd'hui\u00A0!\n", "tokenize", "--lang",
                           "fr");
-    expect_ok(&r, "j' ai vu l' homme qu' il aime aujourd'hui !\n");
+    expect_ok(&r, "J' ai vu l' homme qu' il aime aujourd'hui !\n");
     r = RUN_S2S("J'ai\n", "tokenize", "--lang=fr");
-    expect_ok(&r, "j' ai\n");
+    expect_ok(&r, "J' ai\n");
     r = RUN_S2S("J'ai\n", "tokenize", "--lang", "en");
-    expect_ok(&r, "j'ai\n");
+    expect_ok(&r, "J'ai\n");
 }
 
+/* Case is kept by default, as prepare keeps it; --lowercase folds it. */
 Test(cli_tokenize, keep_case)
 {
     RunResult r = RUN_S2S("L'ÉCOLE Straße\n", "tokenize", "--keep-case", "--lang", "fr");
     expect_ok(&r, "L' ÉCOLE Straße\n");
     r = RUN_S2S("L'ÉCOLE Straße\n", "tokenize", "--lang", "fr");
+    expect_ok(&r, "L' ÉCOLE Straße\n");
+    r = RUN_S2S("L'ÉCOLE Straße\n", "tokenize", "--lang", "fr", "--lowercase");
     expect_ok(&r, "l' école strasse\n");
 }
 
@@ -67,7 +70,7 @@ Test(cli_tokenize, one_output_line_per_input_line)
 Test(cli_tokenize, crlf_and_bom)
 {
     RunResult r = RUN_S2S("\xEF\xBB\xBFHello!\r\nWorld.\r\n\r\nx\r", "tokenize");
-    expect_ok(&r, "hello !\nworld .\n\nx\n");
+    expect_ok(&r, "Hello !\nWorld .\n\nx\n");
     /* a CR inside a line is whitespace */
     r = RUN_S2S("a\rb\n", "tokenize");
     expect_ok(&r, "a b\n");
@@ -126,7 +129,7 @@ Test(cli_tokenize, help)
 {
     RunResult r = RUN_S2S(NULL, "tokenize", "--help");
     cr_expect_eq(r.status, 0);
-    cr_expect(starts_with(r.out, "usage: s2s tokenize [--lang en|fr] [--keep-case] [--detok] < IN > OUT\n"),
+    cr_expect(starts_with(r.out, "usage: s2s tokenize [--lang en|fr] [--lowercase] [--detok] < IN > OUT\n"),
               "stdout: %s", r.out);
     cr_expect_str_eq(r.err, "");
     run_free(&r);
@@ -152,7 +155,7 @@ Test(cli_tokenize, full_corpus, .timeout = 60)
         cr_skip_test("corpus not found at ../shared/data/fra.txt");
     char *in = slurp(path, NULL);
     cr_assert(in != NULL);
-    RunResult r = RUN_S2S(in, "tokenize", "--lang", "fr");
+    RunResult r = RUN_S2S(in, "tokenize", "--lang", "fr", "--lowercase");
     cr_assert_eq(r.status, 0, "stderr: %s", r.err);
     cr_expect_str_eq(r.err, "");
     cr_expect_eq(count_lines(r.out), count_lines(in));

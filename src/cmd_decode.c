@@ -1,0 +1,58 @@
+/* The decoding options that `translate` and `eval` share: parsed by one function, so
+   that both spell, bound and default them alike. */
+#include <stdio.h>
+
+#include "base/file.h"
+#include "commands.h"
+#include "nn/linalg.h"
+
+const char decode_options_help[] =
+    "  -o, --output FILE    write the translations to FILE (a text file: never the\n"
+    "                       model, an input or a binary file), replaced only once\n"
+    "                       every line is translated\n"
+    "  --beam K             beam size (default 5; 1 is greedy decoding)\n"
+    "  --length-penalty A   rank finished hypotheses by logprob / len^A, where len\n"
+    "                       counts the output tokens and <eos> (default 0.6; 0: raw\n"
+    "                       log-probability)\n"
+    "  --replace-unk        replace each <unk> in the output by the source token\n"
+    "                       with the highest attention weight at that step\n"
+    "  --max-len N          at most N output tokens per sentence (default: twice the\n"
+    "                       source tokens plus 10)\n"
+    "  --batch B            sentences decoded together (default 64)\n"
+    "  --threads N          threads (default: all cores)\n";
+
+DecodeArgs decode_args_default(void)
+{
+    return (DecodeArgs){.to = {.batch = 64, .beam = 5, .nbest = 1, .alpha = 0.6}};
+}
+
+bool decode_args_parse(Opts *o, DecodeArgs *d)
+{
+    if (opts_is(o, "-o") || opts_is(o, "--output") || opts_is(o, "--out"))
+        d->output = opts_str(o);
+    else if (opts_is(o, "--beam"))
+        d->to.beam = (int)opts_long(o, 1, 100);
+    else if (opts_is(o, "--length-penalty"))
+        d->to.alpha = opts_double(o, 0, 10);
+    else if (opts_is(o, "--replace-unk")) {
+        opts_bool(o);
+        d->to.replace_unk = true;
+    }
+    else if (opts_is(o, "--max-len"))
+        d->to.max_len = (int)opts_long(o, 1, 10000);
+    else if (opts_is(o, "--batch"))
+        d->to.batch = (int)opts_long(o, 1, 100000);
+    else if (opts_is(o, "--threads"))
+        d->threads = (int)opts_long(o, 1, 1024);
+    else
+        return false;
+    return true;
+}
+
+void decode_args_start(const DecodeArgs *d, const char *const *inputs, size_t n)
+{
+    Err e;
+    if (d->output && file_check_text_output(d->output, "-o", inputs, n, &e) != 0)
+        die_err(&e);
+    nn_set_threads(d->threads);
+}
