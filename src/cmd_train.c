@@ -2,6 +2,7 @@
    src/train/trainer.c. */
 #include <errno.h>
 #include <limits.h>
+#include <stddef.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +23,7 @@ static void usage(FILE *out)
     TrainOpts d = train_opts_default();
     fprintf(out,
 "usage: s2s train DATA -o MODEL [options]\n"
+"       s2s train --resume -o MODEL [--time M] [--steps N] ...\n"
 "\n"
 "Trains an encoder-decoder with attention. DATA is a directory written by\n"
 "'s2s prepare', or a corpus file, which is first prepared with default options\n"
@@ -81,7 +83,10 @@ static void usage(FILE *out)
 "                           (default: never)\n"
 "  --seed S                 seed of initialisation, batches and dropout (default %llu)\n"
 "  --threads N              threads (default: all cores)\n"
-"  --resume                 continue the run saved in MODEL.state\n"
+"  --resume                 continue the run saved in MODEL.state, with its data\n"
+"                           and options (DATA and flags need not be given again;\n"
+"                           only --time, --steps, --epochs, --patience, --threads,\n"
+"                           --log-every and --quiet may differ)\n"
 "  --force                  start over even if MODEL.state exists (replaces\n"
 "                           s2s's own files only)\n"
 "  --log-every N            without a terminal, a progress line every N steps\n"
@@ -116,6 +121,89 @@ static int is_dir(const char *path)
     return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+/* The options that may differ on --resume; any other must be as the run had it. */
+static const char *const resume_may_change[] = {"--time", "--steps", "--epochs", "--patience", "--threads",
+                                                "--log-every", "--quiet", "--resume", "-o", "--output"};
+
+#define FIELD(name, member) {name, offsetof(TrainOpts, member), sizeof(((TrainOpts *)0)->member)}
+static const struct {
+    const char *name;
+    size_t off, size;
+} resume_fields[] = {
+    FIELD("--cell", cfg.cell), FIELD("--layers", cfg.layers), FIELD("--no-bidir", cfg.bidir),
+    FIELD("--emb", cfg.emb), FIELD("--hidden", cfg.hidden), FIELD("--dec-hidden", cfg.dec_hidden),
+    FIELD("--attn-size", cfg.attn), FIELD("--attention", cfg.attention), FIELD("--heads", cfg.heads),
+    FIELD("--local", cfg.local), FIELD("--window", cfg.window), FIELD("--input-feed", cfg.input_feed),
+    FIELD("--bridge", cfg.bridge), FIELD("--deep-out", cfg.deep_out), FIELD("--dropout", cfg.dropout),
+    FIELD("--label-smoothing", cfg.label_smoothing), FIELD("--tie-embeddings", cfg.tie_embeddings),
+    FIELD("--batch", batch.batch), FIELD("--batch-tokens", batch.tokens), FIELD("--lr", lr),
+    FIELD("--beta1", beta1), FIELD("--beta2", beta2), FIELD("--adam-eps", eps),
+    FIELD("--weight-decay", weight_decay), FIELD("--clip", clip), FIELD("--lr-schedule", sched),
+    FIELD("--warmup", warmup), FIELD("--lr-patience", sched_patience), FIELD("--min-delta", min_delta),
+    FIELD("--valid-every", valid_every), FIELD("--valid-max", valid_max), FIELD("--seed", seed),
+};
+#undef FIELD
+
+/* --resume: the run's options come from MODEL.state; those given again must equal
+   them, except the ones a resumed run may change. Returns the run's data directory. */
+static char *resume_opts(TrainOpts *o, const char *const *given, int ngiven)
+{
+    TrainOpts saved;
+    char *data, *state = xmalloc(strlen(o->model) + 8);
+    sprintf(state, "%s.state", o->model);
+    if (access(state, F_OK) != 0)
+        die("%s: cannot resume: %s", state, strerror(errno));
+    free(state);
+    Err e;
+    int got = train_saved_opts(o->model, &saved, &data, &e);
+    if (got < 0)
+        die_err(&e);
+    if (got == 1)
+        return NULL; /* an older state: the options are the command line's, as they were */
+    for (int g = 0; g < ngiven; g++) {
+        size_t len = strcspn(given[g], "=");
+        bool may = false;
+        for (size_t k = 0; k < sizeof resume_may_change / sizeof *resume_may_change; k++)
+            may = may || (strlen(resume_may_change[k]) == len && strncmp(given[g], resume_may_change[k], len) == 0);
+        if (may)
+            continue;
+        for (size_t k = 0; k < sizeof resume_fields / sizeof *resume_fields; k++) {
+            if (strlen(resume_fields[k].name) != len || strncmp(given[g], resume_fields[k].name, len) != 0)
+                continue;
+            if (memcmp((const char *)o + resume_fields[k].off, (const char *)&saved + resume_fields[k].off,
+                       resume_fields[k].size) != 0)
+                die_usage("train: %s differs from the run in %s.state; on --resume only --time, --steps, "
+                          "--epochs, --patience, --threads, --log-every and --quiet may change",
+                          resume_fields[k].name, o->model);
+        }
+    }
+    /* the run's options, with the limits and the display given now */
+    saved.model = o->model;
+    saved.resume = true;
+    saved.threads = o->threads;
+    saved.log_every = o->log_every;
+    saved.quiet = o->quiet;
+    saved.progress = o->progress;
+    /* Limits given now replace the run's limits together (the epoch limit then follows
+       the usual rule); without any, the run continues to its own budget. */
+    bool limits = false;
+    for (int g = 0; g < ngiven; g++) {
+        size_t len = strcspn(given[g], "=");
+#define GIVEN(n) (strlen(n) == len && strncmp(given[g], n, len) == 0)
+        limits = limits || GIVEN("--time") || GIVEN("--steps") || GIVEN("--epochs");
+        if (GIVEN("--patience"))
+            saved.patience = o->patience;
+#undef GIVEN
+    }
+    if (limits) {
+        saved.minutes = o->minutes;
+        saved.steps = o->steps;
+        saved.epochs = o->epochs;
+    }
+    *o = saved;
+    return data;
+}
+
 int cmd_train(int argc, char **argv)
 {
     TrainOpts o = train_opts_default();
@@ -124,7 +212,11 @@ int cmd_train(int argc, char **argv)
     int heads = 0, window = 0; /* 0: not given */
     Opts op;
     opts_init(&op, "train", argc, argv);
+    const char *given[128]; /* the options on the command line, by name */
+    int ngiven = 0;
     while (opts_next(&op)) {
+        if (!opts_positional(&op) && ngiven < 128)
+            given[ngiven++] = op.cur;
         if (opts_positional(&op)) {
             if (data)
                 opts_unknown(&op);
@@ -252,7 +344,7 @@ int cmd_train(int argc, char **argv)
             opts_unknown(&op);
         }
     }
-    if (!data)
+    if (!data && !o.resume)
         die_usage("train: missing DATA argument (see 's2s train --help')");
     if (!o.model)
         die_usage("train: missing option -o MODEL (see 's2s train --help')");
@@ -276,6 +368,15 @@ int cmd_train(int argc, char **argv)
         die_usage("train: --window needs --local m or --local p");
     o.cfg.window = o.cfg.local == LOCAL_NONE ? 0 : (window ? window : 10);
     Err e;
+    char *saved_data = NULL;
+    if (o.resume) {
+        saved_data = resume_opts(&o, given, ngiven);
+        if (!data)
+            data = saved_data;
+        if (!data)
+            die_usage("train: %s.state predates saved options: give DATA and the run's options with --resume",
+                      o.model);
+    }
     ModelConfig check = o.cfg;
     check.src_vocab = check.tgt_vocab = 5; /* sizes come from the data */
     if (model_config_check(&check, &e) != 0)
@@ -320,6 +421,7 @@ int cmd_train(int argc, char **argv)
 
     int rc = train_run(&o, &e);
     free(prepared);
+    free(saved_data);
     if (rc != 0)
         die_err(&e);
     return 0;

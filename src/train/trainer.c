@@ -49,6 +49,15 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+static char *suffixed(const char *path, const char *suffix)
+{
+    size_t n = strlen(path), k = strlen(suffix);
+    char *s = xmalloc(n + k + 1);
+    memcpy(s, path, n);
+    memcpy(s + n, suffix, k + 1);
+    return s;
+}
+
 /* Everything that changes as training goes and is saved in MODEL.state. */
 typedef struct Progress {
     long step;         /* steps taken */
@@ -245,8 +254,28 @@ static void state_json(const Trainer *t, Buf *b)
     buf_puts(b, ", \"lr_scale\": ");
     buf_json_f64(b, p->lr_scale);
     buf_printf(b, ", \"bad_steps\": %ld", p->bad_steps);
-    buf_printf(b, ", \"seed\": %llu, \"train_pairs\": %d, \"batch_size\": %d, \"batch_tokens\": %ld}",
+    buf_printf(b, ", \"seed\": %llu, \"train_pairs\": %d, \"batch_size\": %d, \"batch_tokens\": %ld",
                (unsigned long long)t->o->seed, t->data.train.set.n, t->o->batch.batch, t->o->batch.tokens);
+    /* the run's options, so that --resume needs none retyped (train_saved_opts) */
+    const TrainOpts *o = t->o;
+    buf_puts(b, ", \"options\": {\"data\": ");
+    char *abs = realpath(o->data, NULL);
+    buf_json_str(b, abs ? abs : o->data, strlen(abs ? abs : o->data));
+    free(abs);
+    const struct {
+        const char *key;
+        double v;
+    } nums[] = {{"lr", o->lr}, {"beta1", o->beta1}, {"beta2", o->beta2}, {"eps", o->eps},
+                {"weight_decay", o->weight_decay}, {"clip", o->clip}, {"min_delta", o->min_delta},
+                {"minutes", o->minutes}};
+    for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++) {
+        buf_printf(b, ", \"%s\": ", nums[i].key);
+        buf_json_f64(b, nums[i].v);
+    }
+    buf_printf(b, ", \"schedule\": \"%s\", \"warmup\": %ld, \"lr_patience\": %ld, \"epochs\": %ld, "
+                  "\"steps\": %ld, \"valid_every\": %ld, \"valid_max\": %ld, \"patience\": %d}}",
+               optim_sched_name(o->sched), o->warmup, o->sched_patience, o->epochs, o->steps, o->valid_every,
+               o->valid_max, o->patience);
 }
 
 static int save_state(Trainer *t, Err *e)
@@ -404,6 +433,76 @@ out:
     buf_free(&vs);
     buf_free(&vt);
     st_close(f);
+    return rc;
+}
+
+int train_saved_opts(const char *model, TrainOpts *out, char **data, Err *e)
+{
+    char *path = suffixed(model, ".state");
+    StFile *f;
+    *data = NULL;
+    if (st_load(&f, path, TRAIN_FORMAT_STATE, e) != 0) {
+        free(path);
+        return -1;
+    }
+    int rc = -1;
+    Json doc = {0};
+    const char *cfg = st_meta(f, "s2s.config"), *js = st_meta(f, KEY_STATE);
+    TextConfig text;
+    Err je;
+    *out = train_opts_default();
+    out->cfg.src_vocab = out->cfg.tgt_vocab = 5; /* sizes come from the data */
+    if (!cfg) {
+        err_set(e, "%s: metadata lacks s2s.config", path);
+        goto out;
+    }
+    if (model_config_parse(&out->cfg, &text, cfg, strlen(cfg), path, e) != 0)
+        goto out;
+    if (!js || json_parse(&doc, js, strlen(js), &je) != 0) {
+        err_set(e, "%s: %s: %s", path, KEY_STATE, js ? je.msg : "missing");
+        goto out;
+    }
+    const JsonVal *r = doc.root, *op = json_get(r, "options"), *v;
+    if (!op || op->type != JSON_OBJECT) {
+        rc = 1; /* written before the options were saved */
+        goto out;
+    }
+    long seed, bsize, btok, warmup, lr_patience, epochs, steps, valid_every, valid_max, patience;
+    double minutes;
+    if (state_long(r, "seed", &seed, path, e) || state_long(r, "batch_size", &bsize, path, e) ||
+        state_long(r, "batch_tokens", &btok, path, e) || state_num(op, "lr", &out->lr, path, e) ||
+        state_num(op, "beta1", &out->beta1, path, e) || state_num(op, "beta2", &out->beta2, path, e) ||
+        state_num(op, "eps", &out->eps, path, e) || state_num(op, "weight_decay", &out->weight_decay, path, e) ||
+        state_num(op, "clip", &out->clip, path, e) || state_num(op, "min_delta", &out->min_delta, path, e) ||
+        state_num(op, "minutes", &minutes, path, e) || state_long(op, "warmup", &warmup, path, e) ||
+        state_long(op, "lr_patience", &lr_patience, path, e) || state_long(op, "epochs", &epochs, path, e) ||
+        state_long(op, "steps", &steps, path, e) || state_long(op, "valid_every", &valid_every, path, e) ||
+        state_long(op, "valid_max", &valid_max, path, e) || state_long(op, "patience", &patience, path, e))
+        goto out;
+    SchedKind k;
+    if (!(v = json_get(op, "schedule")) || v->type != JSON_STRING || optim_sched_parse(v->u.str.s, &k) != 0 ||
+        !(v = json_get(op, "data")) || v->type != JSON_STRING) {
+        err_set(e, "%s: s2s.state: 'schedule' or 'data' missing or not valid", path);
+        goto out;
+    }
+    *data = xstrdup(v->u.str.s);
+    out->seed = (uint64_t)seed;
+    out->batch.batch = (int)bsize;
+    out->batch.tokens = btok;
+    out->sched = k;
+    out->warmup = warmup;
+    out->sched_patience = lr_patience;
+    out->epochs = epochs;
+    out->steps = steps;
+    out->minutes = minutes;
+    out->valid_every = valid_every;
+    out->valid_max = valid_max;
+    out->patience = (int)patience;
+    rc = 0;
+out:
+    json_free(&doc);
+    st_close(f);
+    free(path);
     return rc;
 }
 
@@ -623,15 +722,6 @@ static void trainer_free(Trainer *t)
     free(t->path_last);
     free(t->path_state);
     free(t->path_log);
-}
-
-static char *suffixed(const char *path, const char *suffix)
-{
-    size_t n = strlen(path), k = strlen(suffix);
-    char *s = xmalloc(n + k + 1);
-    memcpy(s, path, n);
-    memcpy(s + n, suffix, k + 1);
-    return s;
 }
 
 /* Why the loop stopped, for the log and the message. */

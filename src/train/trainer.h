@@ -61,6 +61,13 @@ TrainOpts train_opts_default(void);
    or -1 with e set; files written before an error stay valid. */
 int train_run(const TrainOpts *o, Err *e);
 
+/* The options of the run saved in MODEL.state: model configuration (vocabulary sizes
+   included), *data (the prepared directory, absolute; the caller frees it), optimiser,
+   schedule, batches, seed, validation and limits; the rest (threads, output) as
+   train_opts_default. So that `--resume` needs no flag retyped. Returns 0, 1 when the
+   state predates saved options (nothing set), or -1 with e set. */
+int train_saved_opts(const char *model, TrainOpts *out, char **data, Err *e);
+
 /* Set by SIGINT/SIGTERM handlers: the loop finishes its step, saves, and returns. */
 extern volatile int train_stop_requested;
 

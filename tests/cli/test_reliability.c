@@ -172,7 +172,7 @@ Test(reliability, sigkill_during_saves_leaves_loadable_files)
     char *dir = sample_prepared_dir();
     char *data = strf("%s/data", dir), *model = strf("%s/m.s2s", dir), *errp = strf("%s/err", dir);
     char *last = strf("%s.last", model);
-    const char *first[] = {"train", data, "-o", model, "--steps", "1", "--quiet", SMALL, NULL};
+    const char *first[] = {"train", data, "-o", model, "--steps", "1", "--valid-every", "1", "--quiet", SMALL, NULL};
     cr_assert_eq(wait_status(spawn(first, errp, 0)), 0);
     srand(12345);
     for (int round = 0; round < 12; round++) {
@@ -280,7 +280,7 @@ Test(reliability, a_second_sigint_exits_at_once_and_files_stay_whole)
     char *dir = sample_prepared_dir();
     char *data = strf("%s/data", dir), *model = strf("%s/m.s2s", dir), *errp = strf("%s/err", dir);
     char *logp = strf("%s.log.jsonl", model);
-    const char *first[] = {"train", data, "-o", model, "--steps", "1", "--quiet", SMALL, NULL};
+    const char *first[] = {"train", data, "-o", model, "--steps", "1", "--valid-every", "1", "--quiet", SMALL, NULL};
     cr_assert_eq(wait_status(spawn(first, errp, 0)), 0);
     const char *args[] = {"train", data, "-o", model, "--epochs", "100000", "--valid-every", "1",
                           "--resume", "--quiet", SMALL, NULL};
