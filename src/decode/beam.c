@@ -179,12 +179,8 @@ int beam_decode(Model *m, const PairSet *d, const BeamOpts *o, BeamOut *out, Err
         return 0;
     }
 
-    int B = o->batch < nn ? o->batch : nn;
-    size_t per_sent = greedy_rows_bytes(c, max_s, max_t, K, REC_PER_T, REC_PER_TS(o->attention));
-    if (per_sent > 0 && (size_t)B * per_sent > GREEDY_WORK_BUDGET) {
-        size_t fit = GREEDY_WORK_BUDGET / per_sent;
-        B = fit < 1 ? 1 : (int)fit;
-    }
+    int B = greedy_fit_batch(c, max_s, max_t, o->batch < nn ? o->batch : nn, K, REC_PER_T,
+                             REC_PER_TS(o->attention));
     const int RM = B * K;
     Work *w = work_new(c, RM, max_s, max_t, false);
     BatchBuf bb;

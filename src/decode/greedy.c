@@ -20,23 +20,24 @@ int greedy_limit(int src_len, int max_len)
     return max_len > 0 ? max_len : 2 * src_len + 10;
 }
 
-size_t greedy_row_bytes(const ModelConfig *c, int S, int T)
-{
-    size_t E = (size_t)c->emb, H = (size_t)c->hidden, D = (size_t)c->dec_hidden,
-           A = (size_t)c->attn, P = (size_t)c->deep_out, V = (size_t)c->tgt_vocab,
-           K = (size_t)model_enc_size(c), G = (size_t)model_gates(c), L = (size_t)c->layers;
-    size_t C = c->cell == CELL_GRU ? NN_GRU_CACHE : NN_LSTM_CACHE;
-    size_t dirs = c->bidir ? 2 : 1;
-    size_t per_t = (size_t)S * (A + 2) + 2 * V + 3 * E + A + 2 * K + (D + K + E) + 3 * P +
-                   L * D * (C + 3);
-    size_t per_s = 2 * E + A + L * (3 * K + dirs * H * (G + C + 2));
-    return sizeof(real) * ((size_t)T * per_t + (size_t)S * per_s + L * (G * D * 2 + D + K));
-}
-
 size_t greedy_rows_bytes(const ModelConfig *c, int S, int T, int rows, size_t per_t,
                          size_t per_ts)
 {
-    return (size_t)rows * (greedy_row_bytes(c, S, T) + (size_t)T * per_t + (size_t)T * S * per_ts);
+    return work_bytes(c, rows, S, T, false) + (size_t)rows * (size_t)T * (per_t + (size_t)S * per_ts);
+}
+
+int greedy_fit_batch(const ModelConfig *c, int S, int T, int want, int rows_per, size_t per_t,
+                     size_t per_ts)
+{
+    int lo = 1, hi = want > 1 ? want : 1;
+    while (lo < hi) {
+        int mid = lo + (hi - lo + 1) / 2;
+        if (greedy_rows_bytes(c, S, T, mid * rows_per, per_t, per_ts) <= GREEDY_WORK_BUDGET)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo;
 }
 
 int greedy_max_src_len_rows(const ModelConfig *c, int max_len, int rows, size_t per_t,
@@ -139,12 +140,7 @@ int greedy_decode(Model *m, const PairSet *d, int batch, int max_len, Hyps *out,
     int *mem = NULL;
 
     if (nn > 0) {
-        int B = batch < nn ? batch : nn;
-        size_t row = greedy_row_bytes(c, max_s, max_t);
-        if (row > 0 && (size_t)B * row > GREEDY_WORK_BUDGET) {
-            size_t fit = GREEDY_WORK_BUDGET / row;
-            B = fit < 1 ? 1 : (int)fit;
-        }
+        int B = greedy_fit_batch(c, max_s, max_t, batch < nn ? batch : nn, 1, 0, 0);
         Work *w = work_new(c, B, max_s, max_t, false);
         BatchBuf bb;
         batch_buf_init(&bb, B, max_s, 1);

@@ -59,15 +59,17 @@ int greedy_max_src_len(const ModelConfig *c, int max_len);
    torch.argmax. */
 int greedy_argmax(const real *x, int n);
 
-/* About the bytes of Work one row of a decoding batch takes with S source and T output
-   positions (the time-indexed decoder buffers dominate: T·S·A and 2·T·Vt). */
-size_t greedy_row_bytes(const ModelConfig *c, int S, int T);
-/* The bytes of `rows` such rows when each also keeps per_t bytes per output step and
-   per_ts bytes per output step and source position (beam search's records), and the
-   most source tokens for which they fit in GREEDY_WORK_BUDGET (at most 1 << 20);
-   greedy_max_src_len is the latter for one row and nothing more. */
+/* The bytes of a decoding batch of `rows` rows with S source and T output positions:
+   its Work (work_bytes, exactly) and, per row, per_t bytes per output step and per_ts
+   bytes per output step and source position (beam search's records); and the most
+   source tokens for which one batch of `rows` rows fits in GREEDY_WORK_BUDGET (at most
+   1 << 20); greedy_max_src_len is the latter for one row and nothing more. */
 size_t greedy_rows_bytes(const ModelConfig *c, int S, int T, int rows, size_t per_t,
                          size_t per_ts);
+/* The most sentences, from 1 to want, of rows_per rows each that fit in
+   GREEDY_WORK_BUDGET together (1 when even one does not). */
+int greedy_fit_batch(const ModelConfig *c, int S, int T, int want, int rows_per, size_t per_t,
+                     size_t per_ts);
 int greedy_max_src_len_rows(const ModelConfig *c, int max_len, int rows, size_t per_t,
                             size_t per_ts);
 

@@ -246,6 +246,17 @@ static void work_carve(Work *w, Carver *cv)
     }
 }
 
+size_t work_bytes(const ModelConfig *cfg, int max_b, int max_s, int max_t, bool training)
+{
+    Work w = {.cfg = *cfg, .max_b = max_b, .max_s = max_s, .max_t = max_t, .training = training};
+    Carver count = {0};
+    work_carve(&w, &count);
+    size_t n = sizeof w + count.used * sizeof(real);
+    if (cfg->local != LOCAL_NONE)
+        n += 2 * (size_t)max_t * (size_t)max_b * sizeof(int);
+    return n;
+}
+
 Work *work_new(const ModelConfig *cfg, int max_b, int max_s, int max_t, bool training)
 {
     Work *w = xcalloc(1, sizeof *w);

@@ -41,6 +41,8 @@ void model_init_random(Model *m, Rng *rng);
 typedef struct Work Work;
 Work *work_new(const ModelConfig *cfg, int max_b, int max_s, int max_t, bool training);
 void work_free(Work *w);
+/* The bytes work_new allocates for these sizes, exactly (the same carving, counted). */
+size_t work_bytes(const ModelConfig *cfg, int max_b, int max_s, int max_t, bool training);
 
 /* Runs the model on a batch and returns the summed label-smoothed cross-entropy over
    the non-pad targets. With rng, dropout is applied (training); NULL disables it. */
