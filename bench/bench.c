@@ -35,6 +35,7 @@
 #include <cblas.h>
 
 #include "base/buf.h"
+#include "base/clock.h"
 #include "base/err.h"
 #include "base/file.h"
 #include "base/opt.h"
@@ -51,13 +52,6 @@
 #include "train/step.h"
 
 /* ------------------------------------------------------------------ helpers */
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -165,10 +159,10 @@ static double sgemm_gflops(int M, int N, int K, int reps)
     double *g = xmalloc((size_t)reps * sizeof *g);
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, 1, A, K, B, N, 0, C, N);
     for (int k = 0; k < reps; k++) {
-        double t0 = now_s();
+        double t0 = clock_now();
         for (int i = 0; i < inner; i++)
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, 1, A, K, B, N, 0, C, N);
-        g[k] = flop * inner / (now_s() - t0) / 1e9;
+        g[k] = flop * inner / (clock_now() - t0) / 1e9;
     }
     double m = median(g, reps);
     free(g);
@@ -562,11 +556,11 @@ static int cmd_train(int argc, char **argv)
     perf_ctl("enable");
     cpu_times(&u0, &s0);
     for (int r = 0; r < runs; r++) {
-        double t0 = now_s();
+        double t0 = clock_now();
         for (int l = 0; l < loop; l++)
             for (int k = 0; k < bs.n; k++)
                 STEP(&bs.b[k]);
-        secs[r] = now_s() - t0;
+        secs[r] = clock_now() - t0;
         wall += secs[r];
         tok_s[r] = (double)tokens / secs[r];
     }
@@ -653,11 +647,11 @@ static int cmd_greedy(int argc, char **argv)
         n = (int)first;
     PairSet set = {.n = n, .src = src, .src_len = len};
 
-    double t0 = now_s();
+    double t0 = clock_now();
     ModelFile mf;
     if (model_file_load(&mf, model, false, &e) != 0)
         die_err(&e);
-    double load_s = now_s() - t0;
+    double load_s = clock_now() - t0;
     double *sps = xmalloc((size_t)runs * sizeof *sps);
     long out_tokens = 0;
     uint64_t hash = 0;
@@ -670,10 +664,10 @@ static int cmd_greedy(int argc, char **argv)
     double u0, s0, u1, s1;
     cpu_times(&u0, &s0);
     for (int r = 0; r < runs; r++) {
-        double t = now_s();
+        double t = clock_now();
         if (greedy_decode(&mf.model, &set, (int)batch, (int)max_len, &h, &e) != 0)
             die_err(&e);
-        sps[r] = n / (now_s() - t);
+        sps[r] = n / (clock_now() - t);
         if (r == 0) {
             for (int i = 0; i < h.n; i++)
                 out_tokens += h.len[i];
@@ -726,7 +720,7 @@ static int cmd_spawn(int argc, char **argv)
            *sys = xmalloc((size_t)runs * sizeof *sys);
     long rss = 0;
     for (int r = 0; r < runs; r++) {
-        double t0 = now_s();
+        double t0 = clock_now();
         pid_t pid = fork();
         if (pid < 0)
             die("spawn: fork: %s", strerror(errno));
@@ -742,7 +736,7 @@ static int cmd_spawn(int argc, char **argv)
         struct rusage ru;
         if (wait4(pid, &status, 0, &ru) < 0)
             die("spawn: wait4: %s", strerror(errno));
-        wall[r] = now_s() - t0;
+        wall[r] = clock_now() - t0;
         if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
             die("spawn: %s failed (status %d)", argv[i], status);
         user[r] = tv_s(ru.ru_utime);

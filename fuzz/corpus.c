@@ -4,7 +4,7 @@
 
 #include "fuzz.h"
 #include "text/corpus.h"
-#include "text/utf8val.h"
+#include "base/utf8.h"
 
 static void check_corpus(const Corpus *c)
 {
@@ -23,8 +23,8 @@ static void check_corpus(const Corpus *c)
         CHECK(p->src_len > 0 && p->tgt_len > 0);
         CHECK(!memchr(p->src, '\t', p->src_len) && !memchr(p->tgt, '\t', p->tgt_len));
         CHECK(!memchr(p->src, '\r', p->src_len) && !memchr(p->tgt, '\r', p->tgt_len));
-        CHECK(utf8val_check(p->src, p->src_len) == p->src_len);
-        CHECK(utf8val_check(p->tgt, p->tgt_len) == p->tgt_len);
+        CHECK(utf8_check(p->src, p->src_len) == p->src_len);
+        CHECK(utf8_check(p->tgt, p->tgt_len) == p->tgt_len);
     }
     SourceGroups g;
     corpus_group_sources(c, &g);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "base/buf.h"
+#include "base/clock.h"
 #include "base/err.h"
 #include "base/file.h"
 #include "base/opt.h"
@@ -75,13 +76,6 @@ static void parse_args(EvalOpts *p, int argc, char **argv)
         die_usage("eval: missing %s argument (see 's2s eval --help')", p->model ? "TSV" : "MODEL");
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 int cmd_eval(int argc, char **argv)
 {
     EvalOpts po;
@@ -122,11 +116,11 @@ int cmd_eval(int argc, char **argv)
     char **hyp = xcalloc(nseg ? nseg : 1, sizeof *hyp);
     TranslateOpts to = po.d.to;
     TranslateStats ts;
-    double t0 = now_s();
+    double t0 = clock_now();
     if (translate_lines(&mf.model, mf.src, mf.tgt, &mf.text, src, src_len, (int)nseg, c.name,
                         line, &to, hyp, &ts, &e) != 0)
         die_err(&e);
-    double decode_s = now_s() - t0;
+    double decode_s = clock_now() - t0;
 
     /* Perplexity of every line's reference. */
     const char **psrc = xmalloc((n ? n : 1) * sizeof *psrc), **pref = xmalloc((n ? n : 1) * sizeof *pref);

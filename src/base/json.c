@@ -1,5 +1,7 @@
 #include "base/json.h"
 
+#include "base/utf8.h"
+
 #include <locale.h>
 #include <math.h>
 #include <pthread.h>
@@ -128,55 +130,6 @@ static void push_key(Parser *p, const char *s, size_t len, size_t pos)
         p->keys = xrealloc(p->keys, p->capkeys * sizeof *p->keys);
     }
     p->keys[p->nkeys++] = (ScratchKey){s, len, pos};
-}
-
-/* Length of the valid UTF-8 sequence at s[0..n) (RFC 3629: no overlong forms, no
-   surrogates, nothing above U+10FFFF), or 0 when it is invalid. s[0] >= 0x80. */
-static size_t utf8_seq(const unsigned char *s, size_t n)
-{
-    unsigned char c = s[0];
-    size_t need;
-    unsigned char lo = 0x80, hi = 0xBF; /* range of the second byte */
-    if (c >= 0xC2 && c <= 0xDF) {
-        need = 2;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-        need = 3;
-        if (c == 0xE0)
-            lo = 0xA0;
-        else if (c == 0xED)
-            hi = 0x9F;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-        need = 4;
-        if (c == 0xF0)
-            lo = 0x90;
-        else if (c == 0xF4)
-            hi = 0x8F;
-    } else {
-        return 0;
-    }
-    if (n < need || s[1] < lo || s[1] > hi)
-        return 0;
-    for (size_t k = 2; k < need; k++)
-        if (s[k] < 0x80 || s[k] > 0xBF)
-            return 0;
-    return need;
-}
-
-bool json_utf8_valid(const char *s, size_t len)
-{
-    const unsigned char *u = (const unsigned char *)s;
-    size_t i = 0;
-    while (i < len) {
-        if (u[i] < 0x80) {
-            i++;
-            continue;
-        }
-        size_t k = utf8_seq(u + i, len - i);
-        if (!k)
-            return false;
-        i += k;
-    }
-    return true;
 }
 
 static int hex4(const unsigned char *s, unsigned *out)

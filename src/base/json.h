@@ -96,10 +96,6 @@ int json_as_num(const JsonVal *v, double *out, Err *e);
 int json_as_int(const JsonVal *v, int64_t *out, Err *e);
 int json_as_str(const JsonVal *v, const char **out, size_t *len, Err *e);
 
-/* True when s[0..len) is valid UTF-8 (RFC 3629: no overlong forms, no surrogates,
-   nothing above U+10FFFF). */
-bool json_utf8_valid(const char *s, size_t len);
-
 /*
  * Writes s[0..len) into dst (capacity cap >= 8) for an error message: bytes below
  * 0x20, 0x7f and backslash are escaped (\xNN, \\), and text longer than fits ends

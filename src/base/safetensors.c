@@ -14,6 +14,7 @@
 #include "base/crc32.h"
 #include "base/file.h"
 #include "base/json.h"
+#include "base/utf8.h"
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "tensor data is used in place as little-endian: big-endian hosts are not supported"
@@ -121,7 +122,7 @@ static int check_tensors(const char *path, const StTensor *ts, size_t n, Err *e)
         const char *nm = sn.s;
         if (strcmp(t->name, "__metadata__") == 0)
             return err_set(e, "%s: the tensor name '__metadata__' is reserved", path);
-        if (!json_utf8_valid(t->name, strlen(t->name)))
+        if (!utf8_valid(t->name, strlen(t->name)))
             return err_set(e, "%s: tensor name '%s' is not valid UTF-8", path, nm);
         if ((unsigned)t->dtype >= ST_NDTYPES)
             return err_set(e, "%s: tensor '%s': bad dtype %d", path, nm, (int)t->dtype);
@@ -162,9 +163,9 @@ static int check_meta(const char *path, const char *const *keys, const char *con
         if (strcmp(keys[i], ST_KEY_CRC32) == 0)
             return err_set(e, "%s: metadata key '%s' is reserved: the writer computes it", path,
                            k.s);
-        if (!json_utf8_valid(keys[i], strlen(keys[i])))
+        if (!utf8_valid(keys[i], strlen(keys[i])))
             return err_set(e, "%s: metadata key '%s' is not valid UTF-8", path, k.s);
-        if (!json_utf8_valid(vals[i], strlen(vals[i])))
+        if (!utf8_valid(vals[i], strlen(vals[i])))
             return err_set(e, "%s: metadata '%s' has a value that is not valid UTF-8", path, k.s);
         for (size_t j = 0; j < i; j++)
             if (strcmp(keys[j], keys[i]) == 0)

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "base/file.h"
 #include "text/split.h"
 #include "text/tokenize.h"
@@ -100,13 +101,6 @@ static int check_outdir(const char *dir, const char *corpus, Err *e)
     return 0;
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* A progress line on stderr, only on a terminal and only after the first second. */
 typedef struct Progress {
     bool tty;
@@ -118,7 +112,7 @@ typedef struct Progress {
 
 static void progress(Progress *pr, const char *what, size_t done, size_t total)
 {
-    if (!pr || !pr->tty || now_s() - pr->t0 < 1.0)
+    if (!pr || !pr->tty || clock_now() - pr->t0 < 1.0)
         return;
     int pct = total ? (int)(100.0 * (double)done / (double)total) : 100;
     if (pr->shown && pr->what == what && pr->pct == pct)
@@ -163,7 +157,7 @@ static double rate(uint64_t a, uint64_t b) { return b ? (double)a / (double)b : 
 int prepare_run(const PrepareOpts *o, Buf *summary, Err *e)
 {
     const PrepareOpts po = *o;
-    Progress pr = {.tty = o->progress && isatty(2) == 1, .t0 = now_s()};
+    Progress pr = {.tty = o->progress && isatty(2) == 1, .t0 = clock_now()};
     if (check_outdir(po.dir, po.corpus, e) != 0)
         return -1;
 
@@ -389,7 +383,7 @@ int prepare_run(const PrepareOpts *o, Buf *summary, Err *e)
         buf_printf(summary, "prepare: train %zu, valid %zu, test %zu pairs; vocab %s %zu, %s %zu\n",
                 st[SPLIT_TRAIN].pairs, st[SPLIT_VALID].pairs, st[SPLIT_TEST].pairs,
                 lang_name(sopt.lang), vocab_size(voc[0]), lang_name(topt.lang), vocab_size(voc[1]));
-        buf_printf(summary, "prepare: wrote %s in %.2f s\n", po.dir, now_s() - pr.t0);
+        buf_printf(summary, "prepare: wrote %s in %.2f s\n", po.dir, clock_now() - pr.t0);
     }
     rc = 0;
 out:

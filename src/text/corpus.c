@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "base/file.h"
-#include "text/utf8val.h"
+#include "base/utf8.h"
 
 int direction_parse(const char *s)
 {
@@ -60,7 +60,7 @@ static int parse_line(const Corpus *c, size_t lineno, char *s, size_t n, Directi
         stop = (size_t)(nul - s);
     if (cr && (size_t)(cr - s) < stop)
         stop = (size_t)(cr - s);
-    size_t bad = utf8val_check(s, stop);
+    size_t bad = utf8_check(s, stop);
     if (bad == stop && stop < n && s[stop] == '\0')
         return err_set(e, "%s:%zu: NUL byte at byte %zu", c->name, lineno, bad + 1);
     if (bad == stop && stop < n)
@@ -76,9 +76,9 @@ static int parse_line(const Corpus *c, size_t lineno, char *s, size_t n, Directi
     size_t en_len = (size_t)(tab - s);
     char *tab2 = memchr(fr, '\t', n - en_len - 1);
     size_t fr_len = tab2 ? (size_t)(tab2 - fr) : n - en_len - 1;
-    if (utf8val_blank(en, en_len))
+    if (utf8_blank(en, en_len))
         return err_set(e, "%s:%zu: empty English side", c->name, lineno);
-    if (utf8val_blank(fr, fr_len))
+    if (utf8_blank(fr, fr_len))
         return err_set(e, "%s:%zu: empty French side", c->name, lineno);
     en[en_len] = '\0';
     fr[fr_len] = '\0';

@@ -1,6 +1,8 @@
 /* Tokenizer and detokenizer for English and French; the rules are in tokenize.h. */
 #include "text/tokenize.h"
 
+#include "base/utf8.h"
+
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,27 +78,9 @@ static utf8proc_int32_t map_special(utf8proc_int32_t c, void *data)
     }
 }
 
-/* 0-based offset of the first invalid sequence, or len when there is none. */
-static size_t utf8_bad_offset(const uint8_t *s, size_t len)
-{
-    size_t i = 0;
-    while (i < len) {
-        if (s[i] < 0x80) {
-            i++;
-            continue;
-        }
-        utf8proc_int32_t c;
-        utf8proc_ssize_t k = utf8proc_iterate(s + i, (utf8proc_ssize_t)(len - i), &c);
-        if (k < 0)
-            return i;
-        i += (size_t)k;
-    }
-    return len;
-}
-
 int tok_check_utf8(const char *s, size_t len, Err *e)
 {
-    size_t bad = utf8_bad_offset((const uint8_t *)s, len);
+    size_t bad = utf8_check(s, len);
     if (bad < len)
         return err_set(e, "invalid UTF-8 at byte %zu", bad + 1);
     return 0;
@@ -136,7 +120,7 @@ static int normalize_cps(const char *s, size_t len, const TokOpts *o, Cps *c, Er
         n = decompose(u, len, c, opt);
     }
     if (n == UTF8PROC_ERROR_INVALIDUTF8)
-        return err_set(e, "invalid UTF-8 at byte %zu", utf8_bad_offset(u, len) + 1);
+        return err_set(e, "invalid UTF-8 at byte %zu", utf8_check((const char *)u, len) + 1);
     if (n >= 0)
         n = utf8proc_normalize_utf32(c->v, n, opt);
     if (n < 0)

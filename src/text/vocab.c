@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "base/file.h"
-#include "text/utf8val.h"
+#include "base/utf8.h"
 
 static const char *const specials[VOCAB_NSPECIAL] = {"<pad>", "<unk>", "<bos>", "<eos>"};
 
@@ -348,7 +348,7 @@ int vocab_parse(Vocab **out, const char *name, const char *data, size_t len, Err
             n--;
         lineno++;
         const char *nul = memchr(p, '\0', n);
-        size_t bad = utf8val_check(p, nul ? (size_t)(nul - p) : n);
+        size_t bad = utf8_check(p, nul ? (size_t)(nul - p) : n);
         if (nul && bad == (size_t)(nul - p)) {
             rc = err_set(e, "%s:%zu: NUL byte at byte %zu", name, lineno, bad + 1);
             break;
@@ -377,7 +377,7 @@ int vocab_parse(Vocab **out, const char *name, const char *data, size_t len, Err
             rc = err_set(e, "%s:%zu: empty token", name, lineno);
             break;
         }
-        if (utf8val_has_space(p, tn)) {
+        if (utf8_has_space(p, tn)) {
             rc = err_set(e, "%s:%zu: token '%.*s' contains whitespace", name, lineno,
                          shown_len(p, tn), p);
             break;

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "base/buf.h"
+#include "base/clock.h"
 #include "base/file.h"
 #include "base/json.h"
 #include "base/safetensors.h"
@@ -40,13 +41,6 @@ TrainOpts train_opts_default(void)
         .epochs = 10, .valid_every = 1000, .patience = 0,
         .seed = 1, .log_every = 100, .progress = -1,
     };
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 static char *suffixed(const char *path, const char *suffix)
@@ -96,14 +90,14 @@ typedef struct Trainer {
     FILE *log;
     bool live; /* live progress line on stderr */
     bool line_shown;
-    double t_start;       /* now_s() at the start of this process's training */
+    double t_start;       /* clock_now() at the start of this process's training */
     double seconds_base;  /* p.seconds at that moment */
     double t_shown;
     double valid_seconds; /* spent validating in this process */
     long ckpt_step; /* step of the files on disk; -1 before the first checkpoint */
 } Trainer;
 
-static double elapsed(const Trainer *t) { return t->seconds_base + (now_s() - t->t_start); }
+static double elapsed(const Trainer *t) { return t->seconds_base + (clock_now() - t->t_start); }
 
 /* ------------------------------------------------------------------ log and display */
 
@@ -163,7 +157,7 @@ static void show_progress(Trainer *t, double loss, double ppl, double tok_s, dou
 {
     if (t->o->quiet)
         return;
-    double now = now_s();
+    double now = clock_now();
     bool plain_due = !t->live && t->o->log_every > 0 && t->p.step % t->o->log_every == 0;
     if (t->live ? (!force && now - t->t_shown < 0.25) : !plain_due)
         return;
@@ -594,7 +588,7 @@ static int valid_bleu(Trainer *t, double *bleu, Err *e)
 static int validate(Trainer *t, bool scheduled, bool *stop, Err *e)
 {
     Progress *p = &t->p;
-    double t0 = now_s();
+    double t0 = clock_now();
     bool have_valid = t->data.valid.set.n > 0;
     double loss = 0, ppl = 0, bleu = -1;
     if (have_valid) {
@@ -631,13 +625,13 @@ static int validate(Trainer *t, bool scheduled, bool *stop, Err *e)
                    "\"bleu\": %s, \"best\": %s, \"lr\": %s, \"seconds\": %.3f, \"elapsed\": %.3f}",
                p->step, ep, have_valid ? num6(n1, loss) : "null", have_valid ? num6(n2, ppl) : "null",
                have_valid ? num6(n3, bleu) : "null", best ? "true" : "false", num6(n4, t->sched.lr),
-               now_s() - t0, elapsed(t));
+               clock_now() - t0, elapsed(t));
     log_line(t, &b);
     buf_free(&b);
-    t->valid_seconds += now_s() - t0;
+    t->valid_seconds += clock_now() - t0;
     if (have_valid)
         say(t, "valid step %ld: loss %.3f ppl %.2f BLEU %.2f%s (%.1f s)", p->step, loss, ppl, bleu,
-            best ? " (best)" : "", now_s() - t0);
+            best ? " (best)" : "", clock_now() - t0);
     if (checkpoint(t, best, e) != 0)
         return -1;
     if (t->o->patience > 0 && p->bad_valid >= t->o->patience) {
@@ -751,7 +745,7 @@ static int train_loop(Trainer *t, Stop *why, Err *e)
     Buf lb = {0};
     char n1[32], n2[32], n3[32], n4[32];
     Batch b;
-    double tok_t0 = now_s(); /* target tokens per second of this process, validation excluded */
+    double tok_t0 = clock_now(); /* target tokens per second of this process, validation excluded */
     long long tok_window = 0;
     bool stop = false;
     int rc = 0;
@@ -809,7 +803,7 @@ static int train_loop(Trainer *t, Stop *why, Err *e)
         p->batch++;
         p->tokens += b.ntok;
         tok_window += b.ntok;
-        double train_s = now_s() - tok_t0 - t->valid_seconds;
+        double train_s = clock_now() - tok_t0 - t->valid_seconds;
         double tok_s = train_s > 0 ? (double)tok_window / train_s : 0;
         double loss = r.loss / (double)b.ntok, ppl = exp(r.nll / (double)b.ntok);
         buf_printf(&lb, "{\"event\": \"step\", \"step\": %ld, \"epoch\": %ld, \"loss\": %s, "
@@ -883,7 +877,7 @@ int train_run(const TrainOpts *o, Err *e)
     t.work = work_new(&cfg, mb, ms, mt, true);
     t.live = o->progress == 1 || (o->progress < 0 && isatty(2));
     t.seconds_base = t.p.seconds;
-    t.t_start = now_s();
+    t.t_start = clock_now();
 
     Buf b = {0};
     buf_printf(&b, "{\"event\": \"%s\", \"step\": %ld, \"config\": ", o->resume ? "resume" : "start", t.p.step);

@@ -6,7 +6,7 @@
 
 #include "helpers.h"
 #include "text/corpus.h"
-#include "text/utf8val.h"
+#include "base/utf8.h"
 
 /* Parses a copy of text[0..len) as file "F". */
 static int parse_n(Corpus *c, const char *text, size_t len, Direction dir, bool skip_bad, Err *e)
@@ -319,32 +319,32 @@ Test(corpus, full_corpus_reads)
 /* utf8val: the validator behind the corpus and vocabulary checks. */
 Test(utf8val, check_accepts_and_rejects)
 {
-    cr_assert_eq(utf8val_check("abc", 3), 3);
-    cr_assert_eq(utf8val_check("\xC3\xA9t\xC3\xA9", 5), 5);
-    cr_assert_eq(utf8val_check("\xE2\x80\xAF", 3), 3);          /* U+202F */
-    cr_assert_eq(utf8val_check("\xF0\x9F\x98\x80", 4), 4);      /* U+1F600 */
-    cr_assert_eq(utf8val_check("\xF4\x8F\xBF\xBF", 4), 4);      /* U+10FFFF */
-    cr_assert_eq(utf8val_check("ab\xC3", 3), 2);                /* truncated */
-    cr_assert_eq(utf8val_check("abcdefghij\x80", 11), 10);      /* lone continuation */
-    cr_assert_eq(utf8val_check("\xC0\xAF", 2), 0);              /* overlong */
-    cr_assert_eq(utf8val_check("\xE0\x80\xAF", 3), 0);          /* overlong */
-    cr_assert_eq(utf8val_check("x\xED\xA0\x80", 4), 1);         /* surrogate */
-    cr_assert_eq(utf8val_check("\xF4\x90\x80\x80", 4), 0);      /* above U+10FFFF */
-    cr_assert_eq(utf8val_check("\xF5\x80\x80\x80", 4), 0);
-    cr_assert_eq(utf8val_check("\xE2\x28\xA1", 3), 0);          /* bad continuation */
+    cr_assert_eq(utf8_check("abc", 3), 3);
+    cr_assert_eq(utf8_check("\xC3\xA9t\xC3\xA9", 5), 5);
+    cr_assert_eq(utf8_check("\xE2\x80\xAF", 3), 3);          /* U+202F */
+    cr_assert_eq(utf8_check("\xF0\x9F\x98\x80", 4), 4);      /* U+1F600 */
+    cr_assert_eq(utf8_check("\xF4\x8F\xBF\xBF", 4), 4);      /* U+10FFFF */
+    cr_assert_eq(utf8_check("ab\xC3", 3), 2);                /* truncated */
+    cr_assert_eq(utf8_check("abcdefghij\x80", 11), 10);      /* lone continuation */
+    cr_assert_eq(utf8_check("\xC0\xAF", 2), 0);              /* overlong */
+    cr_assert_eq(utf8_check("\xE0\x80\xAF", 3), 0);          /* overlong */
+    cr_assert_eq(utf8_check("x\xED\xA0\x80", 4), 1);         /* surrogate */
+    cr_assert_eq(utf8_check("\xF4\x90\x80\x80", 4), 0);      /* above U+10FFFF */
+    cr_assert_eq(utf8_check("\xF5\x80\x80\x80", 4), 0);
+    cr_assert_eq(utf8_check("\xE2\x28\xA1", 3), 0);          /* bad continuation */
 }
 
 Test(utf8val, spaces)
 {
-    cr_assert(utf8val_blank("", 0));
-    cr_assert(utf8val_blank(" \xC2\xA0\xE2\x80\xAF\xE3\x80\x80", 9));
-    cr_assert(!utf8val_blank(" a ", 3));
-    cr_assert(utf8val_has_space("a\xC2\xA0", 3));
-    cr_assert(!utf8val_has_space("\xC3\xA9t\xC3\xA9", 5));
+    cr_assert(utf8_blank("", 0));
+    cr_assert(utf8_blank(" \xC2\xA0\xE2\x80\xAF\xE3\x80\x80", 9));
+    cr_assert(!utf8_blank(" a ", 3));
+    cr_assert(utf8_has_space("a\xC2\xA0", 3));
+    cr_assert(!utf8_has_space("\xC3\xA9t\xC3\xA9", 5));
     uint32_t cp;
-    cr_assert_eq(utf8val_decode("\xF0\x9F\x98\x80", 4, &cp), 4);
+    cr_assert_eq(utf8_decode("\xF0\x9F\x98\x80", 4, &cp), 4);
     cr_assert_eq(cp, 0x1F600);
-    cr_assert_eq(utf8val_decode("\xC3\xA9", 2, &cp), 2);
+    cr_assert_eq(utf8_decode("\xC3\xA9", 2, &cp), 2);
     cr_assert_eq(cp, 0xE9);
 }
 

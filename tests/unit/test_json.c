@@ -7,6 +7,7 @@
 
 #include "base/buf.h"
 #include "base/json.h"
+#include "base/utf8.h"
 #include "base/rng.h"
 
 /* Parses a copy of text[0..len) in a buffer of exactly len bytes (no NUL after it),
@@ -474,12 +475,12 @@ Test(json, show_escapes_and_shortens)
 
 Test(json, utf8_validation)
 {
-    cr_assert(json_utf8_valid("", 0));
-    cr_assert(json_utf8_valid("h\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", 12));
-    cr_assert(!json_utf8_valid("\xc3", 1));
-    cr_assert(!json_utf8_valid("\xed\xa0\x80", 3));
-    cr_assert(!json_utf8_valid("\xc0\x80", 2));
-    cr_assert(!json_utf8_valid("a\xff", 2));
+    cr_assert(utf8_valid("", 0));
+    cr_assert(utf8_valid("h\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", 12));
+    cr_assert(!utf8_valid("\xc3", 1));
+    cr_assert(!utf8_valid("\xed\xa0\x80", 3));
+    cr_assert(!utf8_valid("\xc0\x80", 2));
+    cr_assert(!utf8_valid("a\xff", 2));
 }
 
 /* Random single-byte and splice mutations of valid documents: each parse either
