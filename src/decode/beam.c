@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "decode/greedy.h"
+#include "decode/plan.h"
 #include "text/vocab.h"
 
 /* Bytes the search records per row and output step (token, back-pointer, source
@@ -42,7 +42,7 @@ double beam_norm(double raw, int len, double alpha)
 int beam_max_src_len(const ModelConfig *c, int max_len, int beam, bool attention)
 {
     CHECK(beam >= 1);
-    return greedy_max_src_len_rows(c, max_len, beam, REC_PER_T, REC_PER_TS(attention));
+    return decode_max_src_len_rows(c, max_len, beam, REC_PER_T, REC_PER_TS(attention));
 }
 
 /* The k largest of x[0..V) by value (ties: lowest id), best first, into ids; returns
@@ -121,7 +121,7 @@ static void finish(Search *s, int i, int t, const Cand *c, const real *att, int 
         h.attn = xmalloc((size_t)(n + eos) * src_len * sizeof *h.attn);
     if (!eos) {
         h.ids[t] = c->tok;
-        h.src_pos[t] = greedy_argmax(att, src_len);
+        h.src_pos[t] = decode_argmax(att, src_len);
     }
     if (h.attn)
         for (int j = 0; j < src_len; j++)
@@ -159,7 +159,7 @@ int beam_decode(Model *m, const PairSet *d, const BeamOpts *o, BeamOut *out, Err
 
     int *order = xmalloc(cnt * sizeof *order);
     int nn, max_s, max_t;
-    if (greedy_plan(c, d, o->max_len, order, &nn, &max_s, &max_t, e) != 0) {
+    if (decode_plan(c, d, o->max_len, order, &nn, &max_s, &max_t, e) != 0) {
         free(order);
         return -1;
     }
@@ -179,7 +179,7 @@ int beam_decode(Model *m, const PairSet *d, const BeamOpts *o, BeamOut *out, Err
         return 0;
     }
 
-    int B = greedy_fit_batch(c, max_s, max_t, o->batch < nn ? o->batch : nn, K, REC_PER_T,
+    int B = decode_fit_batch(c, max_s, max_t, o->batch < nn ? o->batch : nn, K, REC_PER_T,
                              REC_PER_TS(o->attention));
     const int RM = B * K;
     Work *w = work_new(c, RM, max_s, max_t, false);
@@ -214,7 +214,7 @@ int beam_decode(Model *m, const PairSet *d, const BeamOpts *o, BeamOut *out, Err
         for (int i = 0; i < nb; i++) {
             sent[i] = bb.rows[i];
             slen[i] = b.src_len[i];
-            lim[i] = greedy_limit(slen[i], o->max_len);
+            lim[i] = decode_limit(slen[i], o->max_len);
             width[i] = K;
             nlive[i] = 1;
             done[i] = 0;
@@ -264,7 +264,7 @@ int beam_decode(Model *m, const PairSet *d, const BeamOpts *o, BeamOut *out, Err
                     size_t rec = (size_t)t * R + nr;
                     s.rec_tok[rec] = cd->tok;
                     s.rec_par[rec] = cd->slot;
-                    s.rec_pos[rec] = greedy_argmax(arow, slen[i]);
+                    s.rec_pos[rec] = decode_argmax(arow, slen[i]);
                     if (s.rec_att)
                         for (int j = 0; j < b.S; j++)
                             s.rec_att[rec * b.S + j] = (float)arow[j];

@@ -8,7 +8,7 @@
  * candidates the W best by raw score are taken, where W is K minus the number of
  * hypotheses of the sentence that have finished so far (ties: lowest beam index,
  * then lowest id). A candidate ending in <eos>, or reaching the output limit
- * greedy_limit(src_len, max_len) without it, finishes; the others are the next live
+ * decode_limit(src_len, max_len) without it, finishes; the others are the next live
  * hypotheses. So the beam narrows as hypotheses finish, and with K = 1 the search is
  * exactly greedy decoding (decode/greedy.h), tokens and stopping point alike.
  *
@@ -37,7 +37,7 @@
  * BLAS products of a row round according to the batch's size and the row's position:
  * scores may differ in their last bits; tokens differ only where two candidates tie
  * to within that rounding, which the tests do not meet). When K rows of the longest
- * sentence times `batch` would need more than GREEDY_WORK_BUDGET bytes, fewer
+ * sentence times `batch` would need more than DECODE_WORK_BUDGET bytes, fewer
  * sentences are decoded at a time (at least one).
  *
  * For each output token the hypothesis records the source position with the highest
@@ -57,7 +57,7 @@ typedef struct BeamOpts {
     int beam;       /* K >= 1 */
     int nbest;      /* hypotheses returned per sentence, 1..K (0: 1) */
     int batch;      /* sentences decoded together, >= 1 */
-    int max_len;    /* output limit, 0: 2·source tokens + 10 (greedy_limit) */
+    int max_len;    /* output limit, 0: 2·source tokens + 10 (decode_limit) */
     double alpha;   /* length penalty exponent, >= 0 */
     bool attention; /* keep every hypothesis's attention rows */
 } BeamOpts;
@@ -87,7 +87,7 @@ void beam_out_free(BeamOut *o);
 double beam_norm(double raw, int len, double alpha);
 
 /* The most source tokens one sentence may have so that its K rows (and the search's
-   own per-step records) fit in GREEDY_WORK_BUDGET; at most 1 << 20. */
+   own per-step records) fit in DECODE_WORK_BUDGET; at most 1 << 20. */
 int beam_max_src_len(const ModelConfig *c, int max_len, int beam, bool attention);
 
 /*

@@ -77,7 +77,7 @@ void translate_result_free(TranslateResult *r);
  *   "NAME:LINE: invalid UTF-8 at byte N", "NAME:LINE: NUL byte at byte N",
  *   "NAME:LINE: too long to translate: T tokens (at most K for this model, beam size
  *   and output length limit)" when one sentence alone would need more decoding memory
- *   than GREEDY_WORK_BUDGET (K = beam_max_src_len(model, o->max_len, beam,
+ *   than DECODE_WORK_BUDGET (K = beam_max_src_len(model, o->max_len, beam,
  *   o->attention): a few thousand tokens for small models, some hundreds for the
  *   reference one; a larger beam lowers it, a --max-len smaller than the default
  *   2·T + 10 raises it).

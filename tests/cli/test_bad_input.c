@@ -519,7 +519,7 @@ Test(bad_input, translate_input_files)
 /*
  * A long line. Decoding keeps every step of a sentence in memory (about T·S·A floats
  * for S source and T output tokens), so a line longer than one sentence's decoding
- * budget allows (GREEDY_WORK_BUDGET) is refused, naming it, before anything is
+ * budget allows (DECODE_WORK_BUDGET) is refused, naming it, before anything is
  * decoded; this model takes 3472 tokens (1541 with beam 5) with the default output limit 2·S + 10. An
  * explicit --max-len bounds T and lets the same line through. A very long single word
  * is one unknown token.

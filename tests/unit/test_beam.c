@@ -351,7 +351,7 @@ static int ref_cmp(const void *pa, const void *pb)
 
 static int ref_beam(Model *m, const int *src, int len, int K, int max_len, double alpha, RefHyp *fin)
 {
-    int V = m->cfg.tgt_vocab, lim = greedy_limit(len, max_len), width = K, nfin = 0;
+    int V = m->cfg.tgt_vocab, lim = decode_limit(len, max_len), width = K, nfin = 0;
     RefHyp live[16], next[16];
     int nlive = 1;
     live[0] = (RefHyp){0};
@@ -636,9 +636,9 @@ Test(beam, norm_and_source_limits)
     cr_assert_eq(beam_norm(-6, 0, 1), -6);
     Model m;
     fixture_model(&m, CELL_GRU, 1, true, VS, VT, 9);
-    int k1 = beam_max_src_len(&m.cfg, 0, 1, false), g1 = greedy_max_src_len(&m.cfg, 0);
+    int k1 = beam_max_src_len(&m.cfg, 0, 1, false), g1 = decode_max_src_len(&m.cfg, 0);
     cr_assert(k1 <= g1 && k1 > g1 * 9 / 10, "%d %d", k1, g1);
     int k5 = beam_max_src_len(&m.cfg, 0, 5, false), k5a = beam_max_src_len(&m.cfg, 0, 5, true);
-    cr_assert(k5 < greedy_max_src_len(&m.cfg, 0) && k5a < k5 && k5a > 100, "%d %d", k5, k5a);
+    cr_assert(k5 < decode_max_src_len(&m.cfg, 0) && k5a < k5 && k5a > 100, "%d %d", k5, k5a);
     model_free(&m);
 }

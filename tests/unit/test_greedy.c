@@ -84,7 +84,7 @@ static void check_batch_independence_of(const ModelConfig *c, uint64_t seed)
     int stopped = 0, at_limit = 0, empty_src = 0;
     int *ref = malloc(64 * sizeof(int));
     for (int i = 0; i < s.n; i++) {
-        int lim = greedy_limit(s.len[i], 0);
+        int lim = decode_limit(s.len[i], 0);
         cr_assert(one.ids[i] != NULL);
         cr_assert(one.len[i] <= lim);
         for (int k = 0; k < one.len[i]; k++)
@@ -153,9 +153,9 @@ Test(greedy, batches_give_the_same_ids_lstm) { check_batch_independence(CELL_LST
 
 Test(greedy, limit_is_twice_the_source_plus_10_or_max_len)
 {
-    cr_assert_eq(greedy_limit(0, 0), 10);
-    cr_assert_eq(greedy_limit(7, 0), 24);
-    cr_assert_eq(greedy_limit(7, 3), 3);
+    cr_assert_eq(decode_limit(0, 0), 10);
+    cr_assert_eq(decode_limit(7, 0), 24);
+    cr_assert_eq(decode_limit(7, 3), 3);
     Model m;
     fixture_model(&m, CELL_GRU, 1, true, VS, VT, 5);
     fixture_constant(&m, 5);

@@ -81,7 +81,7 @@ Test(translate, invalid_utf8_names_the_line_and_leaves_out_alone)
 Test(translate, nul_bytes_and_overlong_lines_name_the_line)
 {
     Fix f = fix_chain();
-    cr_assert_eq(greedy_max_src_len(&f.m.cfg, 0), 3472);
+    cr_assert_eq(decode_max_src_len(&f.m.cfg, 0), 3472);
     const int k = beam_max_src_len(&f.m.cfg, 0, 1, false); /* with the search's records */
     cr_assert_eq(k, 3472);
     cr_assert_gt(beam_max_src_len(&f.m.cfg, 5, 1, false), 100000);

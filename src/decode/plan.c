@@ -1,0 +1,109 @@
+#include "decode/plan.h"
+
+#include <stdlib.h>
+
+#include "text/vocab.h"
+
+int decode_limit(int src_len, int max_len)
+{
+    CHECK(src_len >= 0 && src_len <= (1 << 28) && max_len >= 0);
+    return max_len > 0 ? max_len : 2 * src_len + 10;
+}
+
+size_t decode_rows_bytes(const ModelConfig *c, int S, int T, int rows, size_t per_t,
+                         size_t per_ts)
+{
+    return work_bytes(c, rows, S, T, false) + (size_t)rows * (size_t)T * (per_t + (size_t)S * per_ts);
+}
+
+int decode_fit_batch(const ModelConfig *c, int S, int T, int want, int rows_per, size_t per_t,
+                     size_t per_ts)
+{
+    int lo = 1, hi = want > 1 ? want : 1;
+    while (lo < hi) {
+        int mid = lo + (hi - lo + 1) / 2;
+        if (decode_rows_bytes(c, S, T, mid * rows_per, per_t, per_ts) <= DECODE_WORK_BUDGET)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo;
+}
+
+int decode_max_src_len_rows(const ModelConfig *c, int max_len, int rows, size_t per_t,
+                            size_t per_ts)
+{
+    /* the bytes grow with S; 1 << 20 keeps the arithmetic far from overflow */
+    int lo = 0, hi = 1 << 20;
+    while (lo < hi) {
+        int mid = lo + (hi - lo + 1) / 2;
+        if (decode_rows_bytes(c, mid, decode_limit(mid, max_len), rows, per_t, per_ts) <=
+            DECODE_WORK_BUDGET)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo;
+}
+
+int decode_max_src_len(const ModelConfig *c, int max_len)
+{
+    return decode_max_src_len_rows(c, max_len, 1, 0, 0);
+}
+
+int decode_argmax(const real *x, int n)
+{
+    int best = 0;
+    for (int v = 1; v < n; v++)
+        if (x[v] > x[best])
+            best = v;
+    return best;
+}
+
+typedef struct LenKey {
+    int len, i;
+} LenKey;
+
+static int len_key_cmp(const void *pa, const void *pb)
+{
+    const LenKey *a = pa, *b = pb;
+    if (a->len != b->len)
+        return a->len < b->len ? -1 : 1;
+    return (a->i > b->i) - (a->i < b->i);
+}
+
+int decode_plan(const ModelConfig *c, const PairSet *d, int max_len, int *order, int *nn,
+                int *max_s, int *max_t, Err *e)
+{
+    const int n = d->n;
+    LenKey *keys = xmalloc((size_t)(n ? n : 1) * sizeof *keys);
+    int k = 0, ms = 0, mt = 0;
+    for (int i = 0; i < n; i++) {
+        int len = d->src_len[i];
+        CHECK(len >= 0);
+        for (int j = 0; j < len; j++) {
+            int id = d->src[i][j];
+            if (id < 0 || id >= c->src_vocab) {
+                free(keys);
+                return err_set(e, "sentence %d: token %d: id %d is not in the source "
+                                  "vocabulary (size %d)", i + 1, j + 1, id, c->src_vocab);
+            }
+        }
+        if (len == 0)
+            continue;
+        keys[k++] = (LenKey){len, i};
+        if (len > ms)
+            ms = len;
+        int lim = decode_limit(len, max_len);
+        if (lim > mt)
+            mt = lim;
+    }
+    qsort(keys, (size_t)k, sizeof *keys, len_key_cmp);
+    for (int j = 0; j < k; j++)
+        order[j] = keys[j].i;
+    free(keys);
+    *nn = k;
+    *max_s = ms;
+    *max_t = mt;
+    return 0;
+}
