@@ -100,16 +100,16 @@ int cmd_eval(int argc, char **argv)
     size_t nseg = g.n;
     if (nseg > (size_t)1 << 30)
         die("%s: more than %zu distinct sources", c.name, (size_t)1 << 30);
-    const char **src = xmalloc((nseg ? nseg : 1) * sizeof *src);
-    size_t *src_len = xmalloc((nseg ? nseg : 1) * sizeof *src_len);
-    long *line = xmalloc((nseg ? nseg : 1) * sizeof *line);
+    const char **src = xmalloc_array((size_t)(nseg), sizeof *src);
+    size_t *src_len = xmalloc_array((size_t)(nseg), sizeof *src_len);
+    long *line = xmalloc_array((size_t)(nseg), sizeof *line);
     for (size_t s = 0; s < nseg; s++) {
         const Pair *p = &c.pairs[g.member[g.start[s]]];
         src[s] = p->src;
         src_len[s] = p->src_len;
         line[s] = (long)p->line;
     }
-    const char **refs = xmalloc((n ? n : 1) * sizeof *refs); /* in group order */
+    const char **refs = xmalloc_array((size_t)(n), sizeof *refs); /* in group order */
     for (size_t k = 0; k < n; k++)
         refs[k] = c.pairs[g.member[k]].tgt;
 
@@ -123,9 +123,9 @@ int cmd_eval(int argc, char **argv)
     double decode_s = clock_now() - t0;
 
     /* Perplexity of every line's reference. */
-    const char **psrc = xmalloc((n ? n : 1) * sizeof *psrc), **pref = xmalloc((n ? n : 1) * sizeof *pref);
-    size_t *psl = xmalloc((n ? n : 1) * sizeof *psl), *prl = xmalloc((n ? n : 1) * sizeof *prl);
-    long *pline = xmalloc((n ? n : 1) * sizeof *pline);
+    const char **psrc = xmalloc_array((size_t)(n), sizeof *psrc), **pref = xmalloc_array((size_t)(n), sizeof *pref);
+    size_t *psl = xmalloc_array((size_t)(n), sizeof *psl), *prl = xmalloc_array((size_t)(n), sizeof *prl);
+    long *pline = xmalloc_array((size_t)(n), sizeof *pline);
     for (size_t i = 0; i < n; i++) {
         const Pair *p = &c.pairs[i];
         psrc[i] = p->src;

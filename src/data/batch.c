@@ -54,13 +54,13 @@ int batch_plan(BatchPlan *p, const PairSet *d, const BatchOpts *o, Rng *rng, Err
     const int n = d->n;
     const int chunk = o->chunk > 0 ? o->chunk : DEFAULT_CHUNK;
 
-    int *order = xmalloc((size_t)(n ? n : 1) * sizeof *order);
+    int *order = xmalloc_array((size_t)(n), sizeof *order);
     for (int i = 0; i < n; i++)
         order[i] = i;
     if (rng)
         rng_shuffle(rng, order, (size_t)n, sizeof *order);
 
-    Key *keys = xmalloc((size_t)(n ? n : 1) * sizeof *keys);
+    Key *keys = xmalloc_array((size_t)(n), sizeof *keys);
     /* Batch k of the cut is keys[bstart[k] .. bstart[k+1]); at most n batches. */
     int *bstart = xmalloc((size_t)(n + 1) * sizeof *bstart);
     int nb = 0;
@@ -98,14 +98,14 @@ int batch_plan(BatchPlan *p, const PairSet *d, const BatchOpts *o, Rng *rng, Err
     }
     bstart[nb] = n;
 
-    int *border = xmalloc((size_t)(nb ? nb : 1) * sizeof *border);
+    int *border = xmalloc_array((size_t)(nb), sizeof *border);
     for (int k = 0; k < nb; k++)
         border[k] = k;
     if (rng)
         rng_shuffle(rng, border, (size_t)nb, sizeof *border);
 
     p->start = xrealloc(p->start, (size_t)(nb + 1) * sizeof *p->start);
-    p->idx = xrealloc(p->idx, (size_t)(n ? n : 1) * sizeof *p->idx);
+    p->idx = xrealloc_array(p->idx, (size_t)(n), sizeof *p->idx);
     p->nbatch = nb;
     int w = 0;
     for (int k = 0; k < nb; k++) {

@@ -122,7 +122,7 @@ static int load_split(Split *sp, const char *dir, const char *name, const Prepar
                 break;
         }
         if (pass == 0 && rc == 0) {
-            sp->ids = xmalloc((total ? total : 1) * sizeof *sp->ids);
+            sp->ids = xmalloc_array((size_t)(total), sizeof *sp->ids);
             sp->src = xcalloc(n ? n : 1, sizeof *sp->src);
             sp->tgt = xcalloc(n ? n : 1, sizeof *sp->tgt);
         }

@@ -91,32 +91,94 @@ static int cand_cmp(const void *pa, const void *pb)
     return (a->rank > b->rank) - (a->rank < b->rank);
 }
 
-/* The state of one batch: R = nb·K rows, sentence i on rows i·K .. i·K+K-1, its live
-   hypotheses on the first nlive[i] of them. Step t's records of row r are at t·R + r. */
+/* One sentence of a batch: its live hypotheses are on rows base .. base+nlive-1 of the
+   model's batch; its records and scores go by slot (i·K + slot, i its index in the
+   batch); it keeps its finished hypotheses, best first, in kept[0..nkept). */
+typedef struct Sent {
+    int id;      /* index in the input */
+    int len;     /* source tokens */
+    int lim;     /* output limit */
+    int width;   /* rows it may still use: K less the hypotheses it finished */
+    int nlive;   /* live hypotheses */
+    int base;    /* its first row in the model's batch */
+    int nkept;
+    bool done;
+    BeamHyp *kept; /* (N) */
+} Sent;
+
+/* The state of a search over batches of at most B sentences, allocated once: R = nb·K
+   rows, sentence i on rows from base, step t's records of slot r at t·R + r. */
 typedef struct Search {
     const BeamOpts *o;
     int K, N, R, S, V;
     int *rec_tok, *rec_par, *rec_pos; /* (max_t, R) token, parent slot, source position */
     float *rec_att;                   /* (max_t, R, S) or NULL */
-    double *cum, *ncum;               /* (R) raw scores of the live hypotheses */
-    BeamHyp *kept;                    /* (nb, N) finished, best first */
-    int *nkept;                       /* (nb) */
+    double *cum, *ncum;               /* (R) raw scores of the live hypotheses, by slot */
+    Sent *sent;                       /* (B) */
+    BeamHyp *kept;                    /* (B, N) behind sent[i].kept */
+    int *from, *prev, *from2, *prev2; /* (R) the rows' parents and last tokens */
+    Cand *cand;                       /* (K·K) */
+    int *ids;                         /* (K) */
 } Search;
 
-/* Records candidate c of sentence i at step t (parent row pr, whose attention row at
-   this step is att) as a finished hypothesis, if it makes the list. */
-static void finish(Search *s, int i, int t, const Cand *c, const real *att, int src_len)
+static void search_init(Search *s, const BeamOpts *o, int B, int max_s, int max_t, int V)
 {
+    const int K = o->beam, N = o->nbest ? o->nbest : 1, RM = B * K;
+    *s = (Search){.o = o, .K = K, .N = N, .V = V};
+    size_t recs = (size_t)max_t * RM;
+    s->rec_tok = XNEW(int, recs);
+    s->rec_par = XNEW(int, recs);
+    s->rec_pos = XNEW(int, recs);
+    if (o->attention)
+        s->rec_att = XNEW(float, recs * (size_t)max_s);
+    s->cum = XNEW(double, RM);
+    s->ncum = XNEW(double, RM);
+    s->sent = XCNEW(Sent, B);
+    s->kept = XCNEW(BeamHyp, (size_t)B * N);
+    for (int i = 0; i < B; i++)
+        s->sent[i].kept = s->kept + (size_t)i * N;
+    s->from = XNEW(int, RM);
+    s->prev = XNEW(int, RM);
+    s->from2 = XNEW(int, RM);
+    s->prev2 = XNEW(int, RM);
+    s->cand = XNEW(Cand, (size_t)K * K);
+    s->ids = XNEW(int, K);
+}
+
+static void search_free(Search *s)
+{
+    free(s->rec_tok);
+    free(s->rec_par);
+    free(s->rec_pos);
+    free(s->rec_att);
+    free(s->cum);
+    free(s->ncum);
+    free(s->sent);
+    free(s->kept);
+    free(s->from);
+    free(s->prev);
+    free(s->from2);
+    free(s->prev2);
+    free(s->cand);
+    free(s->ids);
+}
+
+/* Records candidate c of sentence i at step t (whose parent's attention row at this
+   step is att) as a finished hypothesis, if it makes the list. */
+static void finish(Search *s, int i, int t, const Cand *c, const real *att)
+{
+    Sent *st = &s->sent[i];
+    int src_len = st->len;
     bool eos = c->tok == VOCAB_EOS;
     int n = t + !eos, K = s->K, N = s->N, R = s->R, S = s->S;
     double score = beam_norm(c->score, n + eos, s->o->alpha);
-    BeamHyp *kept = s->kept + (size_t)i * N;
-    int *nk = &s->nkept[i];
+    BeamHyp *kept = st->kept;
+    int *nk = &st->nkept;
     if (*nk == N && !(score > kept[N - 1].score))
         return;
     BeamHyp h = {.len = n, .eos = eos, .logprob = c->score, .score = score};
-    h.ids = xmalloc((size_t)(n ? n : 1) * sizeof *h.ids);
-    h.src_pos = xmalloc((size_t)(n ? n : 1) * sizeof *h.src_pos);
+    h.ids = xmalloc_array((size_t)(n), sizeof *h.ids);
+    h.src_pos = xmalloc_array((size_t)(n), sizeof *h.src_pos);
     if (s->rec_att)
         h.attn = xmalloc((size_t)(n + eos) * src_len * sizeof *h.attn);
     if (!eos) {
@@ -148,30 +210,130 @@ static void finish(Search *s, int i, int t, const Cand *c, const real *att, int 
     kept[p] = h;
 }
 
+
+/* One step of sentence i at step t: the best K·K continuations of its live
+   hypotheses (logits lg, attention att over S source positions, rows from st->base),
+   the width best of them, finished ones to its list, the others to its slots, rows
+   (from, prev) and records. Marks the sentence done when nothing live can beat its
+   list any more; returns whether it did. */
+static bool sentence_step(Search *s, int i, int t, const real *lg, const real *att)
+{
+    Sent *st = &s->sent[i];
+    const int K = s->K, V = s->V, S = s->S;
+    int nc = 0;
+    for (int j = 0; j < st->nlive; j++) {
+        const real *x = lg + (size_t)(st->base + j) * V;
+        int nt = top_tokens(x, V, st->width, s->ids);
+        double lse = log_sum_exp(x, V);
+        for (int q = 0; q < nt; q++)
+            s->cand[nc++] = (Cand){s->cum[i * K + j] + ((double)x[s->ids[q]] - lse), j, q, s->ids[q]};
+    }
+    qsort(s->cand, (size_t)nc, sizeof *s->cand, cand_cmp);
+    int take = nc < st->width ? nc : st->width, nl = 0, fin = 0;
+    for (int q = 0; q < take; q++) {
+        const Cand *cd = &s->cand[q];
+        int pr = st->base + cd->slot; /* the parent's row */
+        const real *arow = att + (size_t)pr * S;
+        if (cd->tok == VOCAB_EOS || t + 1 == st->lim) {
+            finish(s, i, t, cd, arow);
+            fin++;
+            continue;
+        }
+        int nr = i * K + nl; /* records and scores go by sentence and slot */
+        size_t rec = (size_t)t * s->R + nr;
+        s->rec_tok[rec] = cd->tok;
+        s->rec_par[rec] = cd->slot;
+        s->rec_pos[rec] = decode_argmax(arow, st->len);
+        if (s->rec_att)
+            for (int j = 0; j < S; j++)
+                s->rec_att[rec * S + j] = (float)arow[j];
+        s->ncum[nr] = cd->score;
+        s->from[st->base + nl] = pr;
+        s->prev[st->base + nl] = cd->tok;
+        nl++;
+    }
+    st->width -= fin;
+    st->nlive = nl;
+    bool stop = nl == 0;
+    if (!stop && st->nkept == s->N) {
+        double worst = st->kept[s->N - 1].score, bound = -INFINITY;
+        for (int j = 0; j < nl; j++) {
+            double bj = beam_norm(s->ncum[i * K + j], st->lim, s->o->alpha);
+            if (bj > bound)
+                bound = bj;
+        }
+        stop = bound <= worst;
+    }
+    if (stop) {
+        st->done = true;
+        for (int j = 0; j < nl; j++) {
+            s->from[st->base + j] = st->base + j;
+            s->prev[st->base + j] = VOCAB_EOS;
+        }
+        return true;
+    }
+    for (int j = 0; j < nl; j++)
+        s->cum[i * K + j] = s->ncum[i * K + j];
+    return false;
+}
+
+/* Moves the rows of the sentences still running together (each keeps width rows) and
+   drops the others; returns the number of rows. */
+static int compact_rows(Search *s, Model *m, Work *w, Batch *b, int nb)
+{
+    int r2 = 0;
+    for (int i = 0; i < nb; i++) {
+        Sent *st = &s->sent[i];
+        if (st->done)
+            continue;
+        for (int j = 0; j < st->width; j++) {
+            s->from2[r2 + j] = s->from[st->base + j];
+            s->prev2[r2 + j] = s->prev[st->base + j];
+        }
+        st->base = r2;
+        r2 += st->width;
+    }
+    model_expand_rows(m, w, b, s->from2, r2);
+    memcpy(s->prev, s->prev2, (size_t)r2 * sizeof *s->prev);
+    return r2;
+}
+
+/* Hands each sentence's list to out (the search's copy is cleared). */
+static void deliver(Search *s, int nb, BeamOut *out)
+{
+    for (int i = 0; i < nb; i++) {
+        Sent *st = &s->sent[i];
+        CHECK(st->nkept >= 1);
+        out->count[st->id] = st->nkept;
+        out->hyps[st->id] = XNEW(BeamHyp, st->nkept);
+        memcpy(out->hyps[st->id], st->kept, (size_t)st->nkept * sizeof *st->kept);
+        memset(st->kept, 0, (size_t)s->N * sizeof *st->kept);
+    }
+}
+
 int beam_decode(Model *m, const PairSet *d, const BeamOpts *o, BeamOut *out, Err *e)
 {
     CHECK(o->beam >= 1 && o->nbest >= 0 && o->nbest <= o->beam && o->batch >= 1 &&
           o->max_len >= 0 && o->alpha >= 0 && d->n >= 0);
     memset(out, 0, sizeof *out);
     const ModelConfig *c = &m->cfg;
-    const int n = d->n, K = o->beam, N = o->nbest ? o->nbest : 1, V = c->tgt_vocab;
-    size_t cnt = (size_t)(n ? n : 1);
+    const int n = d->n, K = o->beam;
 
-    int *order = xmalloc(cnt * sizeof *order);
+    int *order = XNEW(int, n);
     int nn, max_s, max_t;
     if (decode_plan(c, d, o->max_len, order, &nn, &max_s, &max_t, e) != 0) {
         free(order);
         return -1;
     }
     out->n = n;
-    out->count = xcalloc(cnt, sizeof *out->count);
-    out->hyps = xcalloc(cnt, sizeof *out->hyps);
+    out->count = XCNEW(int, n);
+    out->hyps = XCNEW(BeamHyp *, n);
     for (int i = 0; i < n; i++) {
         if (d->src_len[i] == 0) {
             out->count[i] = 1;
-            out->hyps[i] = xcalloc(1, sizeof **out->hyps);
-            out->hyps[i][0].ids = xmalloc(sizeof(int));
-            out->hyps[i][0].src_pos = xmalloc(sizeof(int));
+            out->hyps[i] = XCNEW(BeamHyp, 1);
+            out->hyps[i][0].ids = XNEW(int, 1);
+            out->hyps[i][0].src_pos = XNEW(int, 1);
         }
     }
     if (nn == 0) {
@@ -181,180 +343,57 @@ int beam_decode(Model *m, const PairSet *d, const BeamOpts *o, BeamOut *out, Err
 
     int B = decode_fit_batch(c, max_s, max_t, o->batch < nn ? o->batch : nn, K, REC_PER_T,
                              REC_PER_TS(o->attention));
-    const int RM = B * K;
-    Work *w = work_new(c, RM, max_s, max_t, false);
+    Work *w = work_new(c, B * K, max_s, max_t, false);
     BatchBuf bb;
-    batch_buf_init(&bb, RM, max_s, 1);
+    batch_buf_init(&bb, B * K, max_s, 1);
     const PairSet src = {n, d->src, d->src_len, NULL, NULL};
-    Search s = {.o = o, .K = K, .N = N, .V = V};
-    size_t recs = (size_t)max_t * RM;
-    s.rec_tok = xmalloc(recs * sizeof *s.rec_tok);
-    s.rec_par = xmalloc(recs * sizeof *s.rec_par);
-    s.rec_pos = xmalloc(recs * sizeof *s.rec_pos);
-    if (o->attention)
-        s.rec_att = xmalloc(recs * (size_t)max_s * sizeof *s.rec_att);
-    s.cum = xmalloc((size_t)RM * sizeof *s.cum);
-    s.ncum = xmalloc((size_t)RM * sizeof *s.ncum);
-    s.kept = xcalloc((size_t)B * N, sizeof *s.kept);
-    s.nkept = xmalloc((size_t)B * sizeof *s.nkept);
-    int *from = xmalloc((size_t)RM * sizeof *from), *prev = xmalloc((size_t)RM * sizeof *prev);
-    int *from2 = xmalloc((size_t)RM * sizeof *from2), *prev2 = xmalloc((size_t)RM * sizeof *prev2);
-    int *base = xmalloc((size_t)B * sizeof *base);
-    int *sent = xmalloc((size_t)B * sizeof *sent), *lim = xmalloc((size_t)B * sizeof *lim);
-    int *width = xmalloc((size_t)B * sizeof *width), *nlive = xmalloc((size_t)B * sizeof *nlive);
-    int *slen = xmalloc((size_t)B * sizeof *slen);
-    char *done = xmalloc((size_t)B);
-    Cand *cand = xmalloc((size_t)K * K * sizeof *cand);
-    int *ids = xmalloc((size_t)K * sizeof *ids);
+    Search s;
+    search_init(&s, o, B, max_s, max_t, c->tgt_vocab);
 
     for (int k = 0; k < nn; k += B) {
         int nb = nn - k < B ? nn - k : B, R = nb * K;
         Batch b;
         batch_fill(&b, &bb, &src, order + k, nb);
-        for (int i = 0; i < nb; i++) {
-            sent[i] = bb.rows[i];
-            slen[i] = b.src_len[i];
-            lim[i] = decode_limit(slen[i], o->max_len);
-            width[i] = K;
-            nlive[i] = 1;
-            done[i] = 0;
-            s.nkept[i] = 0;
-            base[i] = i * K;
-        }
+        for (int i = 0; i < nb; i++)
+            s.sent[i] = (Sent){.id = bb.rows[i], .len = b.src_len[i],
+                               .lim = decode_limit(b.src_len[i], o->max_len), .width = K, .nlive = 1,
+                               .base = i * K, .kept = s.sent[i].kept};
         model_encode(m, w, &b);
         for (int r = 0; r < R; r++) {
-            from[r] = r / K;
-            prev[r] = VOCAB_BOS;
+            s.from[r] = r / K;
+            s.prev[r] = VOCAB_BOS;
             s.cum[r] = 0;
         }
-        model_expand_rows(m, w, &b, from, R);
+        model_expand_rows(m, w, &b, s.from, R);
         s.R = R;
         s.S = b.S;
-        int left = nb, rows = R; /* rows: the model's rows now, sentence i's from base[i] */
+        int left = nb, rows = R; /* rows: the model's rows now */
         for (int t = 0; left > 0; t++) {
-            model_decode_step(m, w, &b, prev, t);
+            model_decode_step(m, w, &b, s.prev, t);
             const real *lg = work_step_logits(w), *att = work_step_attention(w);
             for (int r = 0; r < rows; r++) {
-                from[r] = r;
-                prev[r] = VOCAB_EOS;
+                s.from[r] = r;
+                s.prev[r] = VOCAB_EOS;
             }
-            for (int i = 0; i < nb; i++) {
-                if (done[i])
-                    continue;
-                int nc = 0;
-                for (int j = 0; j < nlive[i]; j++) {
-                    const real *x = lg + (size_t)(base[i] + j) * V;
-                    int nt = top_tokens(x, V, width[i], ids);
-                    double lse = log_sum_exp(x, V);
-                    for (int q = 0; q < nt; q++)
-                        cand[nc++] = (Cand){s.cum[i * K + j] + ((double)x[ids[q]] - lse), j, q, ids[q]};
-                }
-                qsort(cand, (size_t)nc, sizeof *cand, cand_cmp);
-                int take = nc < width[i] ? nc : width[i], nl = 0, fin = 0;
-                for (int q = 0; q < take; q++) {
-                    const Cand *cd = &cand[q];
-                    int pr = base[i] + cd->slot; /* the parent's row */
-                    const real *arow = att + (size_t)pr * b.S;
-                    if (cd->tok == VOCAB_EOS || t + 1 == lim[i]) {
-                        finish(&s, i, t, cd, arow, slen[i]);
-                        fin++;
-                        continue;
-                    }
-                    int nr = i * K + nl; /* records and scores go by sentence and slot */
-                    size_t rec = (size_t)t * R + nr;
-                    s.rec_tok[rec] = cd->tok;
-                    s.rec_par[rec] = cd->slot;
-                    s.rec_pos[rec] = decode_argmax(arow, slen[i]);
-                    if (s.rec_att)
-                        for (int j = 0; j < b.S; j++)
-                            s.rec_att[rec * b.S + j] = (float)arow[j];
-                    s.ncum[nr] = cd->score;
-                    from[base[i] + nl] = pr;
-                    prev[base[i] + nl] = cd->tok;
-                    nl++;
-                }
-                width[i] -= fin;
-                nlive[i] = nl;
-                bool stop = nl == 0;
-                if (!stop && s.nkept[i] == N) {
-                    double worst = s.kept[(size_t)i * N + N - 1].score, bound = -INFINITY;
-                    for (int j = 0; j < nl; j++) {
-                        double bj = beam_norm(s.ncum[i * K + j], lim[i], o->alpha);
-                        if (bj > bound)
-                            bound = bj;
-                    }
-                    stop = bound <= worst;
-                }
-                if (stop) {
-                    done[i] = 1;
+            for (int i = 0; i < nb; i++)
+                if (!s.sent[i].done && sentence_step(&s, i, t, lg, att))
                     left--;
-                    for (int j = 0; j < nl; j++) {
-                        from[base[i] + j] = base[i] + j;
-                        prev[base[i] + j] = VOCAB_EOS;
-                    }
-                    continue;
-                }
-                for (int j = 0; j < nl; j++)
-                    s.cum[i * K + j] = s.ncum[i * K + j];
-            }
             if (left == 0)
                 break;
-            /* Sentence i needs width[i] rows from now on (its live hypotheses, never more
-               than that). When a quarter of the rows or more would idle, drop them: the
-               rows of each sentence still running move together, done ones go. Not with
-               K = 1, whose rows stay those of greedy_decode. */
+            /* Sentence i needs width rows from now on (its live hypotheses, never more
+               than that). When a quarter of the rows or more would idle, drop them. Not
+               with K = 1, whose rows stay those of greedy_decode. */
             int need = 0;
             for (int i = 0; i < nb; i++)
-                need += done[i] ? 0 : width[i];
-            if (K > 1 && need <= rows - rows / 4) {
-                int r2 = 0;
-                for (int i = 0; i < nb; i++) {
-                    if (done[i])
-                        continue;
-                    for (int j = 0; j < width[i]; j++) {
-                        from2[r2 + j] = from[base[i] + j];
-                        prev2[r2 + j] = prev[base[i] + j];
-                    }
-                    base[i] = r2;
-                    r2 += width[i];
-                }
-                model_expand_rows(m, w, &b, from2, r2);
-                memcpy(prev, prev2, (size_t)r2 * sizeof *prev);
-                rows = r2;
-            } else {
-                model_select_rows(m, w, &b, from, t + 1);
-            }
+                need += s.sent[i].done ? 0 : s.sent[i].width;
+            if (K > 1 && need <= rows - rows / 4)
+                rows = compact_rows(&s, m, w, &b, nb);
+            else
+                model_select_rows(m, w, &b, s.from, t + 1);
         }
-        for (int i = 0; i < nb; i++) {
-            int nk = s.nkept[i];
-            CHECK(nk >= 1);
-            out->count[sent[i]] = nk;
-            out->hyps[sent[i]] = xmalloc((size_t)nk * sizeof **out->hyps);
-            memcpy(out->hyps[sent[i]], s.kept + (size_t)i * N, (size_t)nk * sizeof **out->hyps);
-            memset(s.kept + (size_t)i * N, 0, (size_t)N * sizeof *s.kept);
-        }
+        deliver(&s, nb, out);
     }
-    free(base);
-    free(prev2);
-    free(from2);
-    free(ids);
-    free(cand);
-    free(done);
-    free(slen);
-    free(nlive);
-    free(width);
-    free(lim);
-    free(sent);
-    free(prev);
-    free(from);
-    free(s.nkept);
-    free(s.kept);
-    free(s.ncum);
-    free(s.cum);
-    free(s.rec_att);
-    free(s.rec_pos);
-    free(s.rec_par);
-    free(s.rec_tok);
+    search_free(&s);
     batch_buf_free(&bb);
     work_free(w);
     free(order);

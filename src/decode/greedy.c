@@ -21,7 +21,7 @@ int greedy_decode(Model *m, const PairSet *d, int batch, int max_len, Hyps *out,
     const ModelConfig *c = &m->cfg;
     const int n = d->n, V = c->tgt_vocab;
 
-    int *order = xmalloc((size_t)(n ? n : 1) * sizeof *order);
+    int *order = xmalloc_array((size_t)(n), sizeof *order);
     int nn, max_s, max_t;
     if (decode_plan(c, d, max_len, order, &nn, &max_s, &max_t, e) != 0) {
         free(order);
@@ -29,9 +29,9 @@ int greedy_decode(Model *m, const PairSet *d, int batch, int max_len, Hyps *out,
     }
 
     out->n = n;
-    out->len = xcalloc((size_t)(n ? n : 1), sizeof *out->len);
-    out->ids = xmalloc((size_t)(n ? n : 1) * sizeof *out->ids);
-    size_t *off = xcalloc((size_t)(n ? n : 1), sizeof *off);
+    out->len = xcalloc((size_t)(n), sizeof *out->len);
+    out->ids = xmalloc_array((size_t)(n), sizeof *out->ids);
+    size_t *off = xcalloc((size_t)(n), sizeof *off);
     size_t used = 0, cap = 0;
     int *mem = NULL;
 

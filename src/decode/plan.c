@@ -76,7 +76,7 @@ int decode_plan(const ModelConfig *c, const PairSet *d, int max_len, int *order,
                 int *max_s, int *max_t, Err *e)
 {
     const int n = d->n;
-    LenKey *keys = xmalloc((size_t)(n ? n : 1) * sizeof *keys);
+    LenKey *keys = xmalloc_array((size_t)(n), sizeof *keys);
     int k = 0, ms = 0, mt = 0;
     for (int i = 0; i < n; i++) {
         int len = d->src_len[i];

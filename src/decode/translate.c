@@ -141,9 +141,9 @@ int translate_run(Model *m, const Vocab *src, const Vocab *tgt, const TextConfig
     }
 
     /* Token ids, and the source tokens as strings. */
-    int *ids = xmalloc((total ? total : 1) * sizeof *ids);
+    int *ids = xmalloc_array((size_t)(total), sizeof *ids);
     int **srcp = xmalloc(cnt * sizeof *srcp);
-    char **stok = xmalloc((total ? total : 1) * sizeof *stok);
+    char **stok = xmalloc_array((size_t)(total), sizeof *stok);
     size_t pos = 0;
     for (int i = 0; i < n; i++) {
         srcp[i] = ids + pos;
@@ -253,7 +253,7 @@ static long encode_text(const char *text, size_t len, const TokOpts *to, const V
     long nt = tok_line(text, len, to, scratch, e);
     if (nt < 0)
         return -1;
-    *ids = xrealloc(*ids, (size_t)(nt ? nt : 1) * sizeof **ids);
+    *ids = xrealloc_array(*ids, (size_t)(nt), sizeof **ids);
     size_t got = vocab_encode(v, scratch->data ? scratch->data : "", scratch->len,
                               (int32_t *)*ids, (size_t)nt, NULL);
     CHECK(got == (size_t)nt);

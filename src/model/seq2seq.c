@@ -819,7 +819,7 @@ static void gather_rows(Work *w, real *dst, const real *src, int S, int B, int n
                         const int *from)
 {
     size_t old = (size_t)S * B * width;
-    real *tmp = old <= w->rows_tmp_len ? w->rows_tmp : xmalloc((old ? old : 1) * sizeof *tmp);
+    real *tmp = old <= w->rows_tmp_len ? w->rows_tmp : xmalloc_array((size_t)(old), sizeof *tmp);
     memcpy(tmp, src, old * sizeof *tmp);
     for (int s = 0; s < S; s++)
         for (int r = 0; r < n; r++)
@@ -832,7 +832,7 @@ static void gather_rows(Work *w, real *dst, const real *src, int S, int B, int n
 static void gather_ints(int *x, int S, int B, int n, const int *from)
 {
     size_t old = (size_t)S * B;
-    int *tmp = xmalloc((old ? old : 1) * sizeof *tmp);
+    int *tmp = xmalloc_array((size_t)(old), sizeof *tmp);
     memcpy(tmp, x, old * sizeof *tmp);
     for (int s = 0; s < S; s++)
         for (int r = 0; r < n; r++)

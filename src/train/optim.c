@@ -16,7 +16,7 @@ void optim_adam_init(Adam *a, size_t n, double beta1, double beta2, double eps,
     a->eps = eps;
     a->weight_decay = weight_decay;
     a->step = 0;
-    a->m = xcalloc(2 * (n ? n : 1), sizeof(real));
+    a->m = xcalloc(2 * n, sizeof(real));
     a->v = a->m + n;
 }
 

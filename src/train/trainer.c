@@ -558,7 +558,7 @@ static int valid_bleu(Trainer *t, double *bleu, Err *e)
     BleuStats bs;
     bleu_init(&bs);
     Buf hyp = {0};
-    const char **refs = xmalloc((size_t)(v->set.n ? v->set.n : 1) * sizeof *refs);
+    const char **refs = xmalloc_array((size_t)(v->set.n), sizeof *refs);
     int rc = 0;
     for (int g = 0; g < n && rc == 0; g++) {
         buf_clear(&hyp);
