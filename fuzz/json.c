@@ -1,6 +1,7 @@
 /* Fuzz target: the JSON parser (json_parse) and the typed getters on every node. */
 #include <stdlib.h>
 
+#include "base/utf8.h"
 #include "base/json.h"
 #include "fuzz.h"
 
@@ -22,7 +23,7 @@ static void walk(const JsonVal *v, int depth)
     switch (v->type) {
     case JSON_STRING:
         CHECK(v->u.str.s[v->u.str.len] == '\0');
-        CHECK((utf8_check(v->u.str.s, v->u.str.len)) == v->u.str.len));
+        CHECK(utf8_valid(v->u.str.s, v->u.str.len));
         if (json_as_str(v, &s, &len, &e) == 0)
             CHECK(s == v->u.str.s && len == v->u.str.len && strlen(s) == len);
         else
@@ -37,7 +38,7 @@ static void walk(const JsonVal *v, int depth)
         for (size_t k = 0; k < json_len(v); k++) {
             if (v->type == JSON_OBJECT) {
                 const JsonKey *key = json_key_at(v, k);
-                CHECK(key && key->s[key->len] == '\0' && (utf8_check(key->s, key->len)) == key->len));
+                CHECK(key && key->s[key->len] == '\0' && utf8_valid(key->s, key->len));
                 if (strlen(key->s) == key->len)
                     CHECK(json_get(v, key->s) == json_at(v, k));
             }
