@@ -188,8 +188,7 @@ void attend_step_backward(Model *m, Work *w, const Batch *b, int t, const real *
             const real *ph = w->pos_h + (size_t)t * B * A;
             memset(w->dpos_h, 0, (size_t)B * A * sizeof(real));
             nn_linear_backward(w->dpos_h, m->g.att_pos_v, NULL, w->dpos_x, ph, m->w.att_pos_v, B, A, 1);
-            for (size_t i = 0; i < (size_t)B * A; i++)
-                w->dpos_h[i] *= 1 - ph[i] * ph[i];
+            nn_tanh_backward_inplace(w->dpos_h, ph, (size_t)B * A);
             nn_linear_backward(dquery, m->g.att_pos, NULL, w->dpos_h, query, m->w.att_pos, B, D, A);
         }
         for (int h = 0; h < Hh; h++)
@@ -250,8 +249,7 @@ void attend_pool_backward(Model *m, Work *w, const Batch *b)
     for (int r = 0; r < B; r++)
         for (int i = 0; i < A; i++)
             m->g.pool_ctx[i] += w->dpool_q[(size_t)r * A + i];
-    for (size_t i = 0; i < SBA; i++)
-        w->dpool_u[i] *= 1 - w->pool_u[i] * w->pool_u[i];
+    nn_tanh_backward_inplace(w->dpool_u, w->pool_u, SBA);
     nn_linear_backward(enc_dstates(m, w), m->g.pool_w, m->g.pool_b, w->dpool_u, enc_states(m, w), m->w.pool_w,
                        S * B, K, A);
 }

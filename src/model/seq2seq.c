@@ -1,5 +1,5 @@
 /*
- * Encoder–decoder with Bahdanau attention (docs/model.md).
+ * The GRU/LSTM encoder–decoder with every attention variant of docs/model.md.
  *
  * Layout: everything is time-major. Source positions (S,B,·), target steps (T,B,·).
  * The batch is sorted by source length, so at encoder time step t the valid rows are
@@ -422,8 +422,7 @@ static void bridge_layer_backward(Model *m, Work *w, const Batch *b, int l, int 
     DecLayer *dl = &w->dec[l];
     real *s0 = k ? dl->c0 : dl->s0, *ds0 = k ? dl->dc0 : dl->ds0;
     /* ds0 becomes the gradient before tanh, in place */
-    for (size_t i = 0; i < (size_t)B * D; i++)
-        ds0[i] *= 1 - s0[i] * s0[i];
+    nn_tanh_backward_inplace(ds0, s0, (size_t)B * D);
     real *dbin = w->dbin;
     memset(dbin, 0, (size_t)B * K * sizeof(real));
     nn_linear_backward(dbin, k ? m->g.bridge_cw[l] : m->g.bridge_w[l], k ? m->g.bridge_cb[l] : m->g.bridge_b[l],
@@ -530,8 +529,7 @@ static void encoder_backward(Model *m, Work *w, const Batch *b)
         }
     }
     /* embedding dropout, then the lookup */
-    for (size_t i = 0; i < SB * E; i++)
-        w->dxs[i] *= w->xs_mask[i];
+    nn_dropout_backward_inplace(w->dxs, w->xs_mask, SB * E);
     nn_embedding_backward(m->g.src_emb, w->dxs, b->src, S * B, c->src_vocab, E);
 }
 
@@ -700,13 +698,76 @@ static void dec_rnn_backward(Model *m, Work *w, const Batch *b, int t)
     }
 }
 
+/* Backward of output_forward over steps [t0, t0+nt): w->probs holds the gradient of
+   the logits; w->dpre gets that of the deep output / attentional state (before its
+   dropout) and, on Bahdanau's path, the deep output's backward adds into the top
+   decoder states' ds, dctx and dy. */
+static void output_backward(Model *m, Work *w, const Batch *b, int t0, int nt)
+{
+    const ModelConfig *c = &m->cfg;
+    int B = b->B, E = c->emb, K = model_enc_size(c), D = c->dec_hidden, P = c->deep_out,
+        top = c->layers - 1, F = model_pre_in_size(c), V = c->tgt_vocab;
+    int N = nt * B;
+    size_t off = (size_t)t0 * B;
+    real *dpre = w->dpre + off * P;
+    memset(dpre, 0, (size_t)N * P * sizeof(real));
+    nn_linear_backward(dpre, m->g.proj_w, m->g.proj_b, w->probs + off * V, w->pre_drop + off * P, m->w.proj_w, N,
+                       P, V);
+    nn_dropout_backward_inplace(dpre, w->pre_mask + off * P, (size_t)N * P);
+    if (!model_luong(c)) {
+        real *dfeat = w->dfeat + off * F;
+        nn_tanh_backward_inplace(dpre, w->pre + off * P, (size_t)N * P);
+        memset(dfeat, 0, (size_t)N * F * sizeof(real));
+        nn_linear_backward(dfeat, m->g.pre_w, m->g.pre_b, dpre, w->feat + off * F, m->w.pre_w, N, F, P);
+        real *parts[3] = {w->dec[top].ds + off * D, w->dctx + off * K, w->dy + off * E};
+        int widths[3] = {D, K, E};
+        nn_concat_backward(parts, dfeat, widths, 3, N);
+    }
+}
+
+/* Backward of dec_step at step t, after output_backward and the steps after t. */
+static void dec_step_backward(Model *m, Work *w, const Batch *b, int t)
+{
+    const ModelConfig *c = &m->cfg;
+    int B = b->B, E = c->emb, K = model_enc_size(c), D = c->dec_hidden, P = c->deep_out,
+        F = model_pre_in_size(c), top = c->layers - 1;
+    size_t BD = (size_t)B * D;
+    real *ds_t = w->dec[top].ds + (size_t)t * BD, *dctx = w->dctx + (size_t)t * B * K;
+    real *dy = w->dy + (size_t)t * B * E;
+
+    if (!model_luong(c)) {
+        dec_rnn_backward(m, w, b, t);
+        real *parts[2] = {dy, dctx};
+        int widths[2] = {E, K};
+        nn_concat_backward(parts, w->dx0, widths, 2, B);
+        attend_step_backward(m, w, b, t, t ? w->dec[top].s + (size_t)(t - 1) * BD : w->dec[top].s0,
+                             t ? w->dec[top].ds + (size_t)(t - 1) * BD : w->dec[top].ds0);
+        return;
+    }
+    /* h~_t = tanh(out.pre · [c_t; s_t]); dpre_t already holds what step t+1's input
+       feeding sent back */
+    real *dpre = w->dpre + (size_t)t * B * P, *dfeat = w->dfeat + (size_t)t * B * F;
+    nn_tanh_backward_inplace(dpre, w->pre + (size_t)t * B * P, (size_t)B * P);
+    memset(dfeat, 0, (size_t)B * F * sizeof(real));
+    nn_linear_backward(dfeat, m->g.pre_w, m->g.pre_b, dpre, w->feat + (size_t)t * B * F, m->w.pre_w, B, F, P);
+    real *parts[2] = {dctx, ds_t};
+    int widths[2] = {K, D};
+    nn_concat_backward(parts, dfeat, widths, 2, B);
+    attend_step_backward(m, w, b, t, w->dec[top].s + (size_t)t * BD, ds_t);
+    dec_rnn_backward(m, w, b, t);
+    real *dfeed = c->input_feed && t ? w->dpre + (size_t)(t - 1) * B * P : NULL;
+    real *xparts[2] = {dy, dfeed};
+    int xwidths[2] = {E, P};
+    nn_concat_backward(xparts, w->dx0, xwidths, c->input_feed ? 2 : 1, B);
+}
+
 void model_backward(Model *m, Work *w, const Batch *b, real scale)
 {
     const ModelConfig *c = &m->cfg;
     CHECK(w->training && b->B == w->B && b->S == w->S && b->T == w->T);
     int B = b->B, S = b->S, T = b->T, E = c->emb, K = model_enc_size(c), D = c->dec_hidden,
-        P = c->deep_out, V = c->tgt_vocab, top = c->layers - 1, F = model_pre_in_size(c), N = T * B;
-    bool lstm = c->cell == CELL_LSTM, luong = model_luong(c);
+        V = c->tgt_vocab, top = c->layers - 1, N = T * B;
+    bool lstm = c->cell == CELL_LSTM;
     size_t BD = (size_t)B * D;
 
     for (int l = 0; l < c->layers; l++) {
@@ -722,59 +783,13 @@ void model_backward(Model *m, Work *w, const Batch *b, real scale)
     memset(w->dout[top], 0, (size_t)S * B * K * sizeof(real));
     attend_keys_zero_grad(m, w, b);
 
-    /* output projection over all steps at once; dpre is the gradient of the deep
-       output / attentional state (after its dropout) */
+    /* the forward in reverse: loss, output layer over all steps, decoder steps from the
+       last, target embeddings (dropout, lookup), encoder */
     nn_xent_backward_inplace(w->probs, b->tgt_out, N, V, c->label_smoothing, 0, scale);
-    memset(w->dpre, 0, (size_t)N * P * sizeof(real));
-    nn_linear_backward(w->dpre, m->g.proj_w, m->g.proj_b, w->probs, w->pre_drop, m->w.proj_w, N, P, V);
-    for (size_t i = 0; i < (size_t)N * P; i++)
-        w->dpre[i] *= w->pre_mask[i];
-    if (!luong) {
-        /* the deep output over all steps at once: tanh, then out.pre */
-        for (size_t i = 0; i < (size_t)N * P; i++)
-            w->dpre[i] *= 1 - w->pre[i] * w->pre[i];
-        memset(w->dfeat, 0, (size_t)N * F * sizeof(real));
-        nn_linear_backward(w->dfeat, m->g.pre_w, m->g.pre_b, w->dpre, w->feat, m->w.pre_w, N, F, P);
-        real *parts[3] = {w->dec[top].ds, w->dctx, w->dy};
-        int widths[3] = {D, K, E};
-        nn_concat_backward(parts, w->dfeat, widths, 3, N);
-    }
-
-    for (int t = T - 1; t >= 0; t--) {
-        real *ds_t = w->dec[top].ds + (size_t)t * BD, *dctx = w->dctx + (size_t)t * B * K;
-        if (luong) {
-            /* h~_t = tanh(out.pre · [c_t; s_t]); dpre_t already holds what step t+1's
-               input feeding sent back */
-            real *dpre = w->dpre + (size_t)t * B * P, *dfeat = w->dfeat + (size_t)t * B * F;
-            const real *pre = w->pre + (size_t)t * B * P;
-            for (size_t i = 0; i < (size_t)B * P; i++)
-                dpre[i] *= 1 - pre[i] * pre[i];
-            memset(dfeat, 0, (size_t)B * F * sizeof(real));
-            nn_linear_backward(dfeat, m->g.pre_w, m->g.pre_b, dpre, w->feat + (size_t)t * B * F, m->w.pre_w,
-                               B, F, P);
-            real *parts[2] = {dctx, ds_t};
-            int widths[2] = {K, D};
-            nn_concat_backward(parts, dfeat, widths, 2, B);
-            attend_step_backward(m, w, b, t, w->dec[top].s + (size_t)t * BD, ds_t);
-        }
-        dec_rnn_backward(m, w, b, t);
-        real *dy = w->dy + (size_t)t * B * E;
-        if (luong) {
-            real *dfeed = c->input_feed && t ? w->dpre + (size_t)(t - 1) * B * P : NULL;
-            real *parts[2] = {dy, dfeed};
-            int widths[2] = {E, P};
-            nn_concat_backward(parts, w->dx0, widths, c->input_feed ? 2 : 1, B);
-        } else {
-            real *parts[2] = {dy, dctx};
-            int widths[2] = {E, K};
-            nn_concat_backward(parts, w->dx0, widths, 2, B);
-            attend_step_backward(m, w, b, t, t ? w->dec[top].s + (size_t)(t - 1) * BD : w->dec[top].s0,
-                                 t ? w->dec[top].ds + (size_t)(t - 1) * BD : w->dec[top].ds0);
-        }
-    }
-    /* target embeddings */
-    for (size_t i = 0; i < (size_t)N * E; i++)
-        w->dy[i] *= w->y_mask[i];
+    output_backward(m, w, b, 0, T);
+    for (int t = T - 1; t >= 0; t--)
+        dec_step_backward(m, w, b, t);
+    nn_dropout_backward_inplace(w->dy, w->y_mask, (size_t)N * E);
     nn_embedding_backward(m->g.tgt_emb, w->dy, b->tgt_in, N, V, E);
     encoder_backward(m, w, b);
 }

@@ -1,5 +1,5 @@
-/* The encoder–decoder with Bahdanau attention of docs/model.md: forward and backward
-   over one batch, and the single decoder step used at translation time. */
+/* The GRU/LSTM encoder–decoder with its attention variants (docs/model.md): forward
+   and backward over one batch, and the single decoder step used at translation time. */
 #ifndef S2S_MODEL_SEQ2SEQ_H
 #define S2S_MODEL_SEQ2SEQ_H
 

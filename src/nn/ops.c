@@ -45,6 +45,14 @@ void nn_tanh_backward(real *dinp, const real *dout, const real *out, size_t n)
         dx[i] += d[i] * ((real)1 - y[i] * y[i]);
 }
 
+void nn_tanh_backward_inplace(real *d, const real *out, size_t n)
+{
+    real *restrict dx = d;
+    const real *restrict y = out;
+    for (size_t i = 0; i < n; i++)
+        dx[i] *= (real)1 - y[i] * y[i];
+}
+
 void nn_sigmoid_forward(real *out, const real *inp, size_t n)
 {
     for (size_t i = 0; i < n; i++)
@@ -174,6 +182,14 @@ void nn_dropout_backward(real *dinp, const real *dout, const real *mask, size_t 
     const real *restrict d = dout, *restrict m = mask;
     for (size_t i = 0; i < n; i++)
         dx[i] += d[i] * m[i];
+}
+
+void nn_dropout_backward_inplace(real *d, const real *mask, size_t n)
+{
+    real *restrict dx = d;
+    const real *restrict m = mask;
+    for (size_t i = 0; i < n; i++)
+        dx[i] *= m[i];
 }
 
 double nn_sumsq(const real *x, size_t n)

@@ -29,6 +29,11 @@ void nn_tanh_backward(real *dinp,        // (n)
                       const real *dout,  // (n)
                       const real *out,   // (n)
                       size_t n);
+/* d *= 1 - out^2, in place: d holds the gradient of tanh's output and becomes that of
+   its input (for a buffer no other term adds to). */
+void nn_tanh_backward_inplace(real *d,          // (n)
+                              const real *out,  // (n)
+                              size_t n);
 
 /* out = 1 / (1 + exp(-inp)); out may equal inp. */
 void nn_sigmoid_forward(real *out,        // (n)
@@ -86,6 +91,10 @@ void nn_dropout_backward(real *dinp,        // (n)
                          const real *dout,  // (n)
                          const real *mask,  // (n)
                          size_t n);
+/* d *= mask, in place (as nn_tanh_backward_inplace). */
+void nn_dropout_backward_inplace(real *d,           // (n)
+                                 const real *mask,  // (n)
+                                 size_t n);
 
 /* Sum of x[i]^2 accumulated in double (global gradient norm for clipping). */
 double nn_sumsq(const real *x,  // (n)
