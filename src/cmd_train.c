@@ -121,10 +121,15 @@ static int is_dir(const char *path)
     return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-/* The options that may differ on --resume; any other must be as the run had it. */
-static const char *const resume_may_change[] = {"--time", "--steps", "--epochs", "--patience", "--threads",
-                                                "--log-every", "--quiet", "--resume", "-o", "--output"};
+/* Whether the command-line argument arg ("--lr" or "--lr=0.1") is the option name. */
+static bool given_is(const char *arg, const char *name)
+{
+    size_t len = strcspn(arg, "=");
+    return strlen(name) == len && strncmp(arg, name, len) == 0;
+}
 
+/* The options that must be as the run had them on --resume (any other may differ:
+   the limits, --patience, --threads and the display). */
 #define FIELD(name, member) {name, offsetof(TrainOpts, member), sizeof(((TrainOpts *)0)->member)}
 static const struct {
     const char *name;
@@ -149,34 +154,21 @@ static const struct {
 static char *resume_opts(TrainOpts *o, const char *const *given, int ngiven)
 {
     TrainOpts saved;
-    char *data, *state = xmalloc(strlen(o->model) + 8);
-    sprintf(state, "%s.state", o->model);
-    if (access(state, F_OK) != 0)
-        die("%s: cannot resume: %s", state, strerror(errno));
-    free(state);
+    char *data;
     Err e;
     int got = train_saved_opts(o->model, &saved, &data, &e);
     if (got < 0)
         die_err(&e);
     if (got == 1)
         return NULL; /* an older state: the options are the command line's, as they were */
-    for (int g = 0; g < ngiven; g++) {
-        size_t len = strcspn(given[g], "=");
-        bool may = false;
-        for (size_t k = 0; k < sizeof resume_may_change / sizeof *resume_may_change; k++)
-            may = may || (strlen(resume_may_change[k]) == len && strncmp(given[g], resume_may_change[k], len) == 0);
-        if (may)
-            continue;
-        for (size_t k = 0; k < sizeof resume_fields / sizeof *resume_fields; k++) {
-            if (strlen(resume_fields[k].name) != len || strncmp(given[g], resume_fields[k].name, len) != 0)
-                continue;
-            if (memcmp((const char *)o + resume_fields[k].off, (const char *)&saved + resume_fields[k].off,
+    for (int g = 0; g < ngiven; g++)
+        for (size_t k = 0; k < sizeof resume_fields / sizeof *resume_fields; k++)
+            if (given_is(given[g], resume_fields[k].name) &&
+                memcmp((const char *)o + resume_fields[k].off, (const char *)&saved + resume_fields[k].off,
                        resume_fields[k].size) != 0)
                 die_usage("train: %s differs from the run in %s.state; on --resume only --time, --steps, "
                           "--epochs, --patience, --threads, --log-every and --quiet may change",
                           resume_fields[k].name, o->model);
-        }
-    }
     /* the run's options, with the limits and the display given now */
     saved.model = o->model;
     saved.resume = true;
@@ -188,12 +180,10 @@ static char *resume_opts(TrainOpts *o, const char *const *given, int ngiven)
        the usual rule); without any, the run continues to its own budget. */
     bool limits = false;
     for (int g = 0; g < ngiven; g++) {
-        size_t len = strcspn(given[g], "=");
-#define GIVEN(n) (strlen(n) == len && strncmp(given[g], n, len) == 0)
-        limits = limits || GIVEN("--time") || GIVEN("--steps") || GIVEN("--epochs");
-        if (GIVEN("--patience"))
+        limits = limits || given_is(given[g], "--time") || given_is(given[g], "--steps") ||
+                 given_is(given[g], "--epochs");
+        if (given_is(given[g], "--patience"))
             saved.patience = o->patience;
-#undef GIVEN
     }
     if (limits) {
         saved.minutes = o->minutes;
@@ -212,10 +202,10 @@ int cmd_train(int argc, char **argv)
     int heads = 0, window = 0; /* 0: not given */
     Opts op;
     opts_init(&op, "train", argc, argv);
-    const char *given[128]; /* the options on the command line, by name */
+    const char **given = XNEW(const char *, argc); /* the options on the command line */
     int ngiven = 0;
     while (opts_next(&op)) {
-        if (!opts_positional(&op) && ngiven < 128)
+        if (!opts_positional(&op))
             given[ngiven++] = op.cur;
         if (opts_positional(&op)) {
             if (data)
@@ -422,6 +412,7 @@ int cmd_train(int argc, char **argv)
     int rc = train_run(&o, &e);
     free(prepared);
     free(saved_data);
+    free(given);
     if (rc != 0)
         die_err(&e);
     return 0;

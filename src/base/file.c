@@ -34,7 +34,7 @@ int file_read_all(const char *path, char **data, size_t *len, Err *e)
     return 0;
 }
 
-static char *dir_of(const char *path)
+char *path_dir(const char *path)
 {
     const char *slash = strrchr(path, '/');
     if (!slash)
@@ -77,7 +77,7 @@ int atomic_commit(AtomicFile *af, Err *e)
     if (rc != 0) {
         unlink(af->tmp);
     } else {
-        char *dir = dir_of(af->path);
+        char *dir = path_dir(af->path);
         int fd = open(dir, O_RDONLY | O_DIRECTORY);
         if (fd >= 0) {
             fsync(fd);
@@ -145,16 +145,24 @@ long file_head(const char *path, char *dst, size_t cap)
     return (long)n;
 }
 
+int file_check_not_input(const char *out, const char *what, const char *const *inputs, size_t n,
+                         Err *e)
+{
+    for (size_t i = 0; i < n; i++)
+        if (inputs[i] && file_same(out, inputs[i]))
+            return err_set(e, "%s: %s would overwrite the input %s (the same file); nothing written", out,
+                           what, inputs[i]);
+    return 0;
+}
+
 int file_check_text_output(const char *out, const char *what, const char *const *inputs,
                            size_t n, Err *e)
 {
     struct stat st;
     if (stat(out, &st) != 0)
         return 0; /* absent: nothing to lose */
-    for (size_t i = 0; i < n; i++)
-        if (inputs[i] && file_same(out, inputs[i]))
-            return err_set(e, "%s: %s would overwrite the input %s (the same file); nothing written", out,
-                           what, inputs[i]);
+    if (file_check_not_input(out, what, inputs, n, e) != 0)
+        return -1;
     if (!S_ISREG(st.st_mode))
         return err_set(e, "%s: %s exists and is not a regular file; nothing written", out, what);
     char head[4097];
@@ -267,6 +275,14 @@ int dir_ensure_all(const char *path, Err *e)
     }
     free(p);
     return rc == 0 ? dir_ensure(path, e) : rc;
+}
+
+char *path_suffixed(const char *path, const char *suffix)
+{
+    Buf b = {0};
+    buf_puts(&b, path);
+    buf_puts(&b, suffix);
+    return buf_take(&b);
 }
 
 char *path_join(const char *dir, const char *name)

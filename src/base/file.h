@@ -31,6 +31,11 @@ int atomic_write(const char *path, const void *data, size_t len, Err *e);
    following symbolic links, so "x", "./x", a hard link and a symlink to x all match. */
 bool file_same(const char *a, const char *b);
 
+/* Refuses (one line, "OUT: WHAT would overwrite the input IN (the same file); nothing
+   written") when out is the same file as any of the n inputs (NULL entries skipped). */
+int file_check_not_input(const char *out, const char *what, const char *const *inputs, size_t n,
+                         Err *e);
+
 /* Whether an output of a filter (`translate -o`, `eval --out`) may be written to out:
    it is absent, or a regular file that holds text (no NUL byte in its first 4 KiB:
    model files, states and other binary files are refused) and is not the same file as
@@ -64,5 +69,9 @@ int dir_ensure(const char *path, Err *e);
 int dir_ensure_all(const char *path, Err *e);
 /* Joins dir and name with a '/'; the caller frees the result. */
 char *path_join(const char *dir, const char *name);
+/* path followed by suffix ("m.s2s" ".state"); the caller frees the result. */
+char *path_suffixed(const char *path, const char *suffix);
+/* The directory that holds path: "." for "x", "/" for "/x"; the caller frees it. */
+char *path_dir(const char *path);
 
 #endif

@@ -595,32 +595,56 @@ int st_parse(StFile **out, const char *name, const void *bytes, size_t len,
     return finish(f, out, expect_format, e);
 }
 
-bool st_has_format(const char *path, const char *format)
+int st_read_meta(const char *path, const char *const *keys, size_t n, char **vals, Err *e)
 {
+    for (size_t k = 0; k < n; k++)
+        vals[k] = NULL;
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0)
-        return false;
-    bool yes = false;
+        return err_set(e, "%s: cannot open: %s", path, strerror(errno));
+    int rc = -1;
     unsigned char len8[8];
     struct stat st;
-    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && pread(fd, len8, 8, 0) == 8) {
-        uint64_t hlen = 0;
-        for (int k = 7; k >= 0; k--)
-            hlen = hlen << 8 | len8[k];
-        if (hlen > 0 && hlen <= ST_MAX_HEADER && hlen <= (uint64_t)st.st_size - 8) {
-            char *h = xmalloc((size_t)hlen);
-            Json doc = {0};
-            Err je;
-            if (pread(fd, h, (size_t)hlen, 8) == (ssize_t)hlen && json_parse(&doc, h, (size_t)hlen, &je) == 0) {
-                const JsonVal *v = json_get(json_get(doc.root, "__metadata__"), ST_KEY_FORMAT);
-                yes = v && v->type == JSON_STRING && v->u.str.len == strlen(format) &&
-                      memcmp(v->u.str.s, format, v->u.str.len) == 0;
-                json_free(&doc);
-            }
-            free(h);
-        }
+    uint64_t hlen = 0;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || pread(fd, len8, 8, 0) != 8) {
+        err_set(e, "%s: not a safetensors file", path);
+        goto out;
     }
+    for (int k = 7; k >= 0; k--)
+        hlen = hlen << 8 | len8[k];
+    if (hlen == 0 || hlen > ST_MAX_HEADER || hlen > (uint64_t)st.st_size - 8) {
+        err_set(e, "%s: not a safetensors file (header length %" PRIu64 ")", path, hlen);
+        goto out;
+    }
+    char *h = xmalloc((size_t)hlen);
+    Json doc = {0};
+    Err je;
+    if (pread(fd, h, (size_t)hlen, 8) != (ssize_t)hlen) {
+        err_set(e, "%s: cannot read: %s", path, strerror(errno ? errno : EIO));
+    } else if (json_parse(&doc, h, (size_t)hlen, &je) != 0) {
+        err_set(e, "%s: header: %s", path, je.msg);
+    } else {
+        const JsonVal *md = json_get(doc.root, "__metadata__");
+        for (size_t k = 0; k < n; k++) {
+            const JsonVal *v = json_get(md, keys[k]);
+            if (v && v->type == JSON_STRING)
+                vals[k] = xstrndup(v->u.str.s, v->u.str.len);
+        }
+        rc = 0;
+    }
+    json_free(&doc);
+    free(h);
+out:
     close(fd);
+    return rc;
+}
+
+bool st_has_format(const char *path, const char *format)
+{
+    const char *key = ST_KEY_FORMAT;
+    char *v;
+    bool yes = st_read_meta(path, &key, 1, &v, NULL) == 0 && v && strcmp(v, format) == 0;
+    free(v);
     return yes;
 }
 

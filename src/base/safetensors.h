@@ -117,6 +117,11 @@ void st_close(StFile *f);
  * not safetensors, another format).
  */
 bool st_has_format(const char *path, const char *format);
+/* Reads only the header of the file at path: vals[k] is a fresh copy of the metadata
+   value of keys[k], or NULL when absent. Returns 0, or -1 with e set (cannot open, not
+   safetensors, header not JSON). Neither the data nor its checksum is read: for what a
+   file says about itself before it is loaded (st_load checks everything). */
+int st_read_meta(const char *path, const char *const *keys, size_t n, char **vals, Err *e);
 
 /* Tensors in header order. */
 size_t st_count(const StFile *f);

@@ -45,11 +45,9 @@ static int check_outdir(const char *dir, const char *corpus, Err *e)
 {
     for (size_t i = 0; i < PREPARED_NFILES; i++) {
         char *out = path_join(dir, prepared_files[i]);
-        bool same = file_same(out, corpus);
-        if (same)
-            err_set(e, "%s: -o would overwrite the input %s (the same file); nothing written", out, corpus);
+        int rc = file_check_not_input(out, "-o", &corpus, 1, e);
         free(out);
-        if (same)
+        if (rc != 0)
             return -1;
     }
     struct stat st;

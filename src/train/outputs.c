@@ -6,7 +6,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "base/buf.h"
 #include "base/safetensors.h"
 #include "text/split.h"
 
@@ -45,37 +44,36 @@ static bool is_kind(const char *path, const struct stat *st, Kind k)
     return false;
 }
 
-/* The inputs of a run: the corpus file, or the files of the prepared directory. */
+/* The inputs of a run: the corpus file, or the prepared directory and its files. */
 typedef struct Inputs {
     char *path[PREPARED_NFILES + 1];
-    int n;
+    size_t n;
 } Inputs;
 
 static void inputs_of(Inputs *in, const char *data, bool corpus)
 {
     in->n = 0;
-    if (corpus) {
-        in->path[in->n++] = xstrdup(data);
-        return;
-    }
     in->path[in->n++] = xstrdup(data);
-    for (int i = 0; i < PREPARED_NFILES; i++)
+    for (int i = 0; !corpus && i < PREPARED_NFILES; i++)
         in->path[in->n++] = path_join(data, prepared_files[i]);
 }
 
 static void inputs_free(Inputs *in)
 {
-    for (int i = 0; i < in->n; i++)
+    for (size_t i = 0; i < in->n; i++)
         free(in->path[i]);
+}
+
+static int not_input(const char *path, const Inputs *in, Err *e)
+{
+    return file_check_not_input(path, "-o", (const char *const *)in->path, in->n, e);
 }
 
 /* One output path: not an input, and absent or of its kind. */
 static int check_output(const char *path, Kind k, const Inputs *in, Err *e)
 {
-    for (int i = 0; i < in->n; i++)
-        if (file_same(path, in->path[i]))
-            return err_set(e, "%s: -o would overwrite the input %s (the same file); nothing written",
-                           path, in->path[i]);
+    if (not_input(path, in, e) != 0)
+        return -1;
     struct stat st;
     if (lstat(path, &st) != 0) {
         if (errno == ENOENT)
@@ -91,46 +89,32 @@ static int check_output(const char *path, Kind k, const Inputs *in, Err *e)
     return 0;
 }
 
-static char *suffixed(const char *path, const char *suffix)
-{
-    Buf b = {0};
-    buf_puts(&b, path);
-    buf_puts(&b, suffix);
-    return buf_take(&b);
-}
-
-static int check_all(const char *model, const char *data, bool corpus, bool resume, bool force, Err *e)
+static int check_all(const char *model, const Inputs *in, bool corpus, bool resume, bool force, Err *e)
 {
     static const struct {
         const char *suffix;
         Kind kind;
     } outs[] = {{"", KIND_MODEL}, {".last", KIND_MODEL}, {".state", KIND_STATE}, {".log.jsonl", KIND_LOG}};
-    Inputs in;
-    inputs_of(&in, data, corpus);
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < sizeof outs / sizeof outs[0]; i++) {
-        char *p = suffixed(model, outs[i].suffix);
-        rc = check_output(p, outs[i].kind, &in, e);
+        char *p = path_suffixed(model, outs[i].suffix);
+        rc = check_output(p, outs[i].kind, in, e);
         free(p);
     }
     if (rc == 0 && corpus) {
         /* MODEL.d/ and the files prepare writes there */
-        char *dir = suffixed(model, ".d");
-        rc = check_output(dir, KIND_PREPARED, &in, e);
+        char *dir = path_suffixed(model, ".d");
+        rc = check_output(dir, KIND_PREPARED, in, e);
         for (int i = 0; rc == 0 && i < PREPARED_NFILES; i++) {
             char *p = path_join(dir, prepared_files[i]);
-            for (int k = 0; rc == 0 && k < in.n; k++)
-                if (file_same(p, in.path[k]))
-                    rc = err_set(e, "%s: -o would overwrite the input %s (the same file); nothing written",
-                                 p, in.path[k]);
+            rc = not_input(p, in, e);
             free(p);
         }
         free(dir);
     }
-    inputs_free(&in);
     if (rc != 0)
         return -1;
-    char *state = suffixed(model, ".state");
+    char *state = path_suffixed(model, ".state");
     struct stat st;
     bool have_state = stat(state, &st) == 0;
     if (!resume && !force && have_state)
@@ -144,8 +128,7 @@ static int check_all(const char *model, const char *data, bool corpus, bool resu
 /* The directory that will hold MODEL's files must take new files. */
 static int check_writable_dir(const char *model, Err *e)
 {
-    const char *slash = strrchr(model, '/');
-    char *dir = slash ? xstrndup(model, (size_t)(slash - model) + (slash == model)) : xstrdup(".");
+    char *dir = path_dir(model);
     struct stat st;
     int rc = 0;
     if (stat(dir, &st) != 0)
@@ -166,20 +149,11 @@ int train_claim(TrainClaim *c, const char *model, const char *data, bool resume,
         return -1;
     struct stat st;
     bool corpus = !(stat(data, &st) == 0 && S_ISDIR(st.st_mode));
-    char *lock = suffixed(model, ".lock");
     Inputs in;
     inputs_of(&in, data, corpus);
-    for (int i = 0; i < in.n; i++)
-        if (file_same(lock, in.path[i])) {
-            err_set(e, "%s: -o would overwrite the input %s (the same file); nothing written", lock,
-                    in.path[i]);
-            inputs_free(&in);
-            free(lock);
-            return -1;
-        }
-    inputs_free(&in);
-    long holder;
-    int got = file_lock(&c->lock, lock, &holder, e);
+    char *lock = path_suffixed(model, ".lock");
+    long holder = 0;
+    int got = not_input(lock, &in, e) != 0 ? -1 : file_lock(&c->lock, lock, &holder, e);
     if (got == 1) {
         if (holder > 0)
             err_set(e, "%s: another s2s train (process %ld) is writing this model; wait for it to end "
@@ -189,13 +163,12 @@ int train_claim(TrainClaim *c, const char *model, const char *data, bool resume,
                        "(it holds %s)", model, lock);
     }
     free(lock);
-    if (got != 0)
-        return -1;
-    if (check_all(model, data, corpus, resume, force, e) != 0) {
+    if (got == 0 && check_all(model, &in, corpus, resume, force, e) != 0) {
         train_release(c);
-        return -1;
+        got = -1;
     }
-    return 0;
+    inputs_free(&in);
+    return got == 0 ? 0 : -1;
 }
 
 void train_release(TrainClaim *c) { file_unlock(&c->lock); }

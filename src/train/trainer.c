@@ -43,15 +43,6 @@ TrainOpts train_opts_default(void)
     };
 }
 
-static char *suffixed(const char *path, const char *suffix)
-{
-    size_t n = strlen(path), k = strlen(suffix);
-    char *s = xmalloc(n + k + 1);
-    memcpy(s, path, n);
-    memcpy(s + n, suffix, k + 1);
-    return s;
-}
-
 /* Everything that changes as training goes and is saved in MODEL.state. */
 typedef struct Progress {
     long step;         /* steps taken */
@@ -432,18 +423,29 @@ out:
 
 int train_saved_opts(const char *model, TrainOpts *out, char **data, Err *e)
 {
-    char *path = suffixed(model, ".state");
-    StFile *f;
+    char *path = path_suffixed(model, ".state");
     *data = NULL;
-    if (st_load(&f, path, TRAIN_FORMAT_STATE, e) != 0) {
-        free(path);
-        return -1;
-    }
+    /* the header only: the weights and moments are read once, by load_state */
+    const char *keys[3] = {ST_KEY_FORMAT, "s2s.config", KEY_STATE};
+    char *meta[3] = {NULL, NULL, NULL};
     int rc = -1;
     Json doc = {0};
-    const char *cfg = st_meta(f, "s2s.config"), *js = st_meta(f, KEY_STATE);
-    TextConfig text;
     Err je;
+    TextConfig text;
+    const char *cfg = NULL, *js = NULL;
+    if (access(path, F_OK) != 0) {
+        err_set(e, "%s: cannot resume: %s", path, strerror(errno));
+        goto out;
+    }
+    if (st_read_meta(path, keys, 3, meta, e) != 0)
+        goto out;
+    if (!meta[0] || strcmp(meta[0], TRAIN_FORMAT_STATE) != 0) {
+        err_set(e, "%s: not an s2s training state (format '%s', expected '%s')", path,
+                meta[0] ? meta[0] : "none", TRAIN_FORMAT_STATE);
+        goto out;
+    }
+    cfg = meta[1];
+    js = meta[2];
     *out = train_opts_default();
     out->cfg.src_vocab = out->cfg.tgt_vocab = 5; /* sizes come from the data */
     if (!cfg) {
@@ -495,7 +497,8 @@ int train_saved_opts(const char *model, TrainOpts *out, char **data, Err *e)
     rc = 0;
 out:
     json_free(&doc);
-    st_close(f);
+    for (int i = 0; i < 3; i++)
+        free(meta[i]);
     free(path);
     return rc;
 }
@@ -649,7 +652,7 @@ static int validate(Trainer *t, bool scheduled, bool *stop, Err *e)
 static void remove_stale_temporaries(const char *model)
 {
     const char *slash = strrchr(model, '/');
-    char *dir = slash ? xstrndup(model, (size_t)(slash - model) + (slash == model)) : xstrdup(".");
+    char *dir = path_dir(model);
     const char *base = slash ? slash + 1 : model;
     size_t bl = strlen(base);
     DIR *d = opendir(dir);
@@ -827,9 +830,9 @@ static int train_loop(Trainer *t, Stop *why, Err *e)
 int train_run(const TrainOpts *o, Err *e)
 {
     Trainer t = {.o = o, .ckpt_step = -1};
-    t.path_last = suffixed(o->model, ".last");
-    t.path_state = suffixed(o->model, ".state");
-    t.path_log = suffixed(o->model, ".log.jsonl");
+    t.path_last = path_suffixed(o->model, ".last");
+    t.path_state = path_suffixed(o->model, ".state");
+    t.path_log = path_suffixed(o->model, ".log.jsonl");
     int rc = -1;
     int threads = nn_set_threads(o->threads);
     if (prepared_load(&t.data, o->data, e) != 0)
