@@ -61,7 +61,7 @@ static void parse_args(TrOpts *p, int argc, char **argv)
 {
     *p = (TrOpts){.d = decode_args_default()};
     bool nbest_given = false;
-    p->sentences = xmalloc((size_t)(argc > 0 ? argc : 1) * sizeof *p->sentences);
+    p->sentences = XNEW(char *, argc > 0 ? argc : 0);
     Opts o;
     opts_init(&o, "translate", argc, argv);
     while (opts_next(&o)) {
@@ -112,8 +112,8 @@ static int split_lines(const char *name, char *data, size_t len, const char ***l
     for (size_t i = start; i < len; i++)
         cap += data[i] == '\n';
     cap++;
-    *lines = xmalloc(cap * sizeof **lines);
-    *lens = xmalloc(cap * sizeof **lens);
+    *lines = xmalloc_array(cap, sizeof **lines);
+    *lens = xmalloc_array(cap, sizeof **lens);
     size_t n = 0;
     while (start < len) {
         char *nl = memchr(data + start, '\n', len - start);
@@ -167,8 +167,8 @@ int cmd_translate(int argc, char **argv)
     if (po.nsent) {
         n = po.nsent;
         name = "argument";
-        lines = xmalloc((size_t)n * sizeof *lines);
-        lens = xmalloc((size_t)n * sizeof *lens);
+        lines = xmalloc_array((size_t)n, sizeof *lines);
+        lens = xmalloc_array((size_t)n, sizeof *lens);
         for (int i = 0; i < n; i++) {
             lines[i] = po.sentences[i];
             lens[i] = strlen(po.sentences[i]);

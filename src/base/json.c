@@ -118,7 +118,7 @@ static void push_val(Parser *p, const JsonVal *v)
 {
     if (p->nvals == p->capvals) {
         p->capvals = p->capvals ? p->capvals * 2 : 64;
-        p->vals = xrealloc(p->vals, p->capvals * sizeof *p->vals);
+        p->vals = xrealloc_array(p->vals, p->capvals, sizeof *p->vals);
     }
     p->vals[p->nvals++] = *v;
 }
@@ -127,7 +127,7 @@ static void push_key(Parser *p, const char *s, size_t len, size_t pos)
 {
     if (p->nkeys == p->capkeys) {
         p->capkeys = p->capkeys ? p->capkeys * 2 : 32;
-        p->keys = xrealloc(p->keys, p->capkeys * sizeof *p->keys);
+        p->keys = xrealloc_array(p->keys, p->capkeys, sizeof *p->keys);
     }
     p->keys[p->nkeys++] = (ScratchKey){s, len, pos};
 }
@@ -387,7 +387,7 @@ static size_t find_duplicate(const ScratchKey *k, size_t n)
     size_t cap = 16;
     while (cap < 2 * n)
         cap *= 2;
-    size_t *slot = xmalloc(cap * sizeof *slot);
+    size_t *slot = xmalloc_array(cap, sizeof *slot);
     for (size_t i = 0; i < cap; i++)
         slot[i] = SIZE_MAX;
     size_t dup = 0;

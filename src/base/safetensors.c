@@ -139,7 +139,7 @@ static int check_tensors(const char *path, const StTensor *ts, size_t n, Err *e)
         if (nb > 0 && !t->data)
             return err_set(e, "%s: tensor '%s' has no data", path, nm);
     }
-    NameIdx *byname = xmalloc((n ? n : 1) * sizeof *byname);
+    NameIdx *byname = XNEW(NameIdx, n);
     for (size_t i = 0; i < n; i++)
         byname[i] = (NameIdx){ts[i].name, i};
     qsort(byname, n, sizeof *byname, cmp_name_idx);
@@ -195,7 +195,7 @@ int st_write(const char *path, const StTensor *tensors, size_t n, const char *co
         return -1;
 
     /* Layout: decreasing element size, stable. */
-    size_t *order = xmalloc((n ? n : 1) * sizeof *order);
+    size_t *order = XNEW(size_t, n);
     size_t m = 0;
     for (size_t size = 8; size >= 1; size /= 2)
         for (size_t i = 0; i < n; i++)
@@ -307,8 +307,8 @@ static int load_meta(StFile *f, const JsonVal *md, Err *e)
     if (md->type != JSON_OBJECT)
         return type_fail(e, f->path, "__metadata__", md, "an object");
     size_t n = json_len(md);
-    f->mkeys = xmalloc((n ? n : 1) * sizeof *f->mkeys);
-    f->mvals = xmalloc((n ? n : 1) * sizeof *f->mvals);
+    f->mkeys = XNEW(const char *, n);
+    f->mvals = XNEW(const char *, n);
     for (size_t i = 0; i < n; i++) {
         const JsonKey *k = json_key_at(md, i);
         const JsonVal *v = json_at(md, i);
@@ -529,7 +529,7 @@ static int parse_all(StFile *f, const char *expect_format, Err *e)
     uint64_t data_len = f->len - 8 - hlen;
     size_t nmembers = json_len(root);
     f->t = xcalloc(nmembers ? nmembers : 1, sizeof *f->t);
-    Span *spans = xmalloc((nmembers ? nmembers : 1) * sizeof *spans);
+    Span *spans = XNEW(Span, nmembers);
     for (size_t i = 0; i < nmembers; i++) {
         const JsonKey *k = json_key_at(root, i);
         if (strcmp(k->s, "__metadata__") == 0 && k->len == strlen("__metadata__"))
@@ -560,12 +560,12 @@ static int parse_all(StFile *f, const char *expect_format, Err *e)
             size_t nb = st_nbytes(t);
             void *copy = xmalloc(nb);
             memcpy(copy, t->data, nb);
-            f->owned = xrealloc(f->owned, (f->nowned + 1) * sizeof *f->owned);
+            f->owned = xrealloc_array(f->owned, f->nowned + 1, sizeof *f->owned);
             f->owned[f->nowned++] = copy;
             t->data = copy;
         }
     }
-    f->by_name = xmalloc((f->n ? f->n : 1) * sizeof *f->by_name);
+    f->by_name = XNEW(size_t, f->n);
     for (size_t i = 0; i < f->n; i++)
         f->by_name[i] = i;
     qsort_r(f->by_name, f->n, sizeof *f->by_name, cmp_by_name, f->t);
@@ -588,7 +588,7 @@ int st_parse(StFile **out, const char *name, const void *bytes, size_t len,
 {
     StFile *f = xcalloc(1, sizeof *f);
     f->path = xstrdup(name);
-    f->buf = xmalloc(len ? len : 1);
+    f->buf = xmalloc(len);
     if (len)
         memcpy(f->buf, bytes, len);
     f->len = len;

@@ -62,7 +62,7 @@ int batch_plan(BatchPlan *p, const PairSet *d, const BatchOpts *o, Rng *rng, Err
 
     Key *keys = xmalloc_array((size_t)(n), sizeof *keys);
     /* Batch k of the cut is keys[bstart[k] .. bstart[k+1]); at most n batches. */
-    int *bstart = xmalloc((size_t)(n + 1) * sizeof *bstart);
+    int *bstart = xmalloc_array((size_t)(n + 1), sizeof *bstart);
     int nb = 0;
     int pos = 0;
     while (pos < n) {
@@ -104,7 +104,7 @@ int batch_plan(BatchPlan *p, const PairSet *d, const BatchOpts *o, Rng *rng, Err
     if (rng)
         rng_shuffle(rng, border, (size_t)nb, sizeof *border);
 
-    p->start = xrealloc(p->start, (size_t)(nb + 1) * sizeof *p->start);
+    p->start = xrealloc_array(p->start, (size_t)(nb + 1), sizeof *p->start);
     p->idx = xrealloc_array(p->idx, (size_t)(n), sizeof *p->idx);
     p->nbatch = nb;
     int w = 0;

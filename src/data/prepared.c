@@ -51,7 +51,7 @@ static long encode_side(const Vocab *v, const char *s, size_t len, const TokOpts
     size_t need = (tok->len + 1) / 2 + 1;
     if (need > *cap) {
         *cap = need * 2;
-        *ids = xrealloc(*ids, *cap * sizeof **ids);
+        *ids = xrealloc_array(*ids, *cap, sizeof **ids);
     }
     size_t n_unk;
     size_t n = vocab_encode(v, tok->data ? tok->data : "", tok->len, *ids, *cap, &n_unk);
@@ -140,8 +140,8 @@ static void group_sources(Split *sp)
 {
     corpus_group_sources(&sp->text, &sp->groups);
     size_t n = sp->groups.n ? sp->groups.n : 1;
-    sp->gsrc = xmalloc(n * sizeof *sp->gsrc);
-    sp->gsrc_len = xmalloc(n * sizeof *sp->gsrc_len);
+    sp->gsrc = xmalloc_array(n, sizeof *sp->gsrc);
+    sp->gsrc_len = xmalloc_array(n, sizeof *sp->gsrc_len);
     for (size_t g = 0; g < sp->groups.n; g++) {
         size_t first = sp->groups.member[sp->groups.start[g]];
         sp->gsrc[g] = sp->src[first];

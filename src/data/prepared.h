@@ -5,7 +5,6 @@
 #define S2S_DATA_PREPARED_H
 
 #include "base/err.h"
-#include "model/file.h"
 #include "text/corpus.h"
 #include "text/vocab.h"
 #include "data/batch.h"

@@ -180,7 +180,7 @@ static void finish(Search *s, int i, int t, const Cand *c, const real *att)
     h.ids = xmalloc_array((size_t)(n), sizeof *h.ids);
     h.src_pos = xmalloc_array((size_t)(n), sizeof *h.src_pos);
     if (s->rec_att)
-        h.attn = xmalloc((size_t)(n + eos) * src_len * sizeof *h.attn);
+        h.attn = xmalloc_array((size_t)(n + eos) * src_len, sizeof *h.attn);
     if (!eos) {
         h.ids[t] = c->tok;
         h.src_pos[t] = decode_argmax(att, src_len);

@@ -41,13 +41,13 @@ int greedy_decode(Model *m, const PairSet *d, int batch, int max_len, Hyps *out,
         BatchBuf bb;
         batch_buf_init(&bb, B, max_s, 1);
         const PairSet src = {n, d->src, d->src_len, NULL, NULL};
-        int *prev = xmalloc((size_t)B * sizeof *prev);
-        int *lim = xmalloc((size_t)B * sizeof *lim);
-        int *rlen = xmalloc((size_t)B * sizeof *rlen);
+        int *prev = xmalloc_array((size_t)B, sizeof *prev);
+        int *lim = xmalloc_array((size_t)B, sizeof *lim);
+        int *rlen = xmalloc_array((size_t)B, sizeof *rlen);
         char *live = xmalloc((size_t)B);
-        int *toks = xmalloc((size_t)B * (size_t)max_t * sizeof *toks); /* (B, max_t) */
+        int *toks = xmalloc_array((size_t)B * (size_t)max_t, sizeof *toks); /* (B, max_t) */
         cap = (size_t)nn * 16;
-        mem = xmalloc(cap * sizeof *mem);
+        mem = xmalloc_array(cap, sizeof *mem);
 
         for (int k = 0; k < nn; k += B) {
             int nb = nn - k < B ? nn - k : B;
@@ -83,7 +83,7 @@ int greedy_decode(Model *m, const PairSet *d, int batch, int max_len, Hyps *out,
                 if (used + (size_t)rlen[r] > cap) {
                     while (used + (size_t)rlen[r] > cap)
                         cap *= 2;
-                    mem = xrealloc(mem, cap * sizeof *mem);
+                    mem = xrealloc_array(mem, cap, sizeof *mem);
                 }
                 memcpy(mem + used, toks + (size_t)r * max_t, (size_t)rlen[r] * sizeof *mem);
                 out->len[i] = rlen[r];

@@ -103,8 +103,8 @@ int translate_run(Model *m, const Vocab *src, const Vocab *tgt, const TextConfig
     /* Tokenize every line into one arena. */
     TokOpts so = text_src_opts(tc);
     Buf arena = {0};
-    size_t *toff = xmalloc(cnt * sizeof *toff), *tlen = xmalloc(cnt * sizeof *tlen);
-    int *slen = xmalloc(cnt * sizeof *slen);
+    size_t *toff = xmalloc_array(cnt, sizeof *toff), *tlen = xmalloc_array(cnt, sizeof *tlen);
+    int *slen = xmalloc_array(cnt, sizeof *slen);
     size_t total = 0;
     const int max_src = beam_max_src_len(&m->cfg, o->max_len, K, o->attention);
     for (int i = 0; i < n; i++) {
@@ -142,7 +142,7 @@ int translate_run(Model *m, const Vocab *src, const Vocab *tgt, const TextConfig
 
     /* Token ids, and the source tokens as strings. */
     int *ids = xmalloc_array((size_t)(total), sizeof *ids);
-    int **srcp = xmalloc(cnt * sizeof *srcp);
+    int **srcp = xmalloc_array(cnt, sizeof *srcp);
     char **stok = xmalloc_array((size_t)(total), sizeof *stok);
     size_t pos = 0;
     for (int i = 0; i < n; i++) {
@@ -176,7 +176,7 @@ int translate_run(Model *m, const Vocab *src, const Vocab *tgt, const TextConfig
     for (int i = 0, p0 = 0; i < n; p0 += slen[i], i++) {
         char **st_i = stok + p0;
         res->count[i] = h.count[i];
-        res->hyps[i] = xmalloc((size_t)h.count[i] * sizeof **res->hyps);
+        res->hyps[i] = xmalloc_array((size_t)h.count[i], sizeof **res->hyps);
         for (int k = 0; k < h.count[i]; k++) {
             const BeamHyp *bh = &h.hyps[i][k];
             buf_clear(&toks);
@@ -191,8 +191,8 @@ int translate_run(Model *m, const Vocab *src, const Vocab *tgt, const TextConfig
             TranslateAlign *a = &res->align[i];
             a->nsrc = slen[i];
             a->ntgt = best->len + best->eos;
-            a->src = xmalloc((size_t)a->nsrc * sizeof *a->src);
-            a->tgt = xmalloc((size_t)a->ntgt * sizeof *a->tgt);
+            a->src = xmalloc_array((size_t)a->nsrc, sizeof *a->src);
+            a->tgt = xmalloc_array((size_t)a->ntgt, sizeof *a->tgt);
             for (int j = 0; j < a->nsrc; j++)
                 a->src[j] = xstrdup(st_i[j]);
             for (int k = 0; k < best->len; k++) {
@@ -202,7 +202,7 @@ int translate_run(Model *m, const Vocab *src, const Vocab *tgt, const TextConfig
             }
             if (best->eos)
                 a->tgt[best->len] = xstrdup(vocab_token(tgt, VOCAB_EOS));
-            a->w = xmalloc((size_t)a->ntgt * a->nsrc * sizeof *a->w);
+            a->w = xmalloc_array((size_t)a->ntgt * a->nsrc, sizeof *a->w);
             memcpy(a->w, best->attn, (size_t)a->ntgt * a->nsrc * sizeof *a->w);
         }
     }

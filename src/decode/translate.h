@@ -21,8 +21,8 @@
 
 #include "base/buf.h"
 #include "base/err.h"
-#include "model/file.h"
 #include "model/seq2seq.h"
+#include "text/corpus.h"
 #include "text/vocab.h"
 
 typedef struct TranslateOpts {

@@ -306,7 +306,7 @@ static uint32_t intern(struct BleuScratch *sc, uint32_t off, uint32_t len)
         return sc->slots[i] - 1;
     if (sc->ntok == sc->captok) {
         sc->captok = sc->captok ? sc->captok * 2 : 256;
-        sc->tok = xrealloc(sc->tok, sc->captok * sizeof *sc->tok);
+        sc->tok = xrealloc_array(sc->tok, sc->captok, sizeof *sc->tok);
     }
     CHECK(sc->ntok < UINT32_MAX);
     sc->tok[sc->ntok] = (Interned){off, len, (uint32_t)i, h};
@@ -335,7 +335,7 @@ static int add_source(struct BleuScratch *sc, const char *str, size_t *bad)
     if (sc->nids + (size_t)n > sc->capids) {
         while (sc->nids + (size_t)n > sc->capids)
             sc->capids = sc->capids ? sc->capids * 2 : 256;
-        sc->ids = xrealloc(sc->ids, sc->capids * sizeof *sc->ids);
+        sc->ids = xrealloc_array(sc->ids, sc->capids, sizeof *sc->ids);
     }
     size_t i = from;
     while (i < sc->text.len) {
@@ -361,7 +361,7 @@ int bleu_add(BleuStats *s, const char *hyp, const char *const *refs, size_t nref
     clear_segment(sc);
     if (kept + 2 > sc->capstart) {
         sc->capstart = kept + 2;
-        sc->start = xrealloc(sc->start, sc->capstart * sizeof *sc->start);
+        sc->start = xrealloc_array(sc->start, sc->capstart, sizeof *sc->start);
     }
 
     size_t bad = 0, nsrc = 0;

@@ -37,7 +37,7 @@ static int decode(const char *str, uint32_t **cps, size_t *len, size_t *cap, siz
     size_t n = strlen(str);
     if (*len + n > *cap) {
         *cap = (*len + n) * 2;
-        *cps = xrealloc(*cps, *cap * sizeof **cps);
+        *cps = xrealloc_array(*cps, *cap, sizeof **cps);
     }
     uint32_t *out = *cps;
     size_t m = *len;
@@ -97,7 +97,7 @@ int chrf_add(ChrfStats *s, const char *hyp, const char *const *refs, size_t nref
     size_t bad = 0, nkept = 0;
     if (kept + 1 > sc->caproff) {
         sc->caproff = kept + 1;
-        sc->roff = xrealloc(sc->roff, sc->caproff * sizeof *sc->roff);
+        sc->roff = xrealloc_array(sc->roff, sc->caproff, sizeof *sc->roff);
     }
     sc->nhyp = 0;
     if (decode(hyp, &sc->hyp, &sc->nhyp, &sc->caphyp, &bad) < 0)

@@ -74,7 +74,7 @@ NgramEntry *ngram_add(NgramTable *t, const uint32_t *sym, unsigned n, uint64_t h
         return &t->e[t->slots[i] - 1];
     if (t->len == t->cap) {
         t->cap = t->cap ? t->cap * 2 : 128;
-        t->e = xrealloc(t->e, t->cap * sizeof *t->e);
+        t->e = xrealloc_array(t->e, t->cap, sizeof *t->e);
     }
     CHECK(t->len < UINT32_MAX);
     NgramEntry *e = &t->e[t->len];

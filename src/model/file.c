@@ -13,16 +13,6 @@ _Static_assert(sizeof(real) == sizeof(float), "model files hold float32 weights"
 #define KEY_VOCAB_TGT "s2s.vocab.tgt"
 #define KEY_HISTORY "s2s.history"
 
-TokOpts text_src_opts(const TextConfig *t)
-{
-    return (TokOpts){.lang = direction_src_lang(t->dir), .keep_case = t->keep_case};
-}
-
-TokOpts text_tgt_opts(const TextConfig *t)
-{
-    return (TokOpts){.lang = direction_tgt_lang(t->dir), .keep_case = t->keep_case};
-}
-
 /* ------------------------------------------------------------------ config JSON */
 
 void model_config_json(const ModelConfig *c, const TextConfig *t, Buf *out)
@@ -216,42 +206,6 @@ int model_config_parse(ModelConfig *c, TextConfig *t, const char *json, size_t l
     rc = 0;
 out:
     json_free(&doc);
-    return rc;
-}
-
-/* ------------------------------------------------------------------ vocabularies */
-
-void vocab_lines(const Vocab *v, Buf *out)
-{
-    for (size_t i = 0; i < vocab_size(v); i++) {
-        if (i)
-            buf_putc(out, '\n');
-        buf_puts(out, vocab_token(v, (int32_t)i));
-    }
-}
-
-int vocab_from_lines(Vocab **out, const char *name, const char *s, size_t len, Err *e)
-{
-    *out = NULL;
-    Buf b = {0};
-    size_t start = 0, line = 0;
-    for (size_t i = 0; i <= len; i++)
-        if (i == len || s[i] == '\n') {
-            line++;
-            /* A tab or CR would read as a column or line end of the vocabulary
-               file format below: refuse them here, as whitespace. */
-            if (memchr(s + start, '\t', i - start) || memchr(s + start, '\r', i - start)) {
-                char shown[64];
-                buf_free(&b);
-                return err_set(e, "%s:%zu: token '%s' contains whitespace", name, line,
-                               json_show(shown, sizeof shown, s + start, i - start));
-            }
-            buf_append(&b, s + start, i - start);
-            buf_puts(&b, "\t0\n");
-            start = i + 1;
-        }
-    int rc = vocab_parse(out, name, b.data, b.len, e);
-    buf_free(&b);
     return rc;
 }
 

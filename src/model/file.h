@@ -29,16 +29,6 @@
 #include "text/tokenize.h"
 #include "text/vocab.h"
 
-/* The tokenizer settings a model was trained with. Languages follow the direction. */
-typedef struct TextConfig {
-    Direction dir;
-    bool keep_case;
-} TextConfig;
-
-/* Tokenizer options for the source and the target side. */
-TokOpts text_src_opts(const TextConfig *t);
-TokOpts text_tgt_opts(const TextConfig *t);
-
 /* The s2s.config object: the keys of docs/model.md in its order, on one line. The
    vocabulary sizes are not part of it (they are the vocabularies' sizes). */
 void model_config_json(const ModelConfig *c, const TextConfig *t, Buf *out);
@@ -66,12 +56,5 @@ int model_file_load(ModelFile *mf, const char *path, bool with_grads, Err *e);
 int model_file_parse(ModelFile *mf, const char *name, const void *bytes, size_t len,
                      bool with_grads, Err *e);
 void model_file_free(ModelFile *mf);
-
-/* Builds a vocabulary from tokens joined by '\n' (the metadata form; counts 0).
-   Errors are vocab_parse's, "NAME:LINE: ..." with LINE = id + 1; a token holding a
-   tab or CR is refused as holding whitespace. */
-int vocab_from_lines(Vocab **out, const char *name, const char *s, size_t len, Err *e);
-/* Appends the tokens of v joined by '\n'. */
-void vocab_lines(const Vocab *v, Buf *out);
 
 #endif

@@ -21,6 +21,16 @@ Lang direction_src_lang(Direction d) { return d == DIR_FR_EN ? LANG_FR : LANG_EN
 
 Lang direction_tgt_lang(Direction d) { return d == DIR_FR_EN ? LANG_EN : LANG_FR; }
 
+TokOpts text_src_opts(const TextConfig *t)
+{
+    return (TokOpts){.lang = direction_src_lang(t->dir), .keep_case = t->keep_case};
+}
+
+TokOpts text_tgt_opts(const TextConfig *t)
+{
+    return (TokOpts){.lang = direction_tgt_lang(t->dir), .keep_case = t->keep_case};
+}
+
 void corpus_note_bad(Corpus *c, size_t line, const Err *msg)
 {
     c->bad++;
@@ -123,7 +133,7 @@ int corpus_parse(Corpus *c, const char *name, char *data, size_t len, const Corp
     }
     if (p < end && end[-1] != '\n')
         max_lines++;
-    c->pairs = xmalloc((max_lines ? max_lines : 1) * sizeof *c->pairs);
+    c->pairs = XNEW(Pair, max_lines);
 
     size_t lineno = 0;
     while (p < end) {
@@ -186,30 +196,30 @@ static int by_source_then_index(const void *a, const void *b, void *arg)
 void corpus_group_sources(const Corpus *c, SourceGroups *g)
 {
     size_t n = c->n, cap = n ? n : 1;
-    size_t *idx = xmalloc(cap * sizeof *idx);
+    size_t *idx = xmalloc_array(cap, sizeof *idx);
     for (size_t i = 0; i < n; i++)
         idx[i] = i;
     qsort_r(idx, n, sizeof *idx, by_source_then_index, c->pairs);
     /* first[i]: the first pair with the text of pair i (runs of equal text are in
        file order, so the run's head is the first) */
-    size_t *first = xmalloc(cap * sizeof *first);
+    size_t *first = xmalloc_array(cap, sizeof *first);
     for (size_t k = 0; k < n; k++)
         first[idx[k]] = k > 0 && strcmp(c->pairs[idx[k]].src, c->pairs[idx[k - 1]].src) == 0
                             ? first[idx[k - 1]]
                             : idx[k];
-    g->group_of = xmalloc(cap * sizeof *g->group_of);
+    g->group_of = xmalloc_array(cap, sizeof *g->group_of);
     size_t *count = xcalloc(cap, sizeof *count);
     g->n = 0;
     for (size_t i = 0; i < n; i++) {
         g->group_of[i] = first[i] == i ? g->n++ : g->group_of[first[i]];
         count[g->group_of[i]]++;
     }
-    g->start = xmalloc((g->n + 1) * sizeof *g->start);
+    g->start = xmalloc_array(g->n + 1, sizeof *g->start);
     g->start[0] = 0;
     for (size_t k = 0; k < g->n; k++)
         g->start[k + 1] = g->start[k] + count[k];
     memset(count, 0, cap * sizeof *count);
-    g->member = xmalloc(cap * sizeof *g->member);
+    g->member = xmalloc_array(cap, sizeof *g->member);
     for (size_t i = 0; i < n; i++) {
         size_t k = g->group_of[i];
         g->member[g->start[k] + count[k]++] = i;

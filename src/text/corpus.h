@@ -37,6 +37,17 @@ const char *direction_name(Direction d);
 Lang direction_src_lang(Direction d);
 Lang direction_tgt_lang(Direction d);
 
+/* The tokenizer settings of a prepared corpus and of the model trained on it
+   (prepare.json, and s2s.config in a model file). Languages follow the direction. */
+typedef struct TextConfig {
+    Direction dir;
+    bool keep_case;
+} TextConfig;
+
+/* Tokenizer options for the source and the target side. */
+TokOpts text_src_opts(const TextConfig *t);
+TokOpts text_tgt_opts(const TextConfig *t);
+
 /* One sentence pair. src and tgt point into Corpus.data and are NUL-terminated
    (the tab / CR / LF after them is overwritten); no CR, no tab inside. */
 typedef struct Pair {

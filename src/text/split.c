@@ -50,20 +50,20 @@ size_t split_assign(const SplitKey *keys, size_t n, size_t n_valid, size_t n_tes
         counts[s] = 0;
     if (n == 0)
         return 0;
-    size_t *idx = xmalloc(n * sizeof *idx);
+    size_t *idx = xmalloc_array(n, sizeof *idx);
     for (size_t i = 0; i < n; i++)
         idx[i] = i;
     qsort_r(idx, n, sizeof *idx, by_key_then_index, (void *)keys);
 
     /* Groups are runs of equal keys in idx: group g spans idx[start[g] .. start[g + 1]). */
-    size_t *start = xmalloc((n + 1) * sizeof *start);
+    size_t *start = xmalloc_array(n + 1, sizeof *start);
     size_t ng = 0;
     for (size_t i = 0; i < n; i++)
         if (i == 0 || key_cmp(&keys[idx[i - 1]], &keys[idx[i]]) != 0)
             start[ng++] = i;
     start[ng] = n;
 
-    size_t *order = xmalloc(ng * sizeof *order);
+    size_t *order = xmalloc_array(ng, sizeof *order);
     for (size_t g = 0; g < ng; g++)
         order[g] = g;
     Rng rng;

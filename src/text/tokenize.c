@@ -58,7 +58,7 @@ static void cps_ensure(Cps *c, size_t n)
     if (n <= c->cap)
         return;
     cps_free(c);
-    c->v = xmalloc(n * sizeof *c->v);
+    c->v = xmalloc_array(n, sizeof *c->v);
     c->cap = n;
 }
 

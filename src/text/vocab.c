@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "base/file.h"
+#include "base/json.h"
 #include "base/utf8.h"
 
 static const char *const specials[VOCAB_NSPECIAL] = {"<pad>", "<unk>", "<bos>", "<eos>"};
@@ -99,10 +100,10 @@ static size_t st_add(StrTab *t, const char *s, size_t n, uint64_t h, uint64_t cn
     CHECK(t->n < UINT32_MAX - 1 && n < UINT32_MAX);
     if (t->n == t->cap) {
         t->cap = t->cap ? 2 * t->cap : 256;
-        t->off = xrealloc(t->off, t->cap * sizeof *t->off);
-        t->len = xrealloc(t->len, t->cap * sizeof *t->len);
-        t->cnt = xrealloc(t->cnt, t->cap * sizeof *t->cnt);
-        t->hash = xrealloc(t->hash, t->cap * sizeof *t->hash);
+        t->off = xrealloc_array(t->off, t->cap, sizeof *t->off);
+        t->len = xrealloc_array(t->len, t->cap, sizeof *t->len);
+        t->cnt = xrealloc_array(t->cnt, t->cap, sizeof *t->cnt);
+        t->hash = xrealloc_array(t->hash, t->cap, sizeof *t->hash);
     }
     size_t e = t->n++;
     t->off[e] = t->arena.len;
@@ -221,7 +222,7 @@ Vocab *vocab_build(const VocabCounter *c, uint64_t min_freq, size_t max_vocab)
     CHECK(min_freq >= 1);
     CHECK(max_vocab == 0 || max_vocab >= VOCAB_NSPECIAL);
     const StrTab *ct = &c->t;
-    uint32_t *idx = xmalloc((ct->n ? ct->n : 1) * sizeof *idx);
+    uint32_t *idx = XNEW(uint32_t, ct->n);
     size_t m = 0;
     for (size_t e = 0; e < ct->n; e++)
         if (ct->cnt[e] >= min_freq && special_id(st_str(ct, e), ct->len[e]) < 0)
@@ -422,5 +423,41 @@ int vocab_load(Vocab **out, const char *path, Err *e)
         return -1;
     int rc = vocab_parse(out, path, data, len, e);
     free(data);
+    return rc;
+}
+
+/* ---- the metadata form: tokens in id order joined by '\n' ---- */
+
+void vocab_lines(const Vocab *v, Buf *out)
+{
+    for (size_t i = 0; i < vocab_size(v); i++) {
+        if (i)
+            buf_putc(out, '\n');
+        buf_puts(out, vocab_token(v, (int32_t)i));
+    }
+}
+
+int vocab_from_lines(Vocab **out, const char *name, const char *s, size_t len, Err *e)
+{
+    *out = NULL;
+    Buf b = {0};
+    size_t start = 0, line = 0;
+    for (size_t i = 0; i <= len; i++)
+        if (i == len || s[i] == '\n') {
+            line++;
+            /* A tab or CR would read as a column or line end of the vocabulary
+               file format below: refuse them here, as whitespace. */
+            if (memchr(s + start, '\t', i - start) || memchr(s + start, '\r', i - start)) {
+                char shown[64];
+                buf_free(&b);
+                return err_set(e, "%s:%zu: token '%s' contains whitespace", name, line,
+                               json_show(shown, sizeof shown, s + start, i - start));
+            }
+            buf_append(&b, s + start, i - start);
+            buf_puts(&b, "\t0\n");
+            start = i + 1;
+        }
+    int rc = vocab_parse(out, name, b.data, b.len, e);
+    buf_free(&b);
     return rc;
 }

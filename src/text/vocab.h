@@ -61,6 +61,12 @@ int vocab_parse(Vocab **out, const char *name, const char *data, size_t len, Err
 int vocab_save(const Vocab *v, const char *path, Err *e);
 /* Appends the file format to out. */
 void vocab_format(const Vocab *v, Buf *out);
+/* Appends the tokens of v joined by '\n' (the form a model file stores). */
+void vocab_lines(const Vocab *v, Buf *out);
+/* Builds a vocabulary from tokens joined by '\n' (counts 0). Errors are vocab_parse's,
+   "NAME:LINE: ..." with LINE = id + 1; a token holding a tab or CR is refused as
+   holding whitespace. */
+int vocab_from_lines(Vocab **out, const char *name, const char *s, size_t len, Err *e);
 void vocab_free(Vocab *v);
 
 /* Number of entries, specials included. */
