@@ -3,6 +3,7 @@
 #include <stddef.h>
 
 #include "base/err.h"
+#include "nn/parallel.h"
 
 void nn_attn_score_forward(real *e, real *cache, const real *q, const real *K, const real *v,
                            int S, int B, int A)
@@ -299,4 +300,143 @@ void nn_local_pos_backward(real *dx, const real *dp, const real *sig, const int 
 {
     for (int b = 0; b < B; b++)
         dx[b] += dp[b] * (real)lens[b] * sig[b] * ((real)1 - sig[b]);
+}
+
+/* ---- multi-head attention over sequences ---- */
+
+/* The keys query i of sentence b may attend to: j < mha_keys(s, b, i). */
+static int mha_keys(const MhaShape *s, int b, int i)
+{
+    int n = s->klen ? s->klen[b] : s->Tk;
+    if (s->causal >= 0 && i + s->causal + 1 < n)
+        n = i + s->causal + 1;
+    CHECK(n >= 1 && n <= s->Tk);
+    return n;
+}
+
+typedef struct MhaJob {
+    real *out, *a, *dQ, *dK, *dV, *de;
+    const real *drop, *dout, *ca, *Q, *K, *V;
+    const MhaShape *s;
+} MhaJob;
+
+static void mha_fwd_range(void *ctx, size_t lo, size_t hi)
+{
+    const MhaJob *J = ctx;
+    const MhaShape *s = J->s;
+    int Tq = s->Tq, Tk = s->Tk, B = s->B, dh = s->dh;
+    size_t sq = (size_t)B * s->ldq, sk = (size_t)B * s->ldk, sv = (size_t)B * s->ldv,
+           so = (size_t)B * s->ldo;
+    for (size_t bh = lo; bh < hi; bh++) {
+        int b = (int)(bh / (size_t)s->H), h = (int)(bh % (size_t)s->H);
+        const real *q0 = J->Q + (size_t)b * s->ldq + (size_t)h * dh;
+        const real *k0 = J->K + (size_t)b * s->ldk + (size_t)h * dh;
+        const real *v0 = J->V + (size_t)b * s->ldv + (size_t)h * dh;
+        real *o0 = J->out + (size_t)b * s->ldo + (size_t)h * dh;
+        for (int i = 0; i < Tq; i++) {
+            int n = mha_keys(s, b, i);
+            real *restrict ar = J->a + (bh * (size_t)Tq + (size_t)i) * (size_t)Tk;
+            const real *restrict q = q0 + (size_t)i * sq;
+            real m = 0;
+            for (int j = 0; j < n; j++) {
+                const real *restrict k = k0 + (size_t)j * sk;
+                real dot = 0;
+                for (int d = 0; d < dh; d++)
+                    dot += q[d] * k[d];
+                ar[j] = s->scale * dot;
+                m = j == 0 || ar[j] > m ? ar[j] : m;
+            }
+            real sum = 0;
+            for (int j = 0; j < n; j++) {
+                ar[j] = R_EXP(ar[j] - m);
+                sum += ar[j];
+            }
+            real inv = (real)1 / sum;
+            for (int j = 0; j < n; j++)
+                ar[j] *= inv;
+            for (int j = n; j < Tk; j++)
+                ar[j] = 0;
+            const real *dr = J->drop ? J->drop + (bh * (size_t)Tq + (size_t)i) * (size_t)Tk : NULL;
+            real *restrict o = o0 + (size_t)i * so;
+            for (int d = 0; d < dh; d++)
+                o[d] = 0;
+            for (int j = 0; j < n; j++) {
+                real w = dr ? ar[j] * dr[j] : ar[j];
+                const real *restrict v = v0 + (size_t)j * sv;
+                for (int d = 0; d < dh; d++)
+                    o[d] += w * v[d];
+            }
+        }
+    }
+}
+
+void nn_mha_forward(real *out, real *a, const real *drop, const real *Q, const real *K,
+                    const real *V, const MhaShape *s)
+{
+    MhaJob J = {.out = out, .a = a, .drop = drop, .Q = Q, .K = K, .V = V, .s = s};
+    nn_parallel_for((size_t)s->B * (size_t)s->H, 4, mha_fwd_range, &J);
+}
+
+static void mha_bwd_range(void *ctx, size_t lo, size_t hi)
+{
+    const MhaJob *J = ctx;
+    const MhaShape *s = J->s;
+    int Tq = s->Tq, Tk = s->Tk, B = s->B, dh = s->dh;
+    size_t sq = (size_t)B * s->ldq, sk = (size_t)B * s->ldk, sv = (size_t)B * s->ldv,
+           so = (size_t)B * s->ldo;
+    for (size_t bh = lo; bh < hi; bh++) {
+        int b = (int)(bh / (size_t)s->H), h = (int)(bh % (size_t)s->H);
+        size_t qo = (size_t)b * s->ldq + (size_t)h * dh, ko = (size_t)b * s->ldk + (size_t)h * dh,
+               vo = (size_t)b * s->ldv + (size_t)h * dh, oo = (size_t)b * s->ldo + (size_t)h * dh;
+        for (int i = 0; i < Tq; i++) {
+            int n = mha_keys(s, b, i);
+            size_t row = (bh * (size_t)Tq + (size_t)i) * (size_t)Tk;
+            const real *restrict ar = J->ca + row;
+            const real *dr = J->drop ? J->drop + row : NULL;
+            real *restrict e = J->de + row;
+            const real *restrict dy = J->dout + oo + (size_t)i * so;
+            /* dV[j] += a·drop · dy; e[j] = (dy · V[j]) · drop  (the gradient of a) */
+            real dot_ad = 0;
+            for (int j = 0; j < n; j++) {
+                const real *restrict v = J->V + vo + (size_t)j * sv;
+                real w = dr ? ar[j] * dr[j] : ar[j];
+                real g = 0;
+                for (int d = 0; d < dh; d++)
+                    g += dy[d] * v[d];
+                if (J->dV) {
+                    real *restrict dv = J->dV + vo + (size_t)j * sv;
+                    for (int d = 0; d < dh; d++)
+                        dv[d] += w * dy[d];
+                }
+                e[j] = dr ? g * dr[j] : g;
+                dot_ad += ar[j] * e[j];
+            }
+            /* softmax backward, then the scores' scale */
+            for (int j = 0; j < n; j++)
+                e[j] = s->scale * ar[j] * (e[j] - dot_ad);
+            const real *restrict q = J->Q + qo + (size_t)i * sq;
+            for (int j = 0; j < n; j++) {
+                const real *restrict k = J->K + ko + (size_t)j * sk;
+                if (J->dQ) {
+                    real *restrict dq = J->dQ + qo + (size_t)i * sq;
+                    for (int d = 0; d < dh; d++)
+                        dq[d] += e[j] * k[d];
+                }
+                if (J->dK) {
+                    real *restrict dk = J->dK + ko + (size_t)j * sk;
+                    for (int d = 0; d < dh; d++)
+                        dk[d] += e[j] * q[d];
+                }
+            }
+        }
+    }
+}
+
+void nn_mha_backward(real *dQ, real *dK, real *dV, real *de, const real *dout, const real *a,
+                     const real *drop, const real *Q, const real *K, const real *V,
+                     const MhaShape *s)
+{
+    MhaJob J = {.dQ = dQ, .dK = dK, .dV = dV, .de = de, .dout = dout, .ca = a, .drop = drop,
+                .Q = Q, .K = K, .V = V, .s = s};
+    nn_parallel_for((size_t)s->B * (size_t)s->H, 4, mha_bwd_range, &J);
 }

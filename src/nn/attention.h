@@ -125,4 +125,44 @@ void nn_local_pos_backward(real *dx,          // (B)
                            const int *lens,   // (B)
                            int B);
 
+/* Multi-head scaled dot-product attention over whole sequences ("Attention Is All You
+   Need" §3.2.2) for B sentences and H heads of width dh. Sequences are time-major: head
+   h of position i of sentence b is the slice [h·dh, (h+1)·dh) of row i·B + b of Q (row
+   stride ldq), and likewise for K and V (ldk, ldv) and out (ldo), so that the slices may
+   be parts of wider rows (the q | k | v thirds of one projection). Query i of sentence b
+   may attend to key j when j < klen[b] (klen NULL: every j < Tk) and, when causal >= 0,
+   j <= i + causal (causal = 0 is the decoder's mask over its own prefix; the position
+   of query 0 when decoding one step). Every query must be allowed one key. */
+typedef struct MhaShape {
+    int Tq, Tk, B, H, dh;
+    int ldq, ldk, ldv, ldo;
+    const int *klen; /* (B) or NULL */
+    int causal;      /* -1: none */
+    real scale;      /* usually 1/sqrt(dh) */
+} MhaShape;
+
+/* a[b,h,i,j] = softmax over the allowed j of scale · <q, k>, exactly 0 elsewhere;
+   out[i,b, slice h] = Σ_j a[b,h,i,j] · drop[b,h,i,j] · V[j,b, slice h] (drop: an
+   attention dropout mask, NULL for none). out is overwritten. */
+void nn_mha_forward(real *out,         // (Tq,B,ldo)
+                    real *a,           // (B,H,Tq,Tk) written
+                    const real *drop,  // (B,H,Tq,Tk) or NULL
+                    const real *Q,     // (Tq,B,ldq)
+                    const real *K,     // (Tk,B,ldk)
+                    const real *V,     // (Tk,B,ldv)
+                    const MhaShape *s);
+/* The backward pass of nn_mha_forward: dQ, dK, dV (laid out as Q, K, V) += the
+   gradients given dout; de is scratch of a's size. A NULL gradient is skipped. */
+void nn_mha_backward(real *dQ,          // (Tq,B,ldq) or NULL
+                     real *dK,          // (Tk,B,ldk) or NULL
+                     real *dV,          // (Tk,B,ldv) or NULL
+                     real *de,          // (B,H,Tq,Tk) scratch
+                     const real *dout,  // (Tq,B,ldo)
+                     const real *a,     // (B,H,Tq,Tk) from the forward pass
+                     const real *drop,  // (B,H,Tq,Tk) or NULL
+                     const real *Q,     // (Tq,B,ldq)
+                     const real *K,     // (Tk,B,ldk)
+                     const real *V,     // (Tk,B,ldv)
+                     const MhaShape *s);
+
 #endif

@@ -1,5 +1,6 @@
 #include "nn/ops.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "base/err.h"
@@ -157,14 +158,12 @@ void nn_split_backward(real *dinp, const real *const *dparts, const int *widths,
     }
 }
 
-void nn_dropout_forward(real *out, real *mask, const real *inp, size_t n, real p, Rng *rng)
+void nn_dropout_mask(real *mask, size_t n, real p, Rng *rng)
 {
     CHECK(p >= 0 && p < 1);
     if (p == 0) {
         for (size_t i = 0; i < n; i++)
             mask[i] = 1;
-        if (out != inp)
-            memcpy(out, inp, n * sizeof(real));
         return;
     }
     /* Keep when a 53-bit uniform draw is >= p: probability exactly 1 - p (up to 2^-53). */
@@ -172,6 +171,16 @@ void nn_dropout_forward(real *out, real *mask, const real *inp, size_t n, real p
     double pd = (double)p;
     for (size_t i = 0; i < n; i++)
         mask[i] = rng_uniform(rng) >= pd ? keep : 0;
+}
+
+void nn_dropout_forward(real *out, real *mask, const real *inp, size_t n, real p, Rng *rng)
+{
+    nn_dropout_mask(mask, n, p, rng);
+    if (p == 0) {
+        if (out != inp)
+            memcpy(out, inp, n * sizeof(real));
+        return;
+    }
     for (size_t i = 0; i < n; i++)
         out[i] = inp[i] * mask[i];
 }
@@ -209,4 +218,77 @@ void nn_scale(real *x, size_t n, real s)
 {
     for (size_t i = 0; i < n; i++)
         x[i] *= s;
+}
+
+void nn_relu_forward(real *out, const real *inp, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        out[i] = inp[i] > 0 ? inp[i] : 0;
+}
+
+void nn_relu_backward_inplace(real *d, const real *out, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        d[i] = out[i] > 0 ? d[i] : 0;
+}
+
+void nn_layernorm_forward(real *out, real *mean, real *rstd, const real *inp, const real *g,
+                          const real *b, int N, int C, real eps)
+{
+    for (int i = 0; i < N; i++) {
+        const real *restrict x = inp + (size_t)i * C;
+        real *restrict y = out + (size_t)i * C;
+        real m = 0;
+        for (int c = 0; c < C; c++)
+            m += x[c];
+        m /= (real)C;
+        real v = 0;
+        for (int c = 0; c < C; c++)
+            v += (x[c] - m) * (x[c] - m);
+        v /= (real)C;
+        real r = (real)1 / R_SQRT(v + eps);
+        for (int c = 0; c < C; c++)
+            y[c] = (x[c] - m) * r * g[c] + b[c];
+        mean[i] = m;
+        rstd[i] = r;
+    }
+}
+
+void nn_layernorm_backward(real *dinp, real *dg, real *db, const real *dout, const real *inp,
+                           const real *mean, const real *rstd, const real *g, int N, int C)
+{
+    for (int i = 0; i < N; i++) {
+        const real *restrict x = inp + (size_t)i * C;
+        const real *restrict dy = dout + (size_t)i * C;
+        real m = mean[i], r = rstd[i];
+        if (dg || db)
+            for (int c = 0; c < C; c++) {
+                if (dg)
+                    dg[c] += dy[c] * (x[c] - m) * r;
+                if (db)
+                    db[c] += dy[c];
+            }
+        if (!dinp)
+            continue;
+        real s1 = 0, s2 = 0; /* Σ dy·g, Σ dy·g·x̂ */
+        for (int c = 0; c < C; c++) {
+            real dxh = dy[c] * g[c];
+            s1 += dxh;
+            s2 += dxh * (x[c] - m) * r;
+        }
+        s1 /= (real)C;
+        s2 /= (real)C;
+        real *restrict dx = dinp + (size_t)i * C;
+        for (int c = 0; c < C; c++)
+            dx[c] += r * (dy[c] * g[c] - s1 - (x[c] - m) * r * s2);
+    }
+}
+
+void nn_sinusoid(real *out, int pos, int C)
+{
+    for (int c = 0; c < C; c++) {
+        int i2 = c & ~1;
+        double angle = (double)pos / pow(10000.0, (double)i2 / (double)C);
+        out[c] = (real)((c & 1) ? cos(angle) : sin(angle));
+    }
 }

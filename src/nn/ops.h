@@ -96,6 +96,49 @@ void nn_dropout_backward_inplace(real *d,           // (n)
                                  const real *mask,  // (n)
                                  size_t n);
 
+/* out = max(inp, 0); out may equal inp. */
+void nn_relu_forward(real *out,        // (n)
+                     const real *inp,  // (n)
+                     size_t n);
+/* d *= (out > 0), in place, from the forward output (d holds the gradient of the
+   output and becomes that of the input). */
+void nn_relu_backward_inplace(real *d,          // (n)
+                              const real *out,  // (n)
+                              size_t n);
+
+/* Layer normalisation over the last axis (Ba et al. 2016, as torch.nn.LayerNorm):
+   out[i] = (x[i] − μ_i) · r_i · g + b with μ_i the row mean, r_i = 1/sqrt(σ²_i + eps)
+   and σ²_i the biased row variance. mean and rstd (N) are kept for the backward
+   pass; out may not equal inp. */
+void nn_layernorm_forward(real *out,        // (N,C)
+                          real *mean,       // (N) written
+                          real *rstd,       // (N) written
+                          const real *inp,  // (N,C)
+                          const real *g,    // (C)
+                          const real *b,    // (C)
+                          int N, int C, real eps);
+/* dinp += r_i · (dy·g − mean(dy·g) − x̂ · mean(dy·g·x̂)) with x̂ = (x − μ)·r,
+   dg += Σ_i dy ⊙ x̂, db += Σ_i dy. */
+void nn_layernorm_backward(real *dinp,        // (N,C) or NULL
+                           real *dg,          // (C) or NULL
+                           real *db,          // (C) or NULL
+                           const real *dout,  // (N,C)
+                           const real *inp,   // (N,C)
+                           const real *mean,  // (N)
+                           const real *rstd,  // (N)
+                           const real *g,     // (C)
+                           int N, int C);
+
+/* The sinusoidal position code of "Attention Is All You Need" for one position:
+   out[2i] = sin(pos / 10000^(2i/C)), out[2i+1] = cos(pos / 10000^(2i/C)), computed in
+   double and rounded. */
+void nn_sinusoid(real *out,  // (C)
+                 int pos, int C);
+/* Fills mask (n) as nn_dropout_forward would for a fresh input, without applying it:
+   0 with probability p, else 1/(1-p); with p == 0 all ones and rng untouched. */
+void nn_dropout_mask(real *mask,  // (n)
+                     size_t n, real p, Rng *rng);
+
 /* Sum of x[i]^2 accumulated in double (global gradient norm for clipping). */
 double nn_sumsq(const real *x,  // (n)
                 size_t n);
