@@ -13,6 +13,20 @@ ModelConfig model_config_default(void)
     };
 }
 
+ModelConfig model_config_transformer(void)
+{
+    ModelConfig c = model_config_default();
+    c.arch = ARCH_TRANSFORMER;
+    c.layers = 3;
+    c.model_dim = 256;
+    c.ff = 1024;
+    c.heads = 4;
+    c.norm = NORM_POST;
+    c.positions = POS_SINUSOIDAL;
+    c.max_positions = 0;
+    return c;
+}
+
 const char *cell_name(Cell c) { return c == CELL_GRU ? "gru" : "lstm"; }
 
 const char *const attn_names[ATT_KINDS] = {
@@ -20,6 +34,10 @@ const char *const attn_names[ATT_KINDS] = {
 };
 const char *const local_names[LOCAL_KINDS] = {"none", "m", "p"};
 const char *const bridge_names[BRIDGE_KINDS] = {"linear", "zero", "attn-pool"};
+
+const char *const arch_names[ARCH_KINDS] = {"rnn", "transformer"};
+const char *const norm_names[NORM_KINDS] = {"post", "pre"};
+const char *const pos_names[POS_KINDS] = {"sinusoidal", "learned"};
 
 const char *attn_name(AttnKind a) { return attn_names[a]; }
 const char *local_name(LocalKind l) { return local_names[l]; }
@@ -36,6 +54,9 @@ static int lookup(const char *const *names, int n, const char *s)
 int attn_from_name(const char *s) { return lookup(attn_names, ATT_KINDS, s); }
 int local_from_name(const char *s) { return lookup(local_names, LOCAL_KINDS, s); }
 int bridge_from_name(const char *s) { return lookup(bridge_names, BRIDGE_KINDS, s); }
+int arch_from_name(const char *s) { return lookup(arch_names, ARCH_KINDS, s); }
+int norm_from_name(const char *s) { return lookup(norm_names, NORM_KINDS, s); }
+int pos_from_name(const char *s) { return lookup(pos_names, POS_KINDS, s); }
 
 int model_key_size(const ModelConfig *c)
 {
@@ -62,8 +83,36 @@ int model_pre_in_size(const ModelConfig *c)
                           : c->dec_hidden + model_enc_size(c) + c->emb;
 }
 
+static int common_check(const ModelConfig *c, Err *e)
+{
+    if (!(c->dropout >= 0 && c->dropout < 1))
+        return err_set(e, "--dropout must be in [0, 1), got %g", c->dropout);
+    if (!(c->label_smoothing >= 0 && c->label_smoothing < 1))
+        return err_set(e, "--label-smoothing must be in [0, 1), got %g", c->label_smoothing);
+    return common_check(c, e);
+}
+
+static int transformer_check(const ModelConfig *c, Err *e)
+{
+    if (c->layers < 1 || c->layers > TF_MAX_LAYERS)
+        return err_set(e, "--layers must be between 1 and %d, got %d", TF_MAX_LAYERS, c->layers);
+    if (c->model_dim < 1 || c->model_dim > 8192)
+        return err_set(e, "--model-dim must be between 1 and 8192, got %d", c->model_dim);
+    if (c->ff < 1 || c->ff > 65536)
+        return err_set(e, "--ff must be between 1 and 65536, got %d", c->ff);
+    if (c->heads < 1 || c->model_dim % c->heads != 0)
+        return err_set(e, "--heads %d does not divide --model-dim %d", c->heads, c->model_dim);
+    if (c->positions == POS_LEARNED && (c->max_positions < 1 || c->max_positions > 65536))
+        return err_set(e, "--max-positions must be between 1 and 65536, got %d", c->max_positions);
+    if (c->positions == POS_SINUSOIDAL && c->max_positions != 0)
+        return err_set(e, "--max-positions needs --positions learned");
+    return common_check(c, e);
+}
+
 int model_config_check(const ModelConfig *c, Err *e)
 {
+    if (c->arch == ARCH_TRANSFORMER)
+        return transformer_check(c, e);
     if (c->layers < 1 || c->layers > MODEL_MAX_LAYERS)
         return err_set(e, "--layers must be between 1 and %d, got %d", MODEL_MAX_LAYERS, c->layers);
     const struct { const char *flag; int v; } sizes[] = {
@@ -73,10 +122,6 @@ int model_config_check(const ModelConfig *c, Err *e)
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
         if (sizes[i].v < 1 || sizes[i].v > 8192)
             return err_set(e, "%s must be between 1 and 8192, got %d", sizes[i].flag, sizes[i].v);
-    if (!(c->dropout >= 0 && c->dropout < 1))
-        return err_set(e, "--dropout must be in [0, 1), got %g", c->dropout);
-    if (!(c->label_smoothing >= 0 && c->label_smoothing < 1))
-        return err_set(e, "--label-smoothing must be in [0, 1), got %g", c->label_smoothing);
     if (c->tie_embeddings && c->deep_out != c->emb)
         return err_set(e, "--tie-embeddings needs --deep-out equal to --emb (%d != %d)", c->deep_out, c->emb);
     if (c->heads < 1 || (c->attention != ATT_MULTIHEAD && c->heads != 1))
@@ -93,8 +138,5 @@ int model_config_check(const ModelConfig *c, Err *e)
         return err_set(e, "--window needs --local m or --local p");
     if (c->local != LOCAL_NONE && (c->window < 1 || c->window > 8192))
         return err_set(e, "--window must be between 1 and 8192, got %d", c->window);
-    if (c->src_vocab < 5 || c->tgt_vocab < 5)
-        return err_set(e, "vocabularies must hold the 4 specials and at least one token (source %d, target %d)",
-                       c->src_vocab, c->tgt_vocab);
-    return 0;
+    return common_check(c, e);
 }

@@ -7,7 +7,15 @@
 #include "base/buf.h"
 #include "base/err.h"
 
-#define MODEL_MAX_LAYERS 4
+#define MODEL_MAX_LAYERS 4 /* recurrent layers */
+#define TF_MAX_LAYERS 12   /* Transformer layers per stack */
+
+/* The model family (docs/model.md): the recurrent encoder–decoder or the Transformer. */
+typedef enum Arch { ARCH_RNN = 0, ARCH_TRANSFORMER, ARCH_KINDS } Arch;
+/* Transformer: layer normalisation after each residual sum (the paper) or before each
+   sublayer, with a final normalisation per stack. */
+typedef enum NormKind { NORM_POST = 0, NORM_PRE, NORM_KINDS } NormKind;
+typedef enum PosKind { POS_SINUSOIDAL = 0, POS_LEARNED, POS_KINDS } PosKind;
 
 typedef enum Cell { CELL_GRU = 0, CELL_LSTM = 1 } Cell;
 
@@ -31,10 +39,14 @@ typedef enum BridgeKind { BRIDGE_LINEAR = 0, BRIDGE_ZERO, BRIDGE_ATTN_POOL, BRID
 extern const char *const attn_names[ATT_KINDS];
 extern const char *const local_names[LOCAL_KINDS];
 extern const char *const bridge_names[BRIDGE_KINDS];
+extern const char *const arch_names[ARCH_KINDS];
+extern const char *const norm_names[NORM_KINDS];
+extern const char *const pos_names[POS_KINDS];
 
 typedef struct ModelConfig {
+    Arch arch;
     Cell cell;
-    int layers;        /* encoder and decoder layers */
+    int layers;        /* encoder and decoder layers (each stack, for the Transformer) */
     bool bidir;        /* bidirectional encoder */
     int emb;           /* E: embedding size */
     int hidden;        /* H: encoder hidden size per direction */
@@ -42,19 +54,28 @@ typedef struct ModelConfig {
     int attn;          /* A: attention size */
     int deep_out;      /* P: deep-output size (the attentional state on Luong's path) */
     AttnKind attention;
-    int heads;         /* multihead only; 1 otherwise */
+    int heads;         /* multihead and the Transformer; 1 otherwise */
     LocalKind local;
     int window;        /* half-width of a local window; 0 when global */
     bool input_feed;   /* Luong's path only */
     BridgeKind bridge;
+    /* Transformer only (the recurrent fields above are unused by it but emb: d) */
+    int model_dim;     /* d */
+    int ff;            /* width of the feed-forward layers */
+    NormKind norm;
+    PosKind positions;
+    int max_positions; /* rows of the learned position tables; 0 with sinusoidal */
     float dropout;
     float label_smoothing;
-    bool tie_embeddings; /* out.proj.weight is tgt_emb.weight (needs P == E) */
+    bool tie_embeddings; /* out.proj.weight is tgt_emb.weight (needs P == E, or d) */
     int src_vocab, tgt_vocab;
 } ModelConfig;
 
 /* The reference configuration (bi-GRU 256, Bahdanau 256, deep output 256). */
 ModelConfig model_config_default(void);
+/* The Transformer's defaults: d 256, 3 + 3 layers, 4 heads, ff 1024, post-norm,
+   sinusoidal positions, dropout 0.1, label smoothing 0.1. */
+ModelConfig model_config_transformer(void);
 /* Checks sizes and option combinations; the message names the option. */
 int model_config_check(const ModelConfig *c, Err *e);
 /* K: size of one encoder state (2H when bidirectional). */
@@ -69,6 +90,9 @@ const char *bridge_name(BridgeKind b);
 int attn_from_name(const char *s);
 int local_from_name(const char *s);
 int bridge_from_name(const char *s);
+int arch_from_name(const char *s);
+int norm_from_name(const char *s);
+int pos_from_name(const char *s);
 
 /* Luong's path: every mechanism but Bahdanau's. */
 static inline bool model_luong(const ModelConfig *c) { return c->attention != ATT_BAHDANAU; }

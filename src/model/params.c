@@ -109,12 +109,88 @@ static void walk(Walker *w, Weights *out, const ModelConfig *c)
     ws->proj_b = add(w, "out.proj.bias", c->tgt_vocab, 0);
 }
 
+static void add_tf_attn(Walker *w, TfAttnWeights *a, const char *prefix, int d)
+{
+    char name[PARAM_NAME_MAX];
+    snprintf(name, sizeof name, "%s.in_proj_weight", prefix);
+    a->in_w = add(w, name, 3 * d, d);
+    snprintf(name, sizeof name, "%s.in_proj_bias", prefix);
+    a->in_b = add(w, name, 3 * d, 0);
+    snprintf(name, sizeof name, "%s.out_proj.weight", prefix);
+    a->out_w = add(w, name, d, d);
+    snprintf(name, sizeof name, "%s.out_proj.bias", prefix);
+    a->out_b = add(w, name, d, 0);
+}
+
+static void add_tf_layer(Walker *w, TfLayerWeights *lw, const char *stack, int l, bool decoder,
+                         int d, int F)
+{
+    char prefix[PARAM_NAME_MAX], name[PARAM_NAME_MAX + 16];
+    snprintf(prefix, sizeof prefix, "%s.layers.%d.self_attn", stack, l);
+    add_tf_attn(w, &lw->self, prefix, d);
+    if (decoder) {
+        snprintf(prefix, sizeof prefix, "%s.layers.%d.multihead_attn", stack, l);
+        add_tf_attn(w, &lw->cross, prefix, d);
+    }
+    snprintf(name, sizeof name, "%s.layers.%d.linear1.weight", stack, l);
+    lw->ff1_w = add(w, name, F, d);
+    snprintf(name, sizeof name, "%s.layers.%d.linear1.bias", stack, l);
+    lw->ff1_b = add(w, name, F, 0);
+    snprintf(name, sizeof name, "%s.layers.%d.linear2.weight", stack, l);
+    lw->ff2_w = add(w, name, d, F);
+    snprintf(name, sizeof name, "%s.layers.%d.linear2.bias", stack, l);
+    lw->ff2_b = add(w, name, d, 0);
+    for (int k = 0; k < (decoder ? 3 : 2); k++) {
+        snprintf(name, sizeof name, "%s.layers.%d.norm%d.weight", stack, l, k + 1);
+        lw->norm_g[k] = add(w, name, d, 0);
+        snprintf(name, sizeof name, "%s.layers.%d.norm%d.bias", stack, l, k + 1);
+        lw->norm_b[k] = add(w, name, d, 0);
+    }
+}
+
+/* The Transformer, in the order of its PyTorch module's state_dict. */
+static void walk_tf(Walker *w, TfWeights *out, const ModelConfig *c)
+{
+    TfWeights dummy;
+    TfWeights *ws = out ? out : &dummy;
+    memset(ws, 0, sizeof *ws);
+    int d = c->model_dim, F = c->ff;
+    ws->src_emb = add(w, "src_emb.weight", c->src_vocab, d);
+    ws->tgt_emb = add(w, "tgt_emb.weight", c->tgt_vocab, d);
+    if (c->positions == POS_LEARNED) {
+        ws->src_pos = add(w, "src_pos.weight", c->max_positions, d);
+        ws->tgt_pos = add(w, "tgt_pos.weight", c->max_positions, d);
+    }
+    for (int l = 0; l < c->layers; l++)
+        add_tf_layer(w, &ws->enc[l], "encoder", l, false, d, F);
+    if (c->norm == NORM_PRE) {
+        ws->enc_norm_g = add(w, "encoder.norm.weight", d, 0);
+        ws->enc_norm_b = add(w, "encoder.norm.bias", d, 0);
+    }
+    for (int l = 0; l < c->layers; l++)
+        add_tf_layer(w, &ws->dec[l], "decoder", l, true, d, F);
+    if (c->norm == NORM_PRE) {
+        ws->dec_norm_g = add(w, "decoder.norm.weight", d, 0);
+        ws->dec_norm_b = add(w, "decoder.norm.bias", d, 0);
+    }
+    ws->proj_w = c->tie_embeddings ? ws->tgt_emb : add(w, "out.proj.weight", c->tgt_vocab, d);
+    ws->proj_b = add(w, "out.proj.bias", c->tgt_vocab, 0);
+}
+
+static void walk_any(Walker *w, const ModelConfig *c)
+{
+    if (c->arch == ARCH_TRANSFORMER)
+        walk_tf(w, NULL, c);
+    else
+        walk(w, NULL, c);
+}
+
 void param_layout_init(ParamLayout *l, const ModelConfig *c)
 {
     Walker count = {0};
-    walk(&count, NULL, c);
+    walk_any(&count, c);
     Walker rec = {.info = xcalloc((size_t)count.n, sizeof(ParamInfo))};
-    walk(&rec, NULL, c);
+    walk_any(&rec, c);
     l->info = rec.info;
     l->n = rec.n;
     l->total = rec.total;
@@ -131,6 +207,12 @@ void weights_bind(Weights *w, real *base, const ModelConfig *c)
 {
     Walker bind = {.base = base};
     walk(&bind, w, c);
+}
+
+void tf_weights_bind(TfWeights *w, real *base, const ModelConfig *c)
+{
+    Walker bind = {.base = base};
+    walk_tf(&bind, w, c);
 }
 
 int param_find(const ParamLayout *l, const char *name)

@@ -38,6 +38,29 @@ typedef struct Weights {
     real *proj_b;                            /* (Vt) */
 } Weights;
 
+/* The Transformer's tensors, named as PyTorch's nn.TransformerEncoderLayer /
+   nn.TransformerDecoderLayer state_dict (docs/model.md). */
+typedef struct TfAttnWeights {
+    real *in_w, *in_b;   /* in_proj_weight (3d,d): rows q | k | v; in_proj_bias (3d) */
+    real *out_w, *out_b; /* out_proj.weight (d,d), out_proj.bias (d) */
+} TfAttnWeights;
+
+typedef struct TfLayerWeights {
+    TfAttnWeights self;       /* self_attn */
+    TfAttnWeights cross;      /* multihead_attn: decoder layers only */
+    real *ff1_w, *ff1_b;      /* linear1 (F,d) (F) */
+    real *ff2_w, *ff2_b;      /* linear2 (d,F) (d) */
+    real *norm_g[3], *norm_b[3]; /* norm1, norm2, norm3 (decoder) (d) */
+} TfLayerWeights;
+
+typedef struct TfWeights {
+    real *src_emb, *tgt_emb;  /* (Vs,d) (Vt,d) */
+    real *src_pos, *tgt_pos;  /* (max_positions,d) learned positions only */
+    TfLayerWeights enc[TF_MAX_LAYERS], dec[TF_MAX_LAYERS];
+    real *enc_norm_g, *enc_norm_b, *dec_norm_g, *dec_norm_b; /* (d) pre-norm only */
+    real *proj_w, *proj_b;    /* (Vt,d), tgt_emb when tied; (Vt) */
+} TfWeights;
+
 #define PARAM_NAME_MAX 48
 
 typedef struct ParamInfo {
@@ -57,8 +80,10 @@ typedef struct ParamLayout {
 /* Builds the layout for a configuration; free with param_layout_free. */
 void param_layout_init(ParamLayout *l, const ModelConfig *c);
 void param_layout_free(ParamLayout *l);
-/* Points every field of w into base (an array of l->total reals). */
+/* Points every field of w into base (an array of l->total reals); recurrent models. */
 void weights_bind(Weights *w, real *base, const ModelConfig *c);
+/* The same for the Transformer. */
+void tf_weights_bind(TfWeights *w, real *base, const ModelConfig *c);
 /* Index of a tensor by name, -1 when absent. */
 int param_find(const ParamLayout *l, const char *name);
 

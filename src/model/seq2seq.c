@@ -9,6 +9,7 @@
 #include "model/seq2seq.h"
 
 #include "model/attend.h"
+#include "model/transformer.h"
 #include "model/work.h"
 
 #include <math.h>
@@ -31,10 +32,16 @@ void model_init(Model *m, const ModelConfig *cfg, bool with_grads)
     m->cfg = *cfg;
     param_layout_init(&m->layout, cfg);
     m->params = xcalloc(m->layout.total, sizeof(real));
-    weights_bind(&m->w, m->params, cfg);
-    if (with_grads) {
+    if (with_grads)
         m->grads = xcalloc(m->layout.total, sizeof(real));
-        weights_bind(&m->g, m->grads, cfg);
+    if (cfg->arch == ARCH_TRANSFORMER) {
+        tf_weights_bind(&m->tw, m->params, cfg);
+        if (with_grads)
+            tf_weights_bind(&m->tg, m->grads, cfg);
+    } else {
+        weights_bind(&m->w, m->params, cfg);
+        if (with_grads)
+            weights_bind(&m->g, m->grads, cfg);
     }
 }
 
@@ -48,6 +55,10 @@ void model_free(Model *m)
 
 void model_init_random(Model *m, Rng *rng)
 {
+    if (m->cfg.arch == ARCH_TRANSFORMER) {
+        tf_init_random(m, rng);
+        return;
+    }
     const ModelConfig *c = &m->cfg;
     for (int i = 0; i < m->layout.n; i++) {
         const ParamInfo *p = &m->layout.info[i];
@@ -249,6 +260,8 @@ static void work_carve(Work *w, Carver *cv)
 size_t work_bytes(const ModelConfig *cfg, int max_b, int max_s, int max_t, bool training)
 {
     Work w = {.cfg = *cfg, .max_b = max_b, .max_s = max_s, .max_t = max_t, .training = training};
+    if (cfg->arch == ARCH_TRANSFORMER)
+        return sizeof w + tf_work_bytes(&w);
     Carver count = {0};
     work_carve(&w, &count);
     size_t n = sizeof w + count.used * sizeof(real);
@@ -265,6 +278,10 @@ Work *work_new(const ModelConfig *cfg, int max_b, int max_s, int max_t, bool tra
     w->max_s = max_s;
     w->max_t = max_t;
     w->training = training;
+    if (cfg->arch == ARCH_TRANSFORMER) {
+        w->tf = tf_work_new(w);
+        return w;
+    }
     Carver count = {0};
     work_carve(w, &count);
     w->mem = xcalloc(count.used, sizeof(real));
@@ -281,6 +298,7 @@ void work_free(Work *w)
 {
     if (!w)
         return;
+    tf_work_free(w->tf);
     free(w->mem);
     free(w->lo);
     free(w->hi);
@@ -630,6 +648,8 @@ static void output_forward(Model *m, Work *w, const Batch *b, int t0, int nt, Rn
 
 double model_forward(Model *m, Work *w, const Batch *b, Rng *rng)
 {
+    if (w->tf)
+        return tf_forward(m, w, b, rng);
     const ModelConfig *c = &m->cfg;
     CHECK(b->B <= w->max_b && b->S <= w->max_s && b->T <= w->max_t);
     w->B = b->B;
@@ -763,6 +783,10 @@ static void dec_step_backward(Model *m, Work *w, const Batch *b, int t)
 
 void model_backward(Model *m, Work *w, const Batch *b, real scale)
 {
+    if (w->tf) {
+        tf_backward(m, w, b, scale);
+        return;
+    }
     const ModelConfig *c = &m->cfg;
     CHECK(w->training && b->B == w->B && b->S == w->S && b->T == w->T);
     int B = b->B, S = b->S, T = b->T, E = c->emb, K = model_enc_size(c), D = c->dec_hidden,
@@ -798,6 +822,10 @@ void model_backward(Model *m, Work *w, const Batch *b, real scale)
 
 void model_encode(Model *m, Work *w, const Batch *b)
 {
+    if (w->tf) {
+        tf_encode(m, w, b);
+        return;
+    }
     CHECK(b->B <= w->max_b && b->S <= w->max_s);
     w->B = b->B;
     w->S = b->S;
@@ -807,6 +835,10 @@ void model_encode(Model *m, Work *w, const Batch *b)
 
 void model_decode_step(Model *m, Work *w, const Batch *b, const int *prev, int t)
 {
+    if (w->tf) {
+        tf_decode_step(m, w, b, prev, t);
+        return;
+    }
     const ModelConfig *c = &m->cfg;
     CHECK(t < w->max_t);
     int B = b->B, E = c->emb;
@@ -818,11 +850,15 @@ void model_decode_step(Model *m, Work *w, const Batch *b, const int *prev, int t
 
 const real *work_step_logits(const Work *w)
 {
+    if (w->tf)
+        return tf_step_logits(w);
     return w->logits + (size_t)(w->T - 1) * w->B * w->cfg.tgt_vocab;
 }
 
 const real *work_step_attention(const Work *w)
 {
+    if (w->tf)
+        return tf_step_attention(w);
     return attend_weights(w, w->T - 1);
 }
 
@@ -864,6 +900,10 @@ static real *state_at(real *steps, real *first, int t, int B, int D)
 
 void model_expand_rows(Model *m, Work *w, Batch *b, const int *from, int n)
 {
+    if (w->tf) {
+        tf_expand_rows(m, w, b, from, n);
+        return;
+    }
     const ModelConfig *c = &m->cfg;
     CHECK(b->B == w->B && n >= 1 && n <= w->max_b);
     int B = b->B, S = b->S, D = c->dec_hidden, top = c->layers - 1, t = w->T;
@@ -892,6 +932,10 @@ void model_expand_rows(Model *m, Work *w, Batch *b, const int *from, int n)
 
 void model_select_rows(Model *m, Work *w, const Batch *b, const int *from, int t)
 {
+    if (w->tf) {
+        tf_select_rows(m, w, b, from, t);
+        return;
+    }
     const ModelConfig *c = &m->cfg;
     CHECK(b->B == w->B && t >= 0 && t == w->T);
     int B = b->B, D = c->dec_hidden;

@@ -1,5 +1,7 @@
-/* The GRU/LSTM encoder–decoder with its attention variants (docs/model.md): forward
-   and backward over one batch, and the single decoder step used at translation time. */
+/* The models (docs/model.md) behind one interface: the GRU/LSTM encoder–decoder with its
+   attention variants, and the Transformer (cfg.arch). Forward and backward over one
+   batch for training; encode, one decoder step and row moves for translation. Callers
+   never branch on the architecture. */
 #ifndef S2S_MODEL_SEQ2SEQ_H
 #define S2S_MODEL_SEQ2SEQ_H
 
@@ -27,14 +29,16 @@ typedef struct Model {
     ParamLayout layout;
     real *params; /* (layout.total) */
     real *grads;  /* (layout.total), NULL when the model only translates */
-    Weights w, g;
+    Weights w, g;     /* views of params and grads: recurrent models */
+    TfWeights tw, tg; /* the same: the Transformer */
 } Model;
 
 /* Allocates parameters (zeroed) and, when with_grads, gradients. */
 void model_init(Model *m, const ModelConfig *cfg, bool with_grads);
 void model_free(Model *m);
-/* PyTorch's default initialisation: U(-1/sqrt(fan_in), 1/sqrt(fan_in)) for RNN and
-   linear weights and biases, N(0,1) for embeddings. */
+/* Recurrent models: PyTorch's default initialisation, U(-1/sqrt(fan_in), 1/sqrt(fan_in))
+   for RNN and linear weights and biases, N(0,1) for embeddings. The Transformer:
+   nn.Transformer's (transformer.c). */
 void model_init_random(Model *m, Rng *rng);
 
 /* Activations of one batch, sized once for the largest batch (no allocation per step). */

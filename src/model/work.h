@@ -34,6 +34,8 @@ struct Work {
     ModelConfig cfg;
     int max_b, max_s, max_t;
     bool training;
+    struct TfWork *tf; /* the Transformer's activations (transformer.c); the fields
+                          below then hold only logits and probs, pointing into it */
     real *mem;
     /* encoder */
     real *xs, *xs_mask;                       /* (S,B,E) */

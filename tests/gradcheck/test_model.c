@@ -171,3 +171,30 @@ Test(gradcheck_model, bridge_attn_pool_lstm_luong)
     cfg.bridge = BRIDGE_ATTN_POOL;
     check_config(cfg, false);
 }
+
+/* The Transformer: d = 4, 2 heads, ff 6, padding on both sides (source lengths 4, 2,
+   1; padded target rows only ever attend to earlier positions). */
+static ModelConfig tf_config(int layers, NormKind norm, PosKind pos, bool tie)
+{
+    ModelConfig cfg = model_config_transformer();
+    cfg.layers = layers;
+    cfg.model_dim = 4;
+    cfg.heads = 2;
+    cfg.ff = 6;
+    cfg.norm = norm;
+    cfg.positions = pos;
+    cfg.max_positions = pos == POS_LEARNED ? 5 : 0;
+    cfg.tie_embeddings = tie;
+    cfg.dropout = 0;
+    cfg.label_smoothing = 0.1f;
+    cfg.src_vocab = 7;
+    cfg.tgt_vocab = 6;
+    return cfg;
+}
+
+Test(gradcheck_model, transformer_post_norm_sinusoidal) { check_config(tf_config(1, NORM_POST, POS_SINUSOIDAL, false), false); }
+Test(gradcheck_model, transformer_pre_norm_sinusoidal) { check_config(tf_config(1, NORM_PRE, POS_SINUSOIDAL, false), false); }
+Test(gradcheck_model, transformer_post_norm_learned_tied_2layer) { check_config(tf_config(2, NORM_POST, POS_LEARNED, true), false); }
+Test(gradcheck_model, transformer_pre_norm_learned_2layer) { check_config(tf_config(2, NORM_PRE, POS_LEARNED, false), false); }
+Test(gradcheck_model, transformer_pre_norm_tied_dropout) { check_config(tf_config(2, NORM_PRE, POS_SINUSOIDAL, true), true); }
+Test(gradcheck_model, transformer_post_norm_dropout) { check_config(tf_config(1, NORM_POST, POS_LEARNED, false), true); }

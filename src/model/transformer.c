@@ -1,0 +1,665 @@
+/*
+ * The Transformer (docs/model.md "The Transformer"), time-major like the recurrent
+ * model: source rows (S,B,d), target rows (T,B,d), row i·B + b for position i of
+ * sentence b. A stack is a list of sublayers (self-attention, attention over the
+ * encoder output, feed-forward), each with its residual connection and layer norm:
+ *   post-norm: y = LN(x + drop(f(x)))        pre-norm: y = x + drop(f(LN(x)))
+ * and, with pre-norm, a final LN per stack. Every sublayer's forward has its backward
+ * beside it; backward accumulates into m->grads.
+ *
+ * Decoding keeps, per decoder layer, the keys and values of its self-attention for
+ * every step so far (the cache) and the keys and values of the encoder output
+ * (computed once in tf_encode), so a step costs one row per sentence.
+ */
+#include "model/transformer.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/err.h"
+#include "model/work.h"
+#include "nn/attention.h"
+#include "nn/linalg.h"
+#include "nn/loss.h"
+#include "nn/ops.h"
+
+#define LN_EPS 1e-5f
+
+enum { SUB_SELF = 0, SUB_CROSS, SUB_FF };
+
+/* One sublayer with its residual and norm. in is the stream entering (a buffer of the
+   sublayer before); the stream leaving is ln (post-norm) or sum (pre-norm). */
+typedef struct TfSub {
+    int kind;
+    const real *in;     /* (N,d) */
+    real *ln;           /* (N,d) */
+    real *mean, *rstd;  /* (N) */
+    real *sum;          /* (N,d) in + out */
+    real *out;          /* (N,d) the sublayer's output, after dropout */
+    real *mask;         /* (N,d) its dropout mask (training) */
+    /* attention */
+    real *qkv;          /* self (N,3d); cross: the queries (N,d) */
+    real *kv;           /* cross: keys | values of the encoder output (S,B,2d) */
+    real *ctx;          /* (N,d) the heads' outputs, before out_proj */
+    real *a, *adrop;    /* (B,H,Tq,Tk) weights and their dropout mask (training) */
+    /* feed-forward */
+    real *h, *hmask;    /* (N,F) ReLU output after dropout, its mask */
+} TfSub;
+
+typedef struct TfLayer {
+    TfSub sub[3];
+    real *cache; /* decoding: (max_t,B,2d) self-attention keys | values of every step */
+} TfLayer;
+
+struct TfWork {
+    real *mem;
+    real *pe;                  /* (max(S,T), d) sinusoidal positions */
+    real *xs, *xs_mask;        /* (S,B,d) encoder input after dropout, its mask */
+    real *xt, *xt_mask;        /* (Nt,d) decoder input */
+    TfLayer enc[TF_MAX_LAYERS], dec[TF_MAX_LAYERS];
+    real *enc_ln, *enc_mean, *enc_rstd; /* pre-norm: the final norm of each stack */
+    real *dec_ln, *dec_mean, *dec_rstd;
+    const real *memory;        /* (S,B,d) the encoder's output */
+    const real *top;           /* (Nt,d) the decoder's output */
+    real *logits, *probs;      /* (Nt,V) */
+    real *ashow;               /* (B,S) decoding: the last layer's attention, heads' mean */
+    /* gradients (training) */
+    real *dx, *dy, *dtmp, *dln;  /* (max(S,T)·B, d) */
+    real *dqkv;                  /* (max(S,T)·B, 3d) */
+    real *dctx;                  /* (max(S,T)·B, d) */
+    real *dh;                    /* (max(S,T)·B, F) */
+    real *de;                    /* (B,H,max,max) */
+    real *dmem, *dkv;            /* (S,B,d) (S,B,2d) */
+    real *rows_tmp;              /* decoding: scratch of the row moves */
+    size_t rows_tmp_len;
+    real p;                      /* the dropout of the last forward pass (0 without rng) */
+};
+
+/* ------------------------------------------------------------------ sizes */
+
+typedef struct Carver {
+    real *base;
+    size_t used;
+} Carver;
+
+static real *carve(Carver *cv, size_t n)
+{
+    real *p = cv->base ? cv->base + cv->used : NULL;
+    cv->used += (n + 15) & ~(size_t)15;
+    return p;
+}
+
+static int tf_max_len(const Work *w) { return w->max_s > w->max_t ? w->max_s : w->max_t; }
+
+/* Rows of the decoder's buffers: every step in training, one step when decoding. */
+static size_t tgt_rows(const Work *w) { return (size_t)(w->training ? w->max_t : 1) * (size_t)w->max_b; }
+
+static void carve_sub(TfSub *s, int kind, Carver *cv, size_t N, size_t Nkv, size_t att, int d,
+                      int F, bool training)
+{
+    s->kind = kind;
+    s->ln = carve(cv, N * d);
+    s->mean = carve(cv, N);
+    s->rstd = carve(cv, N);
+    s->sum = carve(cv, N * d);
+    s->out = carve(cv, N * d);
+    s->mask = training ? carve(cv, N * d) : NULL;
+    if (kind == SUB_FF) {
+        s->h = carve(cv, N * F);
+        s->hmask = training ? carve(cv, N * F) : NULL;
+        return;
+    }
+    s->qkv = carve(cv, N * (kind == SUB_SELF ? 3 : 1) * d);
+    if (kind == SUB_CROSS)
+        s->kv = carve(cv, Nkv * 2 * d);
+    s->ctx = carve(cv, N * d);
+    s->a = carve(cv, att);
+    s->adrop = training ? carve(cv, att) : NULL;
+}
+
+static void tf_carve(TfWork *t, const Work *w, Carver *cv)
+{
+    const ModelConfig *c = &w->cfg;
+    int d = c->model_dim, F = c->ff, H = c->heads, L = c->layers;
+    bool tr = w->training;
+    size_t B = (size_t)w->max_b, S = (size_t)w->max_s, T = (size_t)w->max_t, M = (size_t)tf_max_len(w);
+    size_t Ns = S * B, Nt = tgt_rows(w), Tq = tr ? T : 1;
+    t->pe = carve(cv, M * d);
+    t->xs = carve(cv, Ns * d);
+    t->xs_mask = tr ? carve(cv, Ns * d) : NULL;
+    t->xt = carve(cv, Nt * d);
+    t->xt_mask = tr ? carve(cv, Nt * d) : NULL;
+    for (int l = 0; l < L; l++) {
+        carve_sub(&t->enc[l].sub[0], SUB_SELF, cv, Ns, 0, B * H * S * S, d, F, tr);
+        carve_sub(&t->enc[l].sub[1], SUB_FF, cv, Ns, 0, 0, d, F, tr);
+        carve_sub(&t->dec[l].sub[0], SUB_SELF, cv, Nt, 0, B * H * Tq * T, d, F, tr);
+        carve_sub(&t->dec[l].sub[1], SUB_CROSS, cv, Nt, Ns, B * H * Tq * S, d, F, tr);
+        carve_sub(&t->dec[l].sub[2], SUB_FF, cv, Nt, 0, 0, d, F, tr);
+        t->dec[l].cache = tr ? NULL : carve(cv, T * B * 2 * d);
+    }
+    if (c->norm == NORM_PRE) {
+        t->enc_ln = carve(cv, Ns * d);
+        t->enc_mean = carve(cv, Ns);
+        t->enc_rstd = carve(cv, Ns);
+        t->dec_ln = carve(cv, Nt * d);
+        t->dec_mean = carve(cv, Nt);
+        t->dec_rstd = carve(cv, Nt);
+    }
+    t->logits = carve(cv, Nt * c->tgt_vocab);
+    t->probs = tr ? carve(cv, Nt * c->tgt_vocab) : NULL;
+    t->ashow = tr ? NULL : carve(cv, B * S);
+    if (tr) {
+        size_t Nm = M * B;
+        t->dx = carve(cv, Nm * d);
+        t->dy = carve(cv, Nm * d);
+        t->dtmp = carve(cv, Nm * d);
+        t->dln = carve(cv, Nm * d);
+        t->dqkv = carve(cv, Nm * 3 * d);
+        t->dctx = carve(cv, Nm * d);
+        t->dh = carve(cv, Nm * F);
+        t->de = carve(cv, B * H * M * M);
+        t->dmem = carve(cv, Ns * d);
+        t->dkv = carve(cv, Ns * 2 * d);
+    } else {
+        t->rows_tmp_len = T * B * 2 * d > S * B * 2 * d ? T * B * 2 * d : S * B * 2 * d;
+        t->rows_tmp = carve(cv, t->rows_tmp_len);
+    }
+}
+
+size_t tf_work_bytes(const Work *w)
+{
+    TfWork t;
+    Carver count = {0};
+    tf_carve(&t, w, &count);
+    return sizeof t + count.used * sizeof(real);
+}
+
+TfWork *tf_work_new(Work *w)
+{
+    TfWork *t = xcalloc(1, sizeof *t);
+    Carver count = {0};
+    tf_carve(t, w, &count);
+    t->mem = xcalloc(count.used, sizeof(real));
+    Carver cv = {.base = t->mem};
+    tf_carve(t, w, &cv);
+    int d = w->cfg.model_dim;
+    for (int p = 0; p < tf_max_len(w); p++)
+        nn_sinusoid(t->pe + (size_t)p * d, p, d);
+    w->logits = t->logits;
+    w->probs = t->probs;
+    return t;
+}
+
+void tf_work_free(TfWork *t)
+{
+    if (!t)
+        return;
+    free(t->mem);
+    free(t);
+}
+
+/* ------------------------------------------------------------------ init */
+
+/* nn.Transformer's initialisation for the layers (Xavier-uniform weights, zero attention
+   biases, PyTorch's default U(±1/sqrt(fan_in)) for the feed-forward biases, norms 1
+   and 0); embeddings, learned positions and the output projection N(0, 1/d) (the token
+   embeddings are scaled by sqrt(d) on the way in), its bias 0. */
+void tf_init_random(Model *m, Rng *rng)
+{
+    int d = m->cfg.model_dim;
+    for (int i = 0; i < m->layout.n; i++) {
+        const ParamInfo *p = &m->layout.info[i];
+        real *x = m->params + p->offset;
+        const char *n = p->name;
+        bool is_norm = strstr(n, ".norm") != NULL;
+        if (strstr(n, "_emb.") || strstr(n, "_pos.") || strcmp(n, "out.proj.weight") == 0) {
+            double sd = 1.0 / sqrt((double)d);
+            for (size_t k = 0; k < p->size; k++)
+                x[k] = (real)(sd * rng_normal(rng));
+        } else if (is_norm) {
+            bool gain = strstr(n, ".weight") != NULL;
+            for (size_t k = 0; k < p->size; k++)
+                x[k] = gain ? 1 : 0;
+        } else if (p->ndim == 2) {
+            double bound = sqrt(6.0 / (double)(p->shape[0] + p->shape[1]));
+            for (size_t k = 0; k < p->size; k++)
+                x[k] = (real)((2.0 * rng_uniform(rng) - 1.0) * bound);
+        } else if (strstr(n, ".linear")) {
+            /* the bias of linear1 (fan-in d) or linear2 (fan-in F) */
+            int fan_in = strstr(n, ".linear1.") ? d : m->cfg.ff;
+            double bound = 1.0 / sqrt((double)fan_in);
+            for (size_t k = 0; k < p->size; k++)
+                x[k] = (real)((2.0 * rng_uniform(rng) - 1.0) * bound);
+        } else {
+            memset(x, 0, p->size * sizeof *x); /* attention and output biases */
+        }
+    }
+}
+
+/* ------------------------------------------------------------------ embeddings */
+
+/* x = drop(E[ids]·sqrt(d) + pos(t)) for rows (t0 + i/B, i%B), i < N; mask NULL: no
+   dropout. */
+static void embed_forward(const Model *m, const Work *w, real *x, real *mask, const int *ids,
+                          const real *E, int V, const real *pos_table, int N, int B, int t0,
+                          real p, Rng *rng)
+{
+    int d = m->cfg.model_dim;
+    real scale = (real)sqrt((double)d);
+    nn_embedding_forward(x, ids, E, N, V, d);
+    const real *pe = m->cfg.positions == POS_LEARNED ? pos_table : w->tf->pe;
+    for (int i = 0; i < N; i++) {
+        int t = t0 + i / B;
+        CHECK(m->cfg.positions != POS_LEARNED || t < m->cfg.max_positions);
+        real *row = x + (size_t)i * d;
+        const real *pt = pe + (size_t)t * d;
+        for (int k = 0; k < d; k++)
+            row[k] = row[k] * scale + pt[k];
+    }
+    if (mask)
+        nn_dropout_forward(x, mask, x, (size_t)N * d, p, rng);
+}
+
+/* dx (N,d) is the gradient of the embedding's output (destroyed). */
+static void embed_backward(const Model *m, real *dx, const real *mask, const int *ids, real *dE,
+                           int V, real *dpos, int N, int B)
+{
+    int d = m->cfg.model_dim;
+    nn_dropout_backward_inplace(dx, mask, (size_t)N * d);
+    if (dpos)
+        for (int i = 0; i < N; i++) {
+            real *g = dpos + (size_t)(i / B) * d;
+            const real *r = dx + (size_t)i * d;
+            for (int k = 0; k < d; k++)
+                g[k] += r[k];
+        }
+    nn_scale(dx, (size_t)N * d, (real)sqrt((double)d));
+    nn_embedding_backward(dE, dx, ids, N, V, d);
+}
+
+/* ------------------------------------------------------------------ sublayers */
+
+typedef struct Ctx {
+    const Model *m;
+    const Work *w;
+    const Batch *b;
+    int Tq, Tk;          /* query and key positions of the attention sublayers */
+    int causal;          /* self-attention: -1 or the position of query 0 */
+    const real *kv_self; /* decoding: the cache, else NULL */
+    bool masks;          /* training Work: dropout masks are written (all ones when p = 0) */
+    real p;              /* dropout */
+} Ctx;
+
+static MhaShape self_shape(const Ctx *x, int d)
+{
+    const ModelConfig *c = &x->m->cfg;
+    MhaShape s = {.Tq = x->Tq, .B = x->b->B, .H = c->heads, .dh = d / c->heads, .ldq = 3 * d,
+                  .ldo = d, .scale = (real)(1.0 / sqrt((double)(d / c->heads)))};
+    if (x->kv_self) { /* one decoding step over the cache */
+        s.Tk = x->causal + 1;
+        s.ldk = s.ldv = 2 * d;
+        s.causal = -1;
+        s.klen = NULL;
+    } else {
+        s.Tk = x->Tq;
+        s.ldk = s.ldv = 3 * d;
+        s.causal = x->causal;
+        s.klen = x->causal >= 0 ? NULL : x->b->src_len;
+    }
+    return s;
+}
+
+static MhaShape cross_shape(const Ctx *x, int d)
+{
+    const ModelConfig *c = &x->m->cfg;
+    return (MhaShape){.Tq = x->Tq, .Tk = x->b->S, .B = x->b->B, .H = c->heads, .dh = d / c->heads,
+                      .ldq = d, .ldk = 2 * d, .ldv = 2 * d, .ldo = d, .klen = x->b->src_len,
+                      .causal = -1, .scale = (real)(1.0 / sqrt((double)(d / c->heads)))};
+}
+
+/* s->out = f(fin) before dropout. */
+static void sub_f_forward(const Ctx *x, const TfLayerWeights *lw, TfSub *s, const real *fin, int N,
+                          Rng *rng)
+{
+    const ModelConfig *c = &x->m->cfg;
+    int d = c->model_dim, F = c->ff;
+    real p = x->p;
+    if (s->kind == SUB_FF) {
+        nn_linear_forward(s->h, fin, lw->ff1_w, lw->ff1_b, N, d, F);
+        nn_relu_forward(s->h, s->h, (size_t)N * F);
+        if (x->masks)
+            nn_dropout_forward(s->h, s->hmask, s->h, (size_t)N * F, p, rng);
+        nn_linear_forward(s->out, s->h, lw->ff2_w, lw->ff2_b, N, F, d);
+        return;
+    }
+    const TfAttnWeights *aw = s->kind == SUB_SELF ? &lw->self : &lw->cross;
+    MhaShape sh = s->kind == SUB_SELF ? self_shape(x, d) : cross_shape(x, d);
+    const real *K, *V;
+    if (s->kind == SUB_SELF) {
+        nn_linear_forward(s->qkv, fin, aw->in_w, aw->in_b, N, d, 3 * d);
+        if (x->kv_self) { /* append this step's keys and values to the cache */
+            real *row = (real *)x->kv_self + (size_t)x->causal * N * 2 * d;
+            for (int i = 0; i < N; i++)
+                memcpy(row + (size_t)i * 2 * d, s->qkv + (size_t)i * 3 * d + d, 2 * (size_t)d * sizeof(real));
+            K = x->kv_self;
+        } else {
+            K = s->qkv + d;
+        }
+    } else {
+        nn_linear_forward(s->qkv, fin, aw->in_w, aw->in_b, N, d, d);
+        K = s->kv;
+    }
+    V = K + d;
+    if (p > 0)
+        nn_dropout_mask(s->adrop, (size_t)sh.B * sh.H * sh.Tq * sh.Tk, p, rng);
+    nn_mha_forward(s->ctx, s->a, p > 0 ? s->adrop : NULL, s->qkv, K, V, &sh);
+    nn_linear_forward(s->out, s->ctx, aw->out_w, aw->out_b, N, d, d);
+}
+
+/* Runs sublayer k of a layer on the stream `in`; returns the stream leaving it. */
+static const real *sub_forward(const Ctx *x, const TfLayerWeights *lw, TfSub *s, int k,
+                               const real *in, int N, Rng *rng)
+{
+    const ModelConfig *c = &x->m->cfg;
+    int d = c->model_dim;
+    size_t n = (size_t)N * d;
+    s->in = in;
+    bool pre = c->norm == NORM_PRE;
+    if (pre)
+        nn_layernorm_forward(s->ln, s->mean, s->rstd, in, lw->norm_g[k], lw->norm_b[k], N, d, LN_EPS);
+    sub_f_forward(x, lw, s, pre ? s->ln : in, N, rng);
+    if (x->masks)
+        nn_dropout_forward(s->out, s->mask, s->out, n, x->p, rng);
+    for (size_t i = 0; i < n; i++)
+        s->sum[i] = in[i] + s->out[i];
+    if (pre)
+        return s->sum;
+    nn_layernorm_forward(s->ln, s->mean, s->rstd, s->sum, lw->norm_g[k], lw->norm_b[k], N, d, LN_EPS);
+    return s->ln;
+}
+
+/* dfin += the gradient of f's input given dout (the gradient of f's output before
+   dropout); the encoder output's gradient (cross-attention) goes to t->dmem. */
+static void sub_f_backward(const Ctx *x, const TfLayerWeights *lw, TfLayerWeights *gw, TfSub *s,
+                           const real *fin, const real *dout, real *dfin, int N)
+{
+    const ModelConfig *c = &x->m->cfg;
+    TfWork *t = x->w->tf;
+    int d = c->model_dim, F = c->ff;
+    if (s->kind == SUB_FF) {
+        memset(t->dh, 0, (size_t)N * F * sizeof(real));
+        nn_linear_backward(t->dh, gw->ff2_w, gw->ff2_b, dout, s->h, lw->ff2_w, N, F, d);
+        nn_dropout_backward_inplace(t->dh, s->hmask, (size_t)N * F);
+        nn_relu_backward_inplace(t->dh, s->h, (size_t)N * F);
+        nn_linear_backward(dfin, gw->ff1_w, gw->ff1_b, t->dh, fin, lw->ff1_w, N, d, F);
+        return;
+    }
+    bool self = s->kind == SUB_SELF;
+    const TfAttnWeights *aw = self ? &lw->self : &lw->cross;
+    TfAttnWeights *ga = self ? &gw->self : &gw->cross;
+    MhaShape sh = self ? self_shape(x, d) : cross_shape(x, d);
+    const real *adrop = x->p > 0 ? s->adrop : NULL;
+    memset(t->dctx, 0, (size_t)N * d * sizeof(real));
+    nn_linear_backward(t->dctx, ga->out_w, ga->out_b, dout, s->ctx, aw->out_w, N, d, d);
+    if (self) {
+        memset(t->dqkv, 0, (size_t)N * 3 * d * sizeof(real));
+        nn_mha_backward(t->dqkv, t->dqkv + d, t->dqkv + 2 * d, t->de, t->dctx, s->a, adrop, s->qkv,
+                        s->qkv + d, s->qkv + 2 * d, &sh);
+        nn_linear_backward(dfin, ga->in_w, ga->in_b, t->dqkv, fin, aw->in_w, N, d, 3 * d);
+        return;
+    }
+    int Ns = x->b->S * x->b->B;
+    memset(t->dqkv, 0, (size_t)N * d * sizeof(real));
+    memset(t->dkv, 0, (size_t)Ns * 2 * d * sizeof(real));
+    nn_mha_backward(t->dqkv, t->dkv, t->dkv + d, t->de, t->dctx, s->a, adrop, s->qkv, s->kv,
+                    s->kv + d, &sh);
+    nn_linear_backward(dfin, ga->in_w, ga->in_b, t->dqkv, fin, aw->in_w, N, d, d);
+    /* keys and values: rows d..3d of in_proj over the encoder output */
+    nn_linear_backward(t->dmem, ga->in_w + (size_t)d * d, ga->in_b + d, t->dkv, t->memory,
+                       aw->in_w + (size_t)d * d, Ns, d, 2 * d);
+}
+
+/* Given *dy, the gradient of the stream leaving sublayer k, leaves in *dy the gradient
+   of the stream entering it (the buffers *dy and *spare may be swapped). */
+static void sub_backward(const Ctx *x, const TfLayerWeights *lw, TfLayerWeights *gw, TfSub *s,
+                         int k, real **dy, real **spare, int N)
+{
+    const ModelConfig *c = &x->m->cfg;
+    TfWork *t = x->w->tf;
+    int d = c->model_dim;
+    size_t n = (size_t)N * d;
+    if (c->norm == NORM_PRE) {
+        /* in + drop(f(LN(in))): the residual passes *dy through; f and LN add to it */
+        memcpy(t->dtmp, *dy, n * sizeof(real));
+        nn_dropout_backward_inplace(t->dtmp, s->mask, n);
+        memset(t->dln, 0, n * sizeof(real));
+        sub_f_backward(x, lw, gw, s, s->ln, t->dtmp, t->dln, N);
+        nn_layernorm_backward(*dy, gw->norm_g[k], gw->norm_b[k], t->dln, s->in, s->mean, s->rstd,
+                              lw->norm_g[k], N, d);
+        return;
+    }
+    /* LN(in + drop(f(in))) */
+    real *dsum = *spare;
+    memset(dsum, 0, n * sizeof(real));
+    nn_layernorm_backward(dsum, gw->norm_g[k], gw->norm_b[k], *dy, s->sum, s->mean, s->rstd,
+                          lw->norm_g[k], N, d);
+    memcpy(t->dtmp, dsum, n * sizeof(real));
+    nn_dropout_backward_inplace(t->dtmp, s->mask, n);
+    sub_f_backward(x, lw, gw, s, s->in, t->dtmp, dsum, N);
+    *spare = *dy;
+    *dy = dsum;
+}
+
+/* ------------------------------------------------------------------ stacks */
+
+static void encoder_forward(Model *m, Work *w, const Batch *b, Rng *rng)
+{
+    const ModelConfig *c = &m->cfg;
+    TfWork *t = w->tf;
+    int B = b->B, S = b->S, N = S * B, d = c->model_dim;
+    Ctx x = {.m = m, .w = w, .b = b, .Tq = S, .Tk = S, .causal = -1, .masks = w->training,
+             .p = t->p};
+    embed_forward(m, w, t->xs, t->xs_mask, b->src, m->tw.src_emb, c->src_vocab, m->tw.src_pos,
+                  N, B, 0, t->p, rng);
+    const real *h = t->xs;
+    for (int l = 0; l < c->layers; l++)
+        for (int k = 0; k < 2; k++)
+            h = sub_forward(&x, &m->tw.enc[l], &t->enc[l].sub[k], k, h, N, rng);
+    if (c->norm == NORM_PRE) {
+        nn_layernorm_forward(t->enc_ln, t->enc_mean, t->enc_rstd, h, m->tw.enc_norm_g,
+                             m->tw.enc_norm_b, N, d, LN_EPS);
+        h = t->enc_ln;
+    }
+    t->memory = h;
+}
+
+/* Keys and values of the encoder output for every decoder layer's cross-attention. */
+static void cross_kv_forward(Model *m, Work *w, const Batch *b)
+{
+    TfWork *t = w->tf;
+    int d = m->cfg.model_dim, N = b->S * b->B;
+    for (int l = 0; l < m->cfg.layers; l++) {
+        const TfAttnWeights *aw = &m->tw.dec[l].cross;
+        nn_linear_forward(t->dec[l].sub[1].kv, t->memory, aw->in_w + (size_t)d * d, aw->in_b + d, N,
+                          d, 2 * d);
+    }
+}
+
+/* The decoder over N rows starting at position t0 (all steps in training, one step
+   when decoding); logits (N,V). */
+static void decoder_forward(Model *m, Work *w, const Batch *b, const int *ids, int Tq, int t0,
+                            Rng *rng)
+{
+    const ModelConfig *c = &m->cfg;
+    TfWork *t = w->tf;
+    int B = b->B, N = Tq * B, d = c->model_dim;
+    bool decoding = !w->training;
+    Ctx x = {.m = m, .w = w, .b = b, .Tq = Tq, .causal = decoding ? t0 : 0,
+             .masks = w->training, .p = t->p};
+    embed_forward(m, w, t->xt, t->xt_mask, ids, m->tw.tgt_emb, c->tgt_vocab, m->tw.tgt_pos, N, B,
+                  t0, t->p, rng);
+    const real *h = t->xt;
+    for (int l = 0; l < c->layers; l++) {
+        x.kv_self = decoding ? t->dec[l].cache : NULL;
+        for (int k = 0; k < 3; k++)
+            h = sub_forward(&x, &m->tw.dec[l], &t->dec[l].sub[k], k, h, N, rng);
+    }
+    if (c->norm == NORM_PRE) {
+        nn_layernorm_forward(t->dec_ln, t->dec_mean, t->dec_rstd, h, m->tw.dec_norm_g,
+                             m->tw.dec_norm_b, N, d, LN_EPS);
+        h = t->dec_ln;
+    }
+    t->top = h;
+    nn_linear_forward(t->logits, h, m->tw.proj_w, m->tw.proj_b, N, d, c->tgt_vocab);
+}
+
+double tf_forward(Model *m, Work *w, const Batch *b, Rng *rng)
+{
+    const ModelConfig *c = &m->cfg;
+    CHECK(w->training && b->B <= w->max_b && b->S <= w->max_s && b->T <= w->max_t);
+    w->B = b->B;
+    w->S = b->S;
+    w->T = b->T;
+    w->tf->p = rng ? c->dropout : 0;
+    encoder_forward(m, w, b, rng);
+    cross_kv_forward(m, w, b);
+    decoder_forward(m, w, b, b->tgt_in, b->T, 0, rng);
+    int count = 0;
+    return nn_xent_forward(w->tf->probs, &count, w->tf->logits, b->tgt_out, b->T * b->B,
+                           c->tgt_vocab, c->label_smoothing, 0);
+}
+
+void tf_backward(Model *m, Work *w, const Batch *b, real scale)
+{
+    const ModelConfig *c = &m->cfg;
+    CHECK(w->training && b->B == w->B && b->S == w->S && b->T == w->T);
+    TfWork *t = w->tf;
+    int B = b->B, d = c->model_dim, V = c->tgt_vocab, Nt = b->T * B, Ns = b->S * B;
+    bool pre = c->norm == NORM_PRE;
+    TfWeights *g = &m->tg;
+    /* loss and output projection */
+    nn_xent_backward_inplace(t->probs, b->tgt_out, Nt, V, c->label_smoothing, 0, scale);
+    real *dy = t->dy, *spare = t->dx;
+    memset(dy, 0, (size_t)Nt * d * sizeof(real));
+    if (pre)
+        memset(t->dln, 0, (size_t)Nt * d * sizeof(real));
+    nn_linear_backward(pre ? t->dln : dy, g->proj_w, g->proj_b, t->probs, t->top, m->tw.proj_w, Nt,
+                       d, V);
+    if (pre) {
+        /* the final norm reads the last sublayer's sum */
+        nn_layernorm_backward(dy, g->dec_norm_g, g->dec_norm_b, t->dln, t->dec[c->layers - 1].sub[2].sum,
+                              t->dec_mean, t->dec_rstd, m->tw.dec_norm_g, Nt, d);
+    }
+    /* decoder stack in reverse; its cross-attention fills dmem */
+    memset(t->dmem, 0, (size_t)Ns * d * sizeof(real));
+    Ctx x = {.m = m, .w = w, .b = b, .Tq = b->T, .Tk = b->T, .causal = 0, .masks = true, .p = t->p};
+    for (int l = c->layers - 1; l >= 0; l--)
+        for (int k = 2; k >= 0; k--)
+            sub_backward(&x, &m->tw.dec[l], &g->dec[l], &t->dec[l].sub[k], k, &dy, &spare, Nt);
+    embed_backward(m, dy, t->xt_mask, b->tgt_in, g->tgt_emb, V, g->tgt_pos, Nt, B);
+    /* encoder: from the gradient of its output */
+    dy = t->dy;
+    spare = t->dx;
+    if (pre) {
+        memset(dy, 0, (size_t)Ns * d * sizeof(real));
+        nn_layernorm_backward(dy, g->enc_norm_g, g->enc_norm_b, t->dmem, t->enc[c->layers - 1].sub[1].sum,
+                              t->enc_mean, t->enc_rstd, m->tw.enc_norm_g, Ns, d);
+    } else {
+        memcpy(dy, t->dmem, (size_t)Ns * d * sizeof(real));
+    }
+    x = (Ctx){.m = m, .w = w, .b = b, .Tq = b->S, .Tk = b->S, .causal = -1, .masks = true, .p = t->p};
+    for (int l = c->layers - 1; l >= 0; l--)
+        for (int k = 1; k >= 0; k--)
+            sub_backward(&x, &m->tw.enc[l], &g->enc[l], &t->enc[l].sub[k], k, &dy, &spare, Ns);
+    embed_backward(m, dy, t->xs_mask, b->src, g->src_emb, c->src_vocab, g->src_pos, Ns, B);
+}
+
+/* ------------------------------------------------------------------ decoding */
+
+void tf_encode(Model *m, Work *w, const Batch *b)
+{
+    CHECK(!w->training && b->B <= w->max_b && b->S <= w->max_s);
+    w->B = b->B;
+    w->S = b->S;
+    w->T = 0;
+    w->tf->p = 0;
+    encoder_forward(m, w, b, NULL);
+    cross_kv_forward(m, w, b);
+}
+
+void tf_decode_step(Model *m, Work *w, const Batch *b, const int *prev, int t)
+{
+    CHECK(!w->training && t < w->max_t && t == w->T);
+    decoder_forward(m, w, b, prev, 1, t, NULL);
+    /* the attention shown: the last layer's weights over the source, heads' mean */
+    TfWork *tw = w->tf;
+    int B = b->B, S = b->S, H = m->cfg.heads;
+    const real *a = tw->dec[m->cfg.layers - 1].sub[1].a; /* (B,H,1,S) */
+    for (int r = 0; r < B; r++)
+        for (int j = 0; j < S; j++) {
+            real s = 0;
+            for (int h = 0; h < H; h++)
+                s += a[((size_t)r * H + h) * S + j];
+            tw->ashow[(size_t)r * S + j] = s / (real)H;
+        }
+    w->T = t + 1;
+}
+
+const real *tf_step_logits(const Work *w) { return w->tf->logits; }
+const real *tf_step_attention(const Work *w) { return w->tf->ashow; }
+
+/* Row r of the (S,n,width) array dst becomes row from[r] of the (S,B,width) array src
+   (dst may be src). */
+static void gather(TfWork *t, real *dst, const real *src, int S, int B, int n, size_t width,
+                   const int *from)
+{
+    size_t old = (size_t)S * B * width;
+    CHECK(old <= t->rows_tmp_len);
+    memcpy(t->rows_tmp, src, old * sizeof(real));
+    for (int s = 0; s < S; s++)
+        for (int r = 0; r < n; r++)
+            memcpy(dst + ((size_t)s * n + r) * width, t->rows_tmp + ((size_t)s * B + from[r]) * width,
+                   width * sizeof(real));
+}
+
+static void gather_ints(int *x, int S, int B, int n, const int *from)
+{
+    size_t old = (size_t)S * B;
+    int *tmp = XNEW(int, old);
+    memcpy(tmp, x, old * sizeof *tmp);
+    for (int s = 0; s < S; s++)
+        for (int r = 0; r < n; r++)
+            x[(size_t)s * n + r] = tmp[(size_t)s * B + from[r]];
+    free(tmp);
+}
+
+void tf_expand_rows(Model *m, Work *w, Batch *b, const int *from, int n)
+{
+    TfWork *t = w->tf;
+    CHECK(b->B == w->B && n >= 1 && n <= w->max_b);
+    int B = b->B, S = b->S, d = m->cfg.model_dim;
+    for (int r = 0; r < n; r++)
+        CHECK(from[r] >= 0 && from[r] < B);
+    for (int l = 0; l < m->cfg.layers; l++) {
+        gather(t, t->dec[l].sub[1].kv, t->dec[l].sub[1].kv, S, B, n, 2 * (size_t)d, from);
+        if (w->T)
+            gather(t, t->dec[l].cache, t->dec[l].cache, w->T, B, n, 2 * (size_t)d, from);
+    }
+    gather_ints(b->src, S, B, n, from);
+    gather_ints(b->src_len, 1, B, n, from);
+    b->B = w->B = n;
+}
+
+void tf_select_rows(Model *m, Work *w, const Batch *b, const int *from, int t)
+{
+    TfWork *tw = w->tf;
+    CHECK(b->B == w->B && t >= 0 && t == w->T);
+    int B = b->B, d = m->cfg.model_dim;
+    for (int r = 0; r < B; r++)
+        CHECK(from[r] >= 0 && from[r] < B);
+    if (t == 0)
+        return;
+    for (int l = 0; l < m->cfg.layers; l++)
+        gather(tw, tw->dec[l].cache, tw->dec[l].cache, t, B, B, 2 * (size_t)d, from);
+}
