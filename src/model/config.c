@@ -89,7 +89,10 @@ static int common_check(const ModelConfig *c, Err *e)
         return err_set(e, "--dropout must be in [0, 1), got %g", c->dropout);
     if (!(c->label_smoothing >= 0 && c->label_smoothing < 1))
         return err_set(e, "--label-smoothing must be in [0, 1), got %g", c->label_smoothing);
-    return common_check(c, e);
+    if (c->src_vocab < 5 || c->tgt_vocab < 5)
+        return err_set(e, "vocabularies must hold the 4 specials and at least one token (source %d, target %d)",
+                       c->src_vocab, c->tgt_vocab);
+    return 0;
 }
 
 static int transformer_check(const ModelConfig *c, Err *e)

@@ -15,42 +15,75 @@ _Static_assert(sizeof(real) == sizeof(float), "model files hold float32 weights"
 
 /* ------------------------------------------------------------------ config JSON */
 
+static void text_config_json(const TextConfig *t, Buf *out)
+{
+    buf_printf(out, "\"direction\": \"%s\", \"src_lang\": \"%s\", \"tgt_lang\": \"%s\", \"keep_case\": %s}",
+               direction_name(t->dir), lang_name(direction_src_lang(t->dir)),
+               lang_name(direction_tgt_lang(t->dir)), t->keep_case ? "true" : "false");
+}
+
 void model_config_json(const ModelConfig *c, const TextConfig *t, Buf *out)
 {
-    buf_printf(out, "{\"cell\": \"%s\", \"layers\": %d, \"bidir\": %s, \"emb\": %d, \"hidden\": %d, "
-                    "\"dec_hidden\": %d, \"attn\": %d, \"attention\": \"%s\", \"heads\": %d, "
-                    "\"local\": \"%s\", \"window\": %d, \"input_feed\": %s, \"bridge\": \"%s\", "
-                    "\"deep_out\": %d, ",
-               cell_name(c->cell), c->layers, c->bidir ? "true" : "false", c->emb, c->hidden,
-               c->dec_hidden, c->attn, attn_name(c->attention), c->heads, local_name(c->local),
-               c->window, c->input_feed ? "true" : "false", bridge_name(c->bridge), c->deep_out);
+    if (c->arch == ARCH_TRANSFORMER) {
+        buf_printf(out, "{\"arch\": \"transformer\", \"layers\": %d, \"model_dim\": %d, \"heads\": %d, "
+                        "\"ff\": %d, \"norm\": \"%s\", \"positions\": \"%s\", \"max_positions\": %d, ",
+                   c->layers, c->model_dim, c->heads, c->ff, norm_names[c->norm],
+                   pos_names[c->positions], c->max_positions);
+    } else {
+        buf_printf(out, "{\"cell\": \"%s\", \"layers\": %d, \"bidir\": %s, \"emb\": %d, \"hidden\": %d, "
+                        "\"dec_hidden\": %d, \"attn\": %d, \"attention\": \"%s\", \"heads\": %d, "
+                        "\"local\": \"%s\", \"window\": %d, \"input_feed\": %s, \"bridge\": \"%s\", "
+                        "\"deep_out\": %d, ",
+                   cell_name(c->cell), c->layers, c->bidir ? "true" : "false", c->emb, c->hidden,
+                   c->dec_hidden, c->attn, attn_name(c->attention), c->heads, local_name(c->local),
+                   c->window, c->input_feed ? "true" : "false", bridge_name(c->bridge), c->deep_out);
+    }
     buf_puts(out, "\"dropout\": ");
     buf_json_f32(out, c->dropout);
     buf_puts(out, ", \"label_smoothing\": ");
     buf_json_f32(out, c->label_smoothing);
-    buf_printf(out, ", \"tie_embeddings\": %s, \"direction\": \"%s\", \"src_lang\": \"%s\", "
-                    "\"tgt_lang\": \"%s\", \"keep_case\": %s}",
-               c->tie_embeddings ? "true" : "false", direction_name(t->dir),
-               lang_name(direction_src_lang(t->dir)), lang_name(direction_tgt_lang(t->dir)),
-               t->keep_case ? "true" : "false");
+    buf_printf(out, ", \"tie_embeddings\": %s, ", c->tie_embeddings ? "true" : "false");
+    text_config_json(t, out);
 }
 
-static const char *const config_keys[] = {
-    "cell", "layers", "bidir", "emb", "hidden", "dec_hidden", "attn", "attention", "heads",
+/* The keys of each architecture, NULL-terminated. A recurrent model's file may lack
+   "arch" and the keys added with the attention variants (files written before them):
+   they get the defaults (Bahdanau, linear bridge). */
+static const char *const rnn_keys[] = {
+    "arch", "cell", "layers", "bidir", "emb", "hidden", "dec_hidden", "attn", "attention", "heads",
     "local", "window", "input_feed", "bridge", "deep_out", "dropout", "label_smoothing",
-    "tie_embeddings", "direction", "src_lang", "tgt_lang", "keep_case",
+    "tie_embeddings", "direction", "src_lang", "tgt_lang", "keep_case", NULL,
 };
-#define N_CONFIG_KEYS (sizeof config_keys / sizeof config_keys[0])
+static const char *const rnn_optional[] = {"arch", "heads", "local", "window", "input_feed", "bridge", NULL};
+static const char *const tf_keys[] = {
+    "arch", "layers", "model_dim", "heads", "ff", "norm", "positions", "max_positions", "dropout",
+    "label_smoothing", "tie_embeddings", "direction", "src_lang", "tgt_lang", "keep_case", NULL,
+};
+static const char *const no_keys[] = {NULL};
 
-/* Keys added with the attention variants: a file written before them has none of them
-   and gets the defaults (Bahdanau, linear bridge). */
-static bool config_key_optional(const char *key)
+static bool in_list(const char *const *list, const char *key)
 {
-    static const char *const opt[] = {"heads", "local", "window", "input_feed", "bridge"};
-    for (size_t i = 0; i < sizeof opt / sizeof opt[0]; i++)
-        if (strcmp(key, opt[i]) == 0)
+    for (; *list; list++)
+        if (strcmp(*list, key) == 0)
             return true;
     return false;
+}
+
+/* Every key of root is in keys and every key of keys not in optional is in root. */
+static int check_keys(const JsonVal *root, const char *const *keys, const char *const *optional,
+                      const char *where, Err *e)
+{
+    for (size_t i = 0; i < json_len(root); i++) {
+        const JsonKey *k = json_key_at(root, i);
+        if (!in_list(keys, k->s)) {
+            char shown[64];
+            return err_set(e, "%s: unknown key '%s'", where, json_show(shown, sizeof shown, k->s, k->len));
+        }
+    }
+    for (; *keys; keys++)
+        if (!json_get(root, *keys) && !in_list(optional, *keys))
+            return err_set(e, "%s: missing key '%s'", where, *keys);
+    return 0;
 }
 
 
@@ -98,43 +131,38 @@ static int cfg_unit(const JsonVal *root, const char *key, float *out, const char
     return 0;
 }
 
-int model_config_parse(ModelConfig *c, TextConfig *t, const char *json, size_t len,
-                       const char *where, Err *e)
+/* The tokenizer keys, shared by every architecture. */
+static int parse_text(const JsonVal *root, TextConfig *out, const char *where, Err *e)
 {
-    Json doc;
-    Err je;
-    if (json_parse(&doc, json, len, &je) != 0)
-        return err_set(e, "%s: %s", where, je.msg);
-    int rc = -1;
-    const JsonVal *root = doc.root;
-    if (root->type != JSON_OBJECT) {
-        err_set(e, "%s: expected a JSON object", where);
-        goto out;
-    }
-    for (size_t i = 0; i < json_len(root); i++) {
-        const JsonKey *k = json_key_at(root, i);
-        size_t j = 0;
-        while (j < N_CONFIG_KEYS && strcmp(k->s, config_keys[j]) != 0)
-            j++;
-        if (j == N_CONFIG_KEYS) {
-            char shown[64];
-            err_set(e, "%s: unknown key '%s'", where, json_show(shown, sizeof shown, k->s, k->len));
-            goto out;
-        }
-    }
-    for (size_t j = 0; j < N_CONFIG_KEYS; j++)
-        if (!json_get(root, config_keys[j]) && !config_key_optional(config_keys[j])) {
-            err_set(e, "%s: missing key '%s'", where, config_keys[j]);
-            goto out;
-        }
-    ModelConfig n = *c;
+    static const char *const dirs[] = {"en-fr", "fr-en"}, *const langs[] = {"en", "fr"};
     TextConfig nt = {0};
-    static const char *const cells[] = {"gru", "lstm"}, *const dirs[] = {"en-fr", "fr-en"},
-                             *const langs[] = {"en", "fr"};
+    if (cfg_bool(root, "keep_case", &nt.keep_case, where, e))
+        return -1;
+    int dir = cfg_str(root, "direction", dirs, 2, where, e);
+    if (dir < 0)
+        return -1;
+    nt.dir = (Direction)dir;
+    int sl = cfg_str(root, "src_lang", langs, 2, where, e);
+    int tl = sl < 0 ? -1 : cfg_str(root, "tgt_lang", langs, 2, where, e);
+    if (tl < 0)
+        return -1;
+    if ((Lang)sl != direction_src_lang(nt.dir) || (Lang)tl != direction_tgt_lang(nt.dir)) {
+        return err_set(e, "%s: 'src_lang' and 'tgt_lang' (%s, %s) disagree with 'direction' %s",
+                       where, langs[sl], langs[tl], direction_name(nt.dir));
+    }
+    *out = nt;
+    return 0;
+}
+
+static int parse_rnn(const JsonVal *root, ModelConfig *c, const char *where, Err *e)
+{
+    ModelConfig n = *c;
+    n.arch = ARCH_RNN;
+    static const char *const cells[] = {"gru", "lstm"};
     int cell = cfg_str(root, "cell", cells, 2, where, e);
     int att = cell < 0 ? -1 : cfg_str(root, "attention", attn_names, ATT_KINDS, where, e);
     if (att < 0)
-        goto out;
+        return -1;
     n.cell = cell == 0 ? CELL_GRU : CELL_LSTM;
     n.attention = (AttnKind)att;
     n.heads = 1;
@@ -145,19 +173,19 @@ int model_config_parse(ModelConfig *c, TextConfig *t, const char *json, size_t l
     if (json_get(root, "local")) {
         int lk = cfg_str(root, "local", local_names, LOCAL_KINDS, where, e);
         if (lk < 0)
-            goto out;
+            return -1;
         n.local = (LocalKind)lk;
     }
     if (json_get(root, "bridge")) {
         int bk = cfg_str(root, "bridge", bridge_names, BRIDGE_KINDS, where, e);
         if (bk < 0)
-            goto out;
+            return -1;
         n.bridge = (BridgeKind)bk;
     }
     if ((json_get(root, "heads") && cfg_int(root, "heads", 1, 8192, &n.heads, where, e)) ||
         (json_get(root, "window") && cfg_int(root, "window", 0, 8192, &n.window, where, e)) ||
         (json_get(root, "input_feed") && cfg_bool(root, "input_feed", &n.input_feed, where, e)))
-        goto out;
+        return -1;
     if (cfg_int(root, "layers", 1, MODEL_MAX_LAYERS, &n.layers, where, e) ||
         cfg_int(root, "emb", 1, 8192, &n.emb, where, e) ||
         cfg_int(root, "hidden", 1, 8192, &n.hidden, where, e) ||
@@ -166,23 +194,9 @@ int model_config_parse(ModelConfig *c, TextConfig *t, const char *json, size_t l
         cfg_int(root, "deep_out", 1, 8192, &n.deep_out, where, e) ||
         cfg_bool(root, "bidir", &n.bidir, where, e) ||
         cfg_bool(root, "tie_embeddings", &n.tie_embeddings, where, e) ||
-        cfg_bool(root, "keep_case", &nt.keep_case, where, e) ||
         cfg_unit(root, "dropout", &n.dropout, where, e) ||
         cfg_unit(root, "label_smoothing", &n.label_smoothing, where, e))
-        goto out;
-    int dir = cfg_str(root, "direction", dirs, 2, where, e);
-    if (dir < 0)
-        goto out;
-    nt.dir = (Direction)dir;
-    int sl = cfg_str(root, "src_lang", langs, 2, where, e);
-    int tl = sl < 0 ? -1 : cfg_str(root, "tgt_lang", langs, 2, where, e);
-    if (tl < 0)
-        goto out;
-    if ((Lang)sl != direction_src_lang(nt.dir) || (Lang)tl != direction_tgt_lang(nt.dir)) {
-        err_set(e, "%s: 'src_lang' and 'tgt_lang' (%s, %s) disagree with 'direction' %s", where,
-                langs[sl], langs[tl], direction_name(nt.dir));
-        goto out;
-    }
+        return -1;
     const char *bad = NULL;
     if (n.attention != ATT_MULTIHEAD && n.heads != 1)
         bad = "'heads' must be 1 unless 'attention' is \"multihead\"";
@@ -192,15 +206,66 @@ int model_config_parse(ModelConfig *c, TextConfig *t, const char *json, size_t l
         bad = "'local' and 'input_feed' need a Luong-path 'attention'";
     else if ((n.local == LOCAL_NONE) != (n.window == 0))
         bad = "'window' must be 0 without 'local' and at least 1 with it";
-    if (bad) {
-        err_set(e, "%s: %s", where, bad);
+    if (bad)
+        return err_set(e, "%s: %s", where, bad);
+    if (n.tie_embeddings && n.deep_out != n.emb)
+        return err_set(e, "%s: 'tie_embeddings' needs 'deep_out' equal to 'emb' (%d != %d)", where,
+                       n.deep_out, n.emb);
+    *c = n;
+    return 0;
+}
+
+static int parse_transformer(const JsonVal *root, ModelConfig *c, const char *where, Err *e)
+{
+    ModelConfig n = model_config_transformer();
+    n.src_vocab = c->src_vocab;
+    n.tgt_vocab = c->tgt_vocab;
+    int norm = cfg_str(root, "norm", norm_names, NORM_KINDS, where, e);
+    int pos = norm < 0 ? -1 : cfg_str(root, "positions", pos_names, POS_KINDS, where, e);
+    if (pos < 0)
+        return -1;
+    n.norm = (NormKind)norm;
+    n.positions = (PosKind)pos;
+    if (cfg_int(root, "layers", 1, TF_MAX_LAYERS, &n.layers, where, e) ||
+        cfg_int(root, "model_dim", 1, 8192, &n.model_dim, where, e) ||
+        cfg_int(root, "heads", 1, 8192, &n.heads, where, e) ||
+        cfg_int(root, "ff", 1, 65536, &n.ff, where, e) ||
+        cfg_int(root, "max_positions", 0, 65536, &n.max_positions, where, e) ||
+        cfg_bool(root, "tie_embeddings", &n.tie_embeddings, where, e) ||
+        cfg_unit(root, "dropout", &n.dropout, where, e) ||
+        cfg_unit(root, "label_smoothing", &n.label_smoothing, where, e))
+        return -1;
+    if (n.model_dim % n.heads != 0)
+        return err_set(e, "%s: 'heads' must divide 'model_dim'", where);
+    if ((n.positions == POS_LEARNED) != (n.max_positions > 0))
+        return err_set(e, "%s: 'max_positions' must be 0 with sinusoidal positions and at least 1 with learned ones", where);
+    *c = n;
+    return 0;
+}
+
+int model_config_parse(ModelConfig *c, TextConfig *t, const char *json, size_t len,
+                       const char *where, Err *e)
+{
+    Json doc;
+    Err je;
+    if (json_parse(&doc, json, len, &je) != 0)
+        return err_set(e, "%s: %s", where, je.msg);
+    int rc = -1;
+    const JsonVal *root = doc.root;
+    ModelConfig n = *c;
+    TextConfig nt;
+    if (root->type != JSON_OBJECT) {
+        err_set(e, "%s: expected a JSON object", where);
         goto out;
     }
-    if (n.tie_embeddings && n.deep_out != n.emb) {
-        err_set(e, "%s: 'tie_embeddings' needs 'deep_out' equal to 'emb' (%d != %d)", where,
-                n.deep_out, n.emb);
+    int arch = ARCH_RNN;
+    if (json_get(root, "arch") && (arch = cfg_str(root, "arch", arch_names, ARCH_KINDS, where, e)) < 0)
         goto out;
-    }
+    bool tf = arch == ARCH_TRANSFORMER;
+    if (check_keys(root, tf ? tf_keys : rnn_keys, tf ? no_keys : rnn_optional, where, e) ||
+        (tf ? parse_transformer(root, &n, where, e) : parse_rnn(root, &n, where, e)) ||
+        parse_text(root, &nt, where, e))
+        goto out;
     *c = n;
     *t = nt;
     rc = 0;
