@@ -24,7 +24,7 @@ def cmd_init(args):
         raise RefError("--scale must be a positive number")
     set_threads(1)
     torch.manual_seed(args.seed)
-    model = Seq2Seq(cfg, len(vocabs[0]), len(vocabs[1]))
+    model = build_model(cfg, len(vocabs[0]), len(vocabs[1]))
     if args.scale != 1:
         with torch.no_grad():
             for p in model.parameters():

@@ -79,7 +79,7 @@ def load_model(path, dtype=torch.float32):
             raise RefError(f"{path}: {name} has shape {list(t.shape)}, expected {list(shape)}")
         if t.dtype != torch.float32:
             raise RefError(f"{path}: {name} is {t.dtype}, expected float32")
-    model = Seq2Seq(cfg, len(src_vocab), len(tgt_vocab))
+    model = build_model(cfg, len(src_vocab), len(tgt_vocab))
     state = dict(tensors)
     if cfg["tie_embeddings"]:
         state["out.proj.weight"] = state["tgt_emb.weight"]

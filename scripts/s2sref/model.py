@@ -80,6 +80,13 @@ def make_config(user, where="config", complete=False):
     files written before them lack). Returns a new dict."""
     if not isinstance(user, dict):
         raise RefError(f"{where}: expected a JSON object")
+    if user.get("arch") == "transformer":
+        from .transformer import make_tf_config
+        return make_tf_config(user, where, complete)
+    if "arch" in user:
+        if user["arch"] != "rnn":
+            raise RefError(f"{where}: 'arch' must be \"rnn\" or \"transformer\", not {json.dumps(user['arch'])}")
+        user = {k: v for k, v in user.items() if k != "arch"}
     unknown = [k for k in user if k not in DEFAULT_CONFIG]
     if unknown:
         raise RefError(f"{where}: unknown key '{unknown[0]}'")
@@ -184,10 +191,25 @@ def enc_size(cfg):
     return 2 * cfg["hidden"] if cfg["bidir"] else cfg["hidden"]
 
 
+def is_transformer(cfg):
+    return cfg.get("arch") == "transformer"
+
+
+def build_model(cfg, vs, vt):
+    """The module of a configuration: Seq2Seq or Transformer."""
+    if is_transformer(cfg):
+        from .transformer import Transformer
+        return Transformer(cfg, vs, vt)
+    return Seq2Seq(cfg, vs, vt)
+
+
 def doc_tensor_shapes(cfg, vs, vt):
     """The tensor table of docs/model.md (with the variants' tensors of "Attention
     variants and bridges"), in layout order, written out independently of the module
     code (selftest compares it with the model's state_dict)."""
+    if is_transformer(cfg):
+        from .transformer import tf_tensor_shapes
+        return tf_tensor_shapes(cfg, vs, vt)
     E, H, D, A, P, L = (cfg[k] for k in ("emb", "hidden", "dec_hidden", "attn", "deep_out", "layers"))
     K, G = enc_size(cfg), (3 if cfg["cell"] == "gru" else 4)
     kind, luong = cfg["attention"], is_luong(cfg)

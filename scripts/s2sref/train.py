@@ -174,7 +174,7 @@ def train(args):
         cfg = model.cfg
     else:
         cfg = parse_config_arg(args.config)
-        model = Seq2Seq(cfg, len(src_vocab), len(tgt_vocab))
+        model = build_model(cfg, len(src_vocab), len(tgt_vocab))
     src_index = {t: i for i, t in enumerate(src_vocab)}
     tgt_index = {t: i for i, t in enumerate(tgt_vocab)}
     t0 = time.time()

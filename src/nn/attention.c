@@ -396,24 +396,24 @@ static void mha_bwd_range(void *ctx, size_t lo, size_t hi)
             real *restrict e = J->de + row;
             const real *restrict dy = J->dout + oo + (size_t)i * so;
             /* dV[j] += a·drop · dy; e[j] = (dy · V[j]) · drop  (the gradient of a) */
-            real dot_ad = 0;
+            double dot_ad = 0; /* in double: a·(g − Σ a g) cancels when one weight is near 1 */
             for (int j = 0; j < n; j++) {
                 const real *restrict v = J->V + vo + (size_t)j * sv;
                 real w = dr ? ar[j] * dr[j] : ar[j];
-                real g = 0;
+                double g = 0;
                 for (int d = 0; d < dh; d++)
-                    g += dy[d] * v[d];
+                    g += (double)dy[d] * v[d];
                 if (J->dV) {
                     real *restrict dv = J->dV + vo + (size_t)j * sv;
                     for (int d = 0; d < dh; d++)
                         dv[d] += w * dy[d];
                 }
-                e[j] = dr ? g * dr[j] : g;
-                dot_ad += ar[j] * e[j];
+                e[j] = (real)(dr ? g * dr[j] : g);
+                dot_ad += (double)ar[j] * e[j];
             }
             /* softmax backward, then the scores' scale */
             for (int j = 0; j < n; j++)
-                e[j] = s->scale * ar[j] * (e[j] - dot_ad);
+                e[j] = (real)(s->scale * ar[j] * ((double)e[j] - dot_ad));
             const real *restrict q = J->Q + qo + (size_t)i * sq;
             for (int j = 0; j < n; j++) {
                 const real *restrict k = J->K + ko + (size_t)j * sk;
