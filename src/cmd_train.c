@@ -35,8 +35,10 @@ static void usage(FILE *out)
 "while one is running (MODEL.lock).\n"
 "\n"
 "model:\n"
+"  --arch rnn|transformer   recurrent encoder-decoder (default) or Transformer\n"
+"  --layers N               encoder and decoder layers (default %d; transformer 3)\n"
+"recurrent (--arch rnn):\n"
 "  --cell gru|lstm          recurrent cell (default gru)\n"
-"  --layers N               encoder and decoder layers (default %d)\n"
 "  --no-bidir               unidirectional encoder (default bidirectional)\n"
 "  --emb N                  embedding size (default %d)\n"
 "  --hidden N               encoder size per direction (default %d)\n"
@@ -52,10 +54,20 @@ static void usage(FILE *out)
 "                           (Luong kinds)\n"
 "  --bridge linear|zero|attn-pool   decoder initial state (default linear)\n"
 "  --deep-out N             deep-output size (default %d)\n"
+"Transformer (--arch transformer, docs/model.md):\n"
+"  --model-dim D            model width d (default 256)\n"
+"  --heads H                attention heads; H divides d (default 4)\n"
+"  --ff N                   feed-forward width (default 1024)\n"
+"  --norm post|pre          layer norm after each residual (default) or before\n"
+"                           each sublayer\n"
+"  --positions sinusoidal|learned   position code (default sinusoidal)\n"
+"  --max-positions N        rows of the learned position tables (default 256);\n"
+"                           longer training pairs are skipped\n"
+"both:\n"
 "  --dropout P              dropout (default %g)\n"
 "  --label-smoothing E      label smoothing (default %g)\n"
 "  --tie-embeddings         output projection shares the target embeddings\n"
-"                           (needs --deep-out equal to --emb)\n"
+"                           (recurrent: needs --deep-out equal to --emb)\n"
 "training:\n"
 "  --batch B                sentences per batch (default %d; 0: no limit)\n"
 "  --batch-tokens N         at most N padded target tokens per batch (default: off)\n"
@@ -135,6 +147,9 @@ static const struct {
     const char *name;
     size_t off, size;
 } resume_fields[] = {
+    FIELD("--arch", cfg.arch), FIELD("--model-dim", cfg.model_dim), FIELD("--ff", cfg.ff),
+    FIELD("--norm", cfg.norm), FIELD("--positions", cfg.positions),
+    FIELD("--max-positions", cfg.max_positions),
     FIELD("--cell", cfg.cell), FIELD("--layers", cfg.layers), FIELD("--no-bidir", cfg.bidir),
     FIELD("--emb", cfg.emb), FIELD("--hidden", cfg.hidden), FIELD("--dec-hidden", cfg.dec_hidden),
     FIELD("--attn-size", cfg.attn), FIELD("--attention", cfg.attention), FIELD("--heads", cfg.heads),
@@ -194,12 +209,59 @@ static char *resume_opts(TrainOpts *o, const char *const *given, int ngiven)
     return data;
 }
 
+/* The options of one architecture only; given with the other, they are refused. */
+static const char *const rnn_only[] = {"--cell", "--no-bidir", "--emb", "--hidden", "--dec-hidden",
+                                       "--attn-size", "--attention", "--local", "--window",
+                                       "--input-feed", "--bridge", "--deep-out", NULL};
+static const char *const tf_only[] = {"--model-dim", "--ff", "--norm", "--positions",
+                                      "--max-positions", NULL};
+
+/* Completes the model configuration for the architecture from the flags given (0: a
+   size not given). */
+static void arch_opts(ModelConfig *cfg, Arch arch, const char *const *given, int ngiven, int layers,
+                      int heads, int window, int max_positions)
+{
+    const char *const *other = arch == ARCH_TRANSFORMER ? rnn_only : tf_only;
+    for (int g = 0; g < ngiven; g++)
+        for (const char *const *k = other; *k; k++)
+            if (given_is(given[g], *k))
+                die_usage("train: option %s does not apply to --arch %s", *k, arch_names[arch]);
+    if (arch == ARCH_TRANSFORMER) {
+        ModelConfig t = model_config_transformer();
+        t.model_dim = cfg->model_dim;
+        t.ff = cfg->ff;
+        t.norm = cfg->norm;
+        t.positions = cfg->positions;
+        t.dropout = cfg->dropout;
+        t.label_smoothing = cfg->label_smoothing;
+        t.tie_embeddings = cfg->tie_embeddings;
+        t.layers = layers ? layers : t.layers;
+        t.heads = heads ? heads : t.heads;
+        t.max_positions = t.positions == POS_LEARNED ? (max_positions ? max_positions : 256) : 0;
+        if (max_positions && t.positions != POS_LEARNED)
+            die_usage("train: --max-positions needs --positions learned");
+        *cfg = t;
+        return;
+    }
+    if (layers > MODEL_MAX_LAYERS)
+        die_usage("train: option --layers must be between 1 and %d, got %d", MODEL_MAX_LAYERS, layers);
+    if (layers)
+        cfg->layers = layers;
+    if (heads && cfg->attention != ATT_MULTIHEAD)
+        die_usage("train: --heads needs --attention multihead");
+    cfg->heads = cfg->attention == ATT_MULTIHEAD ? (heads ? heads : 4) : 1;
+    if (window && cfg->local == LOCAL_NONE)
+        die_usage("train: --window needs --local m or --local p");
+    cfg->window = cfg->local == LOCAL_NONE ? 0 : (window ? window : 10);
+}
+
 int cmd_train(int argc, char **argv)
 {
     TrainOpts o = train_opts_default();
     const char *data = NULL;
     bool warmup_set = false, epochs_set = false, lr_patience_set = false;
-    int heads = 0, window = 0; /* 0: not given */
+    int heads = 0, window = 0, layers = 0, max_positions = 0; /* 0: not given */
+    Arch arch = ARCH_RNN;
     Opts op;
     opts_init(&op, "train", argc, argv);
     const char **given = XNEW(const char *, argc); /* the options on the command line */
@@ -216,6 +278,30 @@ int cmd_train(int argc, char **argv)
             exit(0);
         } else if (opts_is(&op, "-o") || opts_is(&op, "--output")) {
             o.model = opts_str(&op);
+        } else if (opts_is(&op, "--arch")) {
+            const char *v = opts_str(&op);
+            int k = arch_from_name(v);
+            if (k < 0)
+                die_usage("train: option --arch must be rnn or transformer, got '%s'", v);
+            arch = (Arch)k;
+        } else if (opts_is(&op, "--model-dim")) {
+            o.cfg.model_dim = (int)opts_long(&op, 1, 8192);
+        } else if (opts_is(&op, "--ff")) {
+            o.cfg.ff = (int)opts_long(&op, 1, 65536);
+        } else if (opts_is(&op, "--norm")) {
+            const char *v = opts_str(&op);
+            int k = norm_from_name(v);
+            if (k < 0)
+                die_usage("train: option --norm must be post or pre, got '%s'", v);
+            o.cfg.norm = (NormKind)k;
+        } else if (opts_is(&op, "--positions")) {
+            const char *v = opts_str(&op);
+            int k = pos_from_name(v);
+            if (k < 0)
+                die_usage("train: option --positions must be sinusoidal or learned, got '%s'", v);
+            o.cfg.positions = (PosKind)k;
+        } else if (opts_is(&op, "--max-positions")) {
+            max_positions = (int)opts_long(&op, 1, 65536);
         } else if (opts_is(&op, "--cell")) {
             const char *v = opts_str(&op);
             if (strcmp(v, "gru") == 0)
@@ -225,7 +311,7 @@ int cmd_train(int argc, char **argv)
             else
                 die_usage("train: option --cell must be gru or lstm, got '%s'", v);
         } else if (opts_is(&op, "--layers")) {
-            o.cfg.layers = (int)opts_long(&op, 1, MODEL_MAX_LAYERS);
+            layers = (int)opts_long(&op, 1, TF_MAX_LAYERS);
         } else if (opts_is(&op, "--no-bidir")) {
             opts_bool(&op);
             o.cfg.bidir = false;
@@ -351,12 +437,7 @@ int cmd_train(int argc, char **argv)
     /* A budget given alone is used whole: the epoch limit is then off unless given. */
     if (!epochs_set && (o.steps > 0 || o.minutes > 0))
         o.epochs = 0;
-    if (heads && o.cfg.attention != ATT_MULTIHEAD)
-        die_usage("train: --heads needs --attention multihead");
-    o.cfg.heads = o.cfg.attention == ATT_MULTIHEAD ? (heads ? heads : 4) : 1;
-    if (window && o.cfg.local == LOCAL_NONE)
-        die_usage("train: --window needs --local m or --local p");
-    o.cfg.window = o.cfg.local == LOCAL_NONE ? 0 : (window ? window : 10);
+    arch_opts(&o.cfg, arch, given, ngiven, layers, heads, window, max_positions);
     Err e;
     char *saved_data = NULL;
     if (o.resume) {

@@ -10,6 +10,9 @@ ModelConfig model_config_default(void)
         .label_smoothing = 0.1f, .tie_embeddings = false, .attention = ATT_BAHDANAU,
         .heads = 1, .local = LOCAL_NONE, .window = 0, .input_feed = false,
         .bridge = BRIDGE_LINEAR,
+        /* the Transformer's sizes, used with arch = ARCH_TRANSFORMER only */
+        .model_dim = 256, .ff = 1024, .norm = NORM_POST, .positions = POS_SINUSOIDAL,
+        .max_positions = 0,
     };
 }
 
@@ -18,12 +21,7 @@ ModelConfig model_config_transformer(void)
     ModelConfig c = model_config_default();
     c.arch = ARCH_TRANSFORMER;
     c.layers = 3;
-    c.model_dim = 256;
-    c.ff = 1024;
     c.heads = 4;
-    c.norm = NORM_POST;
-    c.positions = POS_SINUSOIDAL;
-    c.max_positions = 0;
     return c;
 }
 
