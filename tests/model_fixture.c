@@ -55,6 +55,21 @@ ModelConfig fixture_variant(Cell cell, AttnKind att, LocalKind local, bool feed,
     return c;
 }
 
+ModelConfig fixture_transformer(NormKind norm, PosKind pos, int vs, int vt)
+{
+    ModelConfig c = model_config_transformer();
+    c.layers = 2;
+    c.model_dim = 12;
+    c.heads = 3;
+    c.ff = 20;
+    c.norm = norm;
+    c.positions = pos;
+    c.max_positions = pos == POS_LEARNED ? 64 : 0;
+    c.src_vocab = vs;
+    c.tgt_vocab = vt;
+    return c;
+}
+
 void fixture_model_from(Model *m, const ModelConfig *c, uint64_t seed)
 {
     Err e;
@@ -143,16 +158,28 @@ void fixture_save(const char *path, const Model *m, const char *history)
     vocab_free(t);
 }
 
+/* The output projection's weight (the target embeddings when tied) and bias, of
+   either architecture. */
+static const ParamInfo *param_of(const Model *m, const char *name, const char *fallback)
+{
+    int i = param_find(&m->layout, name);
+    if (i < 0 && fallback)
+        i = param_find(&m->layout, fallback);
+    cr_assert(i >= 0, "model has no %s", name);
+    return &m->layout.info[i];
+}
+
 void fixture_mix_eos(Model *m, int n, int *const *src, const int *len)
 {
-    size_t np = (size_t)m->cfg.tgt_vocab * (size_t)m->cfg.deep_out;
-    for (size_t q = 0; q < np; q++)
-        m->w.proj_w[q] *= 4;
+    const ParamInfo *pw = param_of(m, "out.proj.weight", "tgt_emb.weight");
+    real *proj_b = m->params + param_of(m, "out.proj.bias", NULL)->offset;
+    for (size_t q = 0; q < pw->size; q++)
+        m->params[pw->offset + q] *= 4;
     PairSet d = {n, src, len, NULL, NULL};
-    real base = m->w.proj_b[3], best_bias = base;
+    real base = proj_b[3], best_bias = base;
     int best = -1;
     for (int k = -10; k <= 20; k++) {
-        m->w.proj_b[3] = base + (real)k / 10;
+        proj_b[3] = base + (real)k / 10;
         Hyps h;
         Err e;
         cr_assert_eq(greedy_decode(m, &d, 8, 0, &h, &e), 0, "%s", e.msg);
@@ -166,11 +193,11 @@ void fixture_mix_eos(Model *m, int n, int *const *src, const int *len)
         int score = stopped < at_limit ? stopped : at_limit;
         if (score > best) {
             best = score;
-            best_bias = m->w.proj_b[3];
+            best_bias = proj_b[3];
         }
         hyps_free(&h);
     }
-    m->w.proj_b[3] = best_bias;
+    proj_b[3] = best_bias;
 }
 
 Srcs srcs_random(int n, int max_len, int vs, uint64_t seed)

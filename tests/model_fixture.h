@@ -24,6 +24,9 @@ void fixture_model_from(Model *m, const ModelConfig *c, uint64_t seed);
 ModelConfig fixture_variant(Cell cell, AttnKind att, LocalKind local, bool feed, BridgeKind bridge,
                             int vs, int vt);
 
+/* A small Transformer (2 layers, d 12, 3 heads, ff 20; 64 learned positions). */
+ModelConfig fixture_transformer(NormKind norm, PosKind pos, int vs, int vt);
+
 /* Makes the output depend on the previous token only: every weight is zeroed, then
    <bos> -> chain[0] -> chain[1] -> ... -> chain[n-1] -> next. The logit of the next
    token is 10·tanh(1), every other logit is 0 (so after a token outside the chain all

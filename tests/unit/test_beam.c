@@ -243,6 +243,17 @@ Test(model_rows, expand_and_select_luong_dot_local_m_input_feed)
     check_rows_of(&c, 26);
 }
 
+Test(model_rows, expand_and_select_transformer_post_norm)
+{
+    ModelConfig c = fixture_transformer(NORM_POST, POS_SINUSOIDAL, VS, VT);
+    check_rows_of(&c, 25);
+}
+Test(model_rows, expand_and_select_transformer_pre_norm_learned)
+{
+    ModelConfig c = fixture_transformer(NORM_PRE, POS_LEARNED, VS, VT);
+    check_rows_of(&c, 26);
+}
+
 Test(model_rows, expand_and_select_equal_direct_decoding_gru) { check_rows(CELL_GRU, 1, 21); }
 Test(model_rows, expand_and_select_equal_direct_decoding_gru_2_layers) { check_rows(CELL_GRU, 2, 22); }
 Test(model_rows, expand_and_select_equal_direct_decoding_lstm) { check_rows(CELL_LSTM, 1, 23); }

@@ -147,6 +147,16 @@ Test(greedy, batches_give_the_same_ids_multihead_local_p_feed) { check_variant(A
 Test(greedy, batches_give_the_same_ids_local_m_zero_bridge) { check_variant(ATT_LUONG_GENERAL, LOCAL_M, false, BRIDGE_ZERO, 24); }
 Test(greedy, batches_give_the_same_ids_scaled_dot_feed) { check_variant(ATT_SCALED_DOT, LOCAL_NONE, true, BRIDGE_LINEAR, 25); }
 
+/* The Transformer: cached steps, batches of other sizes (padding in the encoder's
+   self-attention and the attention over it) give the same ids. */
+static void check_transformer(NormKind norm, PosKind pos, uint64_t seed)
+{
+    ModelConfig c = fixture_transformer(norm, pos, VS, VT);
+    check_batch_independence_of(&c, seed);
+}
+Test(greedy, batches_give_the_same_ids_transformer_post_norm) { check_transformer(NORM_POST, POS_SINUSOIDAL, 31); }
+Test(greedy, batches_give_the_same_ids_transformer_pre_norm_learned) { check_transformer(NORM_PRE, POS_LEARNED, 32); }
+
 Test(greedy, batches_give_the_same_ids_gru) { check_batch_independence(CELL_GRU, 1, true, 11); }
 Test(greedy, batches_give_the_same_ids_gru_2_layers) { check_batch_independence(CELL_GRU, 2, false, 12); }
 Test(greedy, batches_give_the_same_ids_lstm) { check_batch_independence(CELL_LSTM, 2, true, 13); }

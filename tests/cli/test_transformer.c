@@ -1,0 +1,235 @@
+/* The Transformer end to end: a model trained by `s2s train --arch transformer` on the
+   shipped sample translates the 400 sample sources to the same token ids in s2s
+   (greedy, cached decoding steps, batches of 16) and in the PyTorch reference
+   (scripts/s2sref/transformer.py: nn.Transformer modules, every step recomputing the
+   whole prefix); cached steps equal the teacher-forced forward pass; the options of the
+   other architecture are refused. The reference part is skipped when the interpreter
+   named by $PYTHON (default /usr/bin/python3) has no torch. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "base/buf.h"
+#include "decode/greedy.h"
+#include "helpers.h"
+#include "model/file.h"
+#include "model_fixture.h"
+#include "text/tokenize.h"
+
+static const char *python(void)
+{
+    const char *p = getenv("PYTHON");
+    return p && *p ? p : "/usr/bin/python3";
+}
+
+/* Trains a small Transformer on data/sample.tsv into dir/m.s2s (a few seconds). */
+static char *train_small(const char *dir)
+{
+    char *model = strf("%s/m.s2s", dir);
+    RunResult r = RUN_S2S(NULL, "train", "data/sample.tsv", "-o", model, "--arch", "transformer",
+                          "--model-dim", "32", "--ff", "64", "--layers", "2", "--heads", "4",
+                          "--steps", "150", "--valid-every", "0", "--threads", "1", "--quiet");
+    cr_assert_eq(r.status, 0, "train failed: %s", r.err);
+    run_free(&r);
+    return model;
+}
+
+/* One python process: greedy ids of each line of ids_path (source ids separated by
+   spaces) with the reference, batches of 16 sentences sorted by length, one line each. */
+static const char DRIVER[] =
+    "import sys\n"
+    "try:\n"
+    "    import torch\n"
+    "except ImportError:\n"
+    "    sys.exit(77)\n"
+    "sys.path.insert(0, 'scripts')\n"
+    "from s2sref.io import load_model\n"
+    "model, _, _, _ = load_model(sys.argv[1])\n"
+    "model.eval()\n"
+    "torch.set_num_threads(1)\n"
+    "srcs = [[int(x) for x in line.split()] for line in open(sys.argv[2])]\n"
+    "out = [None] * len(srcs)\n"
+    "order = sorted(range(len(srcs)), key=lambda i: len(srcs[i]))\n"
+    "for k in range(0, len(order), 16):\n"
+    "    idx = order[k:k + 16]\n"
+    "    S = max(len(srcs[i]) for i in idx)\n"
+    "    src = torch.zeros(S, len(idx), dtype=torch.long)\n"
+    "    for b, i in enumerate(idx):\n"
+    "        src[:len(srcs[i]), b] = torch.tensor(srcs[i])\n"
+    "    lens = torch.tensor([len(srcs[i]) for i in idx])\n"
+    "    for i, ids in zip(idx, model.greedy(src, lens)):\n"
+    "        out[i] = ids\n"
+    "with open(sys.argv[3], 'w') as f:\n"
+    "    for ids in out:\n"
+    "        f.write(' '.join(map(str, ids)) + '\\n')\n";
+
+Test(transformer, s2s_and_the_pytorch_reference_translate_to_the_same_tokens, .timeout = 300)
+{
+    char *probe = strf("'%s' -c 'import torch' >/dev/null 2>&1", python());
+    int have_torch = system(probe) == 0;
+    free(probe);
+    if (!have_torch)
+        cr_skip_test("%s cannot import torch", python());
+    char *dir = tmpdir_new();
+    char *model = train_small(dir);
+    ModelFile mf;
+    Err e;
+    cr_assert_eq(model_file_load(&mf, model, false, &e), 0, "%s", e.msg);
+    cr_assert_eq(mf.model.cfg.arch, ARCH_TRANSFORMER);
+
+    /* the sample's sources as the model's ids */
+    char *text = slurp("data/sample.tsv", NULL);
+    cr_assert(text != NULL);
+    enum { MAXN = 400 };
+    int *ids[MAXN], lens[MAXN], n = 0;
+    TokOpts so = text_src_opts(&mf.text);
+    Buf tok = {0}, lines = {0};
+    for (char *line = strtok(text, "\n"); line && n < MAXN; line = strtok(NULL, "\n")) {
+        char *tab = strchr(line, '\t');
+        cr_assert(tab != NULL);
+        buf_clear(&tok);
+        cr_assert(tok_line(line, (size_t)(tab - line), &so, &tok, &e) >= 0, "%s", e.msg);
+        ids[n] = calloc(tok.len + 2, sizeof(int));
+        size_t k = vocab_encode(mf.src, tok.data ? tok.data : "", tok.len, (int32_t *)ids[n], tok.len + 2, NULL);
+        lens[n] = (int)k;
+        cr_assert(k >= 1);
+        for (size_t j = 0; j < k; j++)
+            buf_printf(&lines, "%s%d", j ? " " : "", ids[n][j]);
+        buf_putc(&lines, '\n');
+        n++;
+    }
+    cr_assert_eq(n, MAXN);
+    char *ids_path = strf("%s/src.ids", dir), *ref_path = strf("%s/ref.ids", dir);
+    write_file(ids_path, lines.data);
+
+    PairSet d = {n, ids, lens, NULL, NULL};
+    Hyps h;
+    cr_assert_eq(greedy_decode(&mf.model, &d, 16, 0, &h, &e), 0, "%s", e.msg);
+
+    pid_t pid = fork();
+    cr_assert(pid >= 0);
+    if (pid == 0) {
+        execl(python(), python(), "-c", DRIVER, model, ids_path, ref_path, (char *)NULL);
+        _exit(127);
+    }
+    int st;
+    cr_assert_eq(waitpid(pid, &st, 0), pid);
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the reference failed (status %d)", st);
+    char *ref = slurp(ref_path, NULL);
+    cr_assert(ref != NULL);
+    int same = 0, tokens = 0;
+    char *save = NULL, *rl = strtok_r(ref, "\n", &save);
+    for (int i = 0; i < n; i++) {
+        /* an empty output is an empty line, which strtok skips: compare lengths first */
+        Buf mine = {0};
+        for (int k = 0; k < h.len[i]; k++)
+            buf_printf(&mine, "%s%d", k ? " " : "", h.ids[i][k]);
+        const char *want = h.len[i] ? (mine.data ? mine.data : "") : "";
+        bool eq;
+        if (h.len[i] == 0) {
+            eq = true; /* checked by the count of lines below */
+        } else {
+            eq = rl && strcmp(rl, want) == 0;
+            rl = strtok_r(NULL, "\n", &save);
+        }
+        same += eq;
+        tokens += h.len[i];
+        cr_expect(eq, "sentence %d: s2s '%s', reference '%s'", i + 1, want, rl ? rl : "(none)");
+        buf_free(&mine);
+    }
+    cr_assert_eq(same, n, "%d of %d sentences differ", n - same, n);
+    cr_assert(tokens > n, "the model should produce output (%d tokens for %d sentences)", tokens, n);
+
+    hyps_free(&h);
+    for (int i = 0; i < n; i++)
+        free(ids[i]);
+    buf_free(&tok);
+    buf_free(&lines);
+    free(ref);
+    free(text);
+    free(ids_path);
+    free(ref_path);
+    model_file_free(&mf);
+    free(model);
+    rm_rf(dir);
+    free(dir);
+}
+
+/* Each decoding step's logits equal the teacher-forced forward pass at that position
+   (to float rounding: the products have other sizes), padding on both sides. */
+Test(transformer, cached_steps_equal_the_whole_prefix_recomputed)
+{
+    enum { VS = 13, VT = 15, B = 3, S = 5, T = 6 };
+    const NormKind norms[2] = {NORM_POST, NORM_PRE};
+    for (int k = 0; k < 2; k++) {
+        ModelConfig c = fixture_transformer(norms[k], k ? POS_LEARNED : POS_SINUSOIDAL, VS, VT);
+        Model m;
+        fixture_model_from(&m, &c, 40 + k);
+        int src[S * B] = {4, 6, 8, 7, 5, 4, 9, 12, 0, 5, 0, 0, 11, 0, 0};
+        int len[B] = {5, 3, 2};
+        int tin[T * B], tout[T * B];
+        for (int t = 0; t < T; t++)
+            for (int b = 0; b < B; b++) {
+                tin[t * B + b] = t ? 4 + (t * 7 + b * 3) % (VT - 4) : 2;
+                tout[t * B + b] = 4 + (t * 5 + b) % (VT - 4);
+            }
+        Batch bt = {.B = B, .S = S, .T = T, .src = src, .src_len = len, .tgt_in = tin, .tgt_out = tout,
+                    .ntok = T * B};
+        Work *wf = work_new(&m.cfg, B, S, T, true);
+        model_forward(&m, wf, &bt, NULL);
+        const real *full = work_logits(wf);
+        Work *wd = work_new(&m.cfg, B, S, T, false);
+        Batch bd = bt;
+        model_encode(&m, wd, &bd);
+        double worst = 0;
+        for (int t = 0; t < T; t++) {
+            model_decode_step(&m, wd, &bd, tin + t * B, t);
+            const real *step = work_step_logits(wd);
+            for (int q = 0; q < B * VT; q++) {
+                double diff = fabs((double)step[q] - full[(size_t)t * B * VT + q]);
+                worst = diff > worst ? diff : worst;
+            }
+        }
+        cr_expect(worst <= 1e-5, "norm %d: cached steps differ from the forward pass by %g", k, worst);
+        work_free(wf);
+        work_free(wd);
+        model_free(&m);
+    }
+}
+
+Test(transformer, options_of_the_other_architecture_are_refused)
+{
+    static const struct {
+        const char *const args[4];
+        const char *msg;
+    } cases[] = {
+        {{"--arch", "transformer", "--cell", "lstm"}, "s2s: train: option --cell does not apply to --arch transformer\n"},
+        {{"--arch", "transformer", "--input-feed", NULL}, "s2s: train: option --input-feed does not apply to --arch transformer\n"},
+        {{"--arch", "transformer", "--local", "m"}, "s2s: train: option --local does not apply to --arch transformer\n"},
+        {{"--arch", "transformer", "--bridge", "zero"}, "s2s: train: option --bridge does not apply to --arch transformer\n"},
+        {{"--model-dim", "64", NULL, NULL}, "s2s: train: option --model-dim does not apply to --arch rnn\n"},
+        {{"--arch", "transformer", "--heads", "3"}, "s2s: train: --heads 3 does not divide --model-dim 256\n"},
+        {{"--arch", "transformer", "--max-positions", "9"}, "s2s: train: --max-positions needs --positions learned\n"},
+        {{"--arch", "cnn", NULL, NULL}, "s2s: train: option --arch must be rnn or transformer, got 'cnn'\n"},
+    };
+    char *dir = tmpdir_new();
+    char *model = strf("%s/m.s2s", dir);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *argv[10] = {"train", "data/sample.tsv", "-o", model};
+        int n = 4;
+        for (int k = 0; k < 4 && cases[i].args[k]; k++)
+            argv[n++] = cases[i].args[k];
+        argv[n] = NULL;
+        RunResult r = run_s2s(NULL, argv);
+        cr_expect_eq(r.status, 2, "case %zu: exit %d", i, r.status);
+        cr_expect_str_eq(r.err, cases[i].msg, "case %zu", i);
+        run_free(&r);
+    }
+    cr_expect_eq(dir_count(dir), 0, "nothing is written");
+    free(model);
+    rm_rf(dir);
+    free(dir);
+}
