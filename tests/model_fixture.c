@@ -187,8 +187,8 @@ void fixture_mix_eos(Model *m, int n, int *const *src, const int *len)
         for (int i = 0; i < n; i++) {
             if (len[i] == 0)
                 continue;
-            stopped += h.len[i] < decode_limit(len[i], 0);
-            at_limit += h.len[i] == decode_limit(len[i], 0);
+            stopped += h.len[i] < decode_limit(&m->cfg, len[i], 0);
+            at_limit += h.len[i] == decode_limit(&m->cfg, len[i], 0);
         }
         int score = stopped < at_limit ? stopped : at_limit;
         if (score > best) {

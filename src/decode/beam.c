@@ -356,7 +356,7 @@ int beam_decode(Model *m, const PairSet *d, const BeamOpts *o, BeamOut *out, Err
         batch_fill(&b, &bb, &src, order + k, nb);
         for (int i = 0; i < nb; i++)
             s.sent[i] = (Sent){.id = bb.rows[i], .len = b.src_len[i],
-                               .lim = decode_limit(b.src_len[i], o->max_len), .width = K, .nlive = 1,
+                               .lim = decode_limit(&m->cfg, b.src_len[i], o->max_len), .width = K, .nlive = 1,
                                .base = i * K, .kept = s.sent[i].kept};
         model_encode(m, w, &b);
         for (int r = 0; r < R; r++) {

@@ -56,7 +56,7 @@ int greedy_decode(Model *m, const PairSet *d, int batch, int max_len, Hyps *out,
             model_encode(m, w, &b);
             for (int r = 0; r < nb; r++) {
                 prev[r] = VOCAB_BOS;
-                lim[r] = decode_limit(b.src_len[r], max_len);
+                lim[r] = decode_limit(&m->cfg, b.src_len[r], max_len);
                 rlen[r] = 0;
                 live[r] = 1;
             }

@@ -4,10 +4,20 @@
 
 #include "text/vocab.h"
 
-int decode_limit(int src_len, int max_len)
+int decode_limit(const ModelConfig *c, int src_len, int max_len)
 {
     CHECK(src_len >= 0 && src_len <= (1 << 28) && max_len >= 0);
-    return max_len > 0 ? max_len : 2 * src_len + 10;
+    int lim = max_len > 0 ? max_len : 2 * src_len + 10;
+    /* learned positions: the table's rows are the most steps (the last feeds <eos>) */
+    if (c->arch == ARCH_TRANSFORMER && c->positions == POS_LEARNED && lim > c->max_positions - 1)
+        lim = c->max_positions - 1;
+    return lim;
+}
+
+/* The most source tokens the model itself can take (its learned positions). */
+static int model_src_cap(const ModelConfig *c)
+{
+    return c->arch == ARCH_TRANSFORMER && c->positions == POS_LEARNED ? c->max_positions : 1 << 20;
 }
 
 size_t decode_rows_bytes(const ModelConfig *c, int S, int T, int rows, size_t per_t,
@@ -34,10 +44,10 @@ int decode_max_src_len_rows(const ModelConfig *c, int max_len, int rows, size_t 
                             size_t per_ts)
 {
     /* the bytes grow with S; 1 << 20 keeps the arithmetic far from overflow */
-    int lo = 0, hi = 1 << 20;
+    int lo = 0, hi = model_src_cap(c);
     while (lo < hi) {
         int mid = lo + (hi - lo + 1) / 2;
-        if (decode_rows_bytes(c, mid, decode_limit(mid, max_len), rows, per_t, per_ts) <=
+        if (decode_rows_bytes(c, mid, decode_limit(c, mid, max_len), rows, per_t, per_ts) <=
             DECODE_WORK_BUDGET)
             lo = mid;
         else
@@ -91,10 +101,15 @@ int decode_plan(const ModelConfig *c, const PairSet *d, int max_len, int *order,
         }
         if (len == 0)
             continue;
+        if (len > model_src_cap(c)) {
+            free(keys);
+            return err_set(e, "sentence %d: %d tokens, more than the model's %d positions", i + 1,
+                           len, model_src_cap(c));
+        }
         keys[k++] = (LenKey){len, i};
         if (len > ms)
             ms = len;
-        int lim = decode_limit(len, max_len);
+        int lim = decode_limit(c, len, max_len);
         if (lim > mt)
             mt = lim;
     }

@@ -16,12 +16,13 @@
 #define DECODE_WORK_BUDGET ((size_t)1 << 30)
 
 /* The most output tokens of a sentence with src_len source tokens: max_len when
-   max_len > 0, else 2·src_len + 10 (docs/model.md). */
-int decode_limit(int src_len, int max_len);
+   max_len > 0, else 2·src_len + 10 (docs/model.md); with learned positions at most
+   max_positions − 1 (the table's rows). */
+int decode_limit(const ModelConfig *c, int src_len, int max_len);
 
 /* The most source tokens one sentence may have so that a single row of decoding
-   (output limit decode_limit(S, max_len)) fits in DECODE_WORK_BUDGET; at most
-   1 << 20. Longer sources are refused by translate_lines (decode/translate.h). */
+   (output limit decode_limit(c, S, max_len)) fits in DECODE_WORK_BUDGET; at most
+   1 << 20, and at most max_positions with learned positions. Longer sources are refused by translate_lines (decode/translate.h). */
 int decode_max_src_len(const ModelConfig *c, int max_len);
 
 /* The first index of the largest of x[0..n) (n >= 1): the lowest id on ties, as

@@ -827,6 +827,27 @@ static int train_loop(Trainer *t, Stop *why, Err *e)
     return rc;
 }
 
+/* With learned positions every training and valid pair must fit the table: a source
+   of at most max_positions tokens, a target of at most max_positions − 1 (<bos> or
+   <eos> takes one more step). */
+static int check_positions(const ModelConfig *c, const Prepared *d, Err *e)
+{
+    if (c->arch != ARCH_TRANSFORMER || c->positions != POS_LEARNED)
+        return 0;
+    int ms = 0, mt = 0;
+    const Split *splits[2] = {&d->train, &d->valid};
+    for (int k = 0; k < 2; k++)
+        for (int i = 0; i < splits[k]->set.n; i++) {
+            ms = splits[k]->set.src_len[i] > ms ? splits[k]->set.src_len[i] : ms;
+            mt = splits[k]->set.tgt_len[i] > mt ? splits[k]->set.tgt_len[i] : mt;
+        }
+    if (ms > c->max_positions || mt + 1 > c->max_positions)
+        return err_set(e, "%s: --max-positions %d is too small for the longest pairs (%d source, %d target "
+                          "tokens); give at least --max-positions %d or prepare with a smaller --max-len",
+                       d->dir, c->max_positions, ms, mt, ms > mt + 1 ? ms : mt + 1);
+    return 0;
+}
+
 int train_run(const TrainOpts *o, Err *e)
 {
     Trainer t = {.o = o, .ckpt_step = -1};
@@ -846,6 +867,8 @@ int train_run(const TrainOpts *o, Err *e)
         err_set(e, "%s: %s", o->data, ce.msg);
         goto out;
     }
+    if (check_positions(&cfg, &t.data, e) != 0)
+        goto out;
     if (prepare_outputs(&t, e) != 0)
         goto out;
     model_init(&t.m, &cfg, true);

@@ -362,7 +362,7 @@ static int ref_cmp(const void *pa, const void *pb)
 
 static int ref_beam(Model *m, const int *src, int len, int K, int max_len, double alpha, RefHyp *fin)
 {
-    int V = m->cfg.tgt_vocab, lim = decode_limit(len, max_len), width = K, nfin = 0;
+    int V = m->cfg.tgt_vocab, lim = decode_limit(&m->cfg, len, max_len), width = K, nfin = 0;
     RefHyp live[16], next[16];
     int nlive = 1;
     live[0] = (RefHyp){0};

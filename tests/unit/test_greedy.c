@@ -84,7 +84,7 @@ static void check_batch_independence_of(const ModelConfig *c, uint64_t seed)
     int stopped = 0, at_limit = 0, empty_src = 0;
     int *ref = malloc(64 * sizeof(int));
     for (int i = 0; i < s.n; i++) {
-        int lim = decode_limit(s.len[i], 0);
+        int lim = decode_limit(&m.cfg, s.len[i], 0);
         cr_assert(one.ids[i] != NULL);
         cr_assert(one.len[i] <= lim);
         for (int k = 0; k < one.len[i]; k++)
@@ -163,9 +163,18 @@ Test(greedy, batches_give_the_same_ids_lstm) { check_batch_independence(CELL_LST
 
 Test(greedy, limit_is_twice_the_source_plus_10_or_max_len)
 {
-    cr_assert_eq(decode_limit(0, 0), 10);
-    cr_assert_eq(decode_limit(7, 0), 24);
-    cr_assert_eq(decode_limit(7, 3), 3);
+    ModelConfig c = fixture_config(CELL_GRU, 1, true, VS, VT);
+    cr_assert_eq(decode_limit(&c, 0, 0), 10);
+    cr_assert_eq(decode_limit(&c, 7, 0), 24);
+    cr_assert_eq(decode_limit(&c, 7, 3), 3);
+    /* learned positions: no more steps than the table has rows (the last feeds <eos>) */
+    ModelConfig t = fixture_transformer(NORM_POST, POS_LEARNED, VS, VT);
+    t.max_positions = 20;
+    cr_assert_eq(decode_limit(&t, 7, 0), 19);
+    cr_assert_eq(decode_limit(&t, 7, 3), 3);
+    t.positions = POS_SINUSOIDAL;
+    t.max_positions = 0;
+    cr_assert_eq(decode_limit(&t, 7, 0), 24);
     Model m;
     fixture_model(&m, CELL_GRU, 1, true, VS, VT, 5);
     fixture_constant(&m, 5);
