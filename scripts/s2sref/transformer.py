@@ -208,3 +208,95 @@ class Transformer(nn.Module):
                     if len(out[b]) >= limits[b]:
                         done[b] = True
         return out
+
+    # -- incremental decoding with a cache (the bench's PyTorch side) ------------
+    def _attend(self, attn, q, k, v, key_pad=None):
+        """q (B,1,d); k, v (B,n,d): multi-head attention of one query row per
+        sentence (no dropout), through the module's weights."""
+        B, n, d = k.shape
+        H = self.cfg["heads"]
+        qh = q.view(B, 1, H, d // H).transpose(1, 2)            # (B,H,1,dh)
+        kh = k.view(B, n, H, d // H).transpose(1, 2)
+        vh = v.view(B, n, H, d // H).transpose(1, 2)
+        e = qh @ kh.transpose(2, 3) / math.sqrt(d // H)         # (B,H,1,n)
+        if key_pad is not None:
+            e = e.masked_fill(key_pad[:, None, None, :], float("-inf"))
+        ctx = (torch.softmax(e, dim=-1) @ vh).transpose(1, 2).reshape(B, 1, d)
+        return F.linear(ctx, attn.out_proj.weight, attn.out_proj.bias)
+
+    @torch.no_grad()
+    def start_cached(self, src, src_len):
+        """Encodes once; returns the decoding state: per layer the keys and values of
+        the encoder output, and empty self-attention caches."""
+        memory, mask = self.encode(src, src_len)
+        mem = memory.transpose(0, 1)                             # (B,S,d)
+        d = self.cfg["model_dim"]
+        cross = []
+        for layer in self.decoder.layers:
+            W, b = layer.multihead_attn.in_proj_weight, layer.multihead_attn.in_proj_bias
+            cross.append((F.linear(mem, W[d:2 * d], b[d:2 * d]), F.linear(mem, W[2 * d:], b[2 * d:])))
+        return {"mask": mask, "cross": cross, "k": [None] * len(cross), "v": [None] * len(cross), "t": 0}
+
+    @torch.no_grad()
+    def step_cached(self, y_tok, st):
+        """One decoder step for the previous tokens y_tok (B); logits (B,Vt). Each
+        layer appends its self-attention keys and values to the cache."""
+        d, pre, t = self.cfg["model_dim"], self.cfg["norm"] == "pre", st["t"]
+        x = self.tgt_emb(y_tok).unsqueeze(1) * math.sqrt(d)      # (B,1,d)
+        if self.cfg["positions"] == "learned":
+            x = x + self.tgt_pos.weight[t]
+        else:
+            x = x + self.pe[t].to(x.dtype)
+        for i, layer in enumerate(self.decoder.layers):
+            W, b = layer.self_attn.in_proj_weight, layer.self_attn.in_proj_bias
+
+            def self_block(h):
+                q, k, v = F.linear(h, W, b).split(d, dim=-1)
+                st["k"][i] = k if st["k"][i] is None else torch.cat([st["k"][i], k], dim=1)
+                st["v"][i] = v if st["v"][i] is None else torch.cat([st["v"][i], v], dim=1)
+                return self._attend(layer.self_attn, q, st["k"][i], st["v"][i])
+
+            def cross_block(h):
+                Wc, bc = layer.multihead_attn.in_proj_weight, layer.multihead_attn.in_proj_bias
+                q = F.linear(h, Wc[:d], bc[:d])
+                return self._attend(layer.multihead_attn, q, *st["cross"][i], st["mask"])
+
+            def ff_block(h):
+                return layer.linear2(F.relu(layer.linear1(h)))
+
+            for block, norm in ((self_block, layer.norm1), (cross_block, layer.norm2), (ff_block, layer.norm3)):
+                x = x + block(norm(x)) if pre else norm(x + block(x))
+        if pre:
+            x = self.decoder.norm(x)
+        st["t"] = t + 1
+        return self.out.proj(x[:, 0])
+
+    def select_cached(self, st, rows):
+        """Keeps (and reorders) the rows of the decoding state (beam search, or
+        finished sentences leaving)."""
+        st["mask"] = st["mask"][rows]
+        st["cross"] = [(k[rows], v[rows]) for k, v in st["cross"]]
+        st["k"] = [k[rows] if k is not None else None for k in st["k"]]
+        st["v"] = [v[rows] if v is not None else None for v in st["v"]]
+
+    @torch.no_grad()
+    def greedy_cached(self, src, src_len, max_len=None):
+        """Greedy decoding with the cache; the same results as greedy()."""
+        B = src.shape[1]
+        st = self.start_cached(src, src_len)
+        limits = [max_len(int(n)) if max_len else 2 * int(n) + 10 for n in src_len]
+        y = torch.full((B,), BOS, dtype=torch.long)
+        out = [[] for _ in range(B)]
+        done = [False] * B
+        while not all(done):
+            y = self.step_cached(y, st).argmax(dim=1)
+            for b, tok in enumerate(y.tolist()):
+                if done[b]:
+                    continue
+                if tok == EOS:
+                    done[b] = True
+                else:
+                    out[b].append(tok)
+                    if len(out[b]) >= limits[b]:
+                        done[b] = True
+        return out
