@@ -1,7 +1,26 @@
 #include "flops.h"
 
+/* The Transformer (docs/model.md): per layer and token the projections (q, k, v and
+   out: 8·d², with the attention over the encoder output's keys and values counted once
+   per source token), the feed-forward 4·d·F, and the attention's two products 4·d per
+   visible position (every source position; 1..n target positions, causal). */
+static void flops_transformer(const ModelConfig *c, int src_len, int tgt_len, FlopsParts *out)
+{
+    double d = c->model_dim, F = c->ff, V = c->tgt_vocab, L = c->layers, s = src_len, n = tgt_len;
+    *out = (FlopsParts){0};
+    out->encoder = L * s * (8 * d * d + 4 * d * F);
+    out->keys = L * s * 4 * d * d;                     /* cross-attention keys and values */
+    out->decoder = L * n * (8 * d * d + 4 * d * d + 4 * d * F); /* self q,k,v,out; cross q,out; FF */
+    out->attention = L * (s * s * 4 * d + n * (n + 1) / 2 * 4 * d + n * s * 4 * d);
+    out->proj = n * 2 * d * V;
+}
+
 void flops_sentence(const ModelConfig *c, int src_len, int tgt_len, FlopsParts *out)
 {
+    if (c->arch == ARCH_TRANSFORMER) {
+        flops_transformer(c, src_len, tgt_len, out);
+        return;
+    }
     double E = c->emb, H = c->hidden, D = c->dec_hidden, A = c->attn, P = c->deep_out, V = c->tgt_vocab,
            K = model_enc_size(c), G = model_gates(c), Ak = model_key_size(c), Din = model_dec_in_size(c),
            F = model_pre_in_size(c);

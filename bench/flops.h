@@ -20,11 +20,13 @@
 /* Forward FLOPs of the parts of the model, for one sentence of src_len source and
    tgt_len target tokens (<eos> included). */
 typedef struct FlopsParts {
-    double encoder;   /* RNN layers, both directions */
-    double keys;      /* attention keys (and multi-head values) */
+    double encoder;   /* RNN layers, both directions (Transformer: encoder layers) */
+    double keys;      /* attention keys (and multi-head values; Transformer: those over
+                         the encoder output) */
     double bridge;    /* initial decoder state */
-    double decoder;   /* decoder RNN layers */
-    double attention; /* query, scores, context per step */
+    double decoder;   /* decoder RNN layers (Transformer: projections and feed-forward) */
+    double attention; /* query, scores, context per step (Transformer: scores and
+                         weighted sums of every attention) */
     double output;    /* deep output / attentional state */
     double proj;      /* vocabulary projection */
 } FlopsParts;

@@ -124,6 +124,7 @@ CONFIGS=(
   "train-gru|{$BASE}|"
   "train-lstm|{$BASE, \"cell\": \"lstm\"}|--cell lstm"
   "train-luong|{$BASE, \"attention\": \"luong-general\", \"input_feed\": true}|--attention luong-general --input-feed"
+  "train-transformer|{$BASE, \"arch\": \"transformer\"}|--arch transformer"
 )
 
 # ---------------------------------------------------------------- training
@@ -172,6 +173,17 @@ if [[ ,$ROWS, == *,decode,* ]]; then
     --max-len "$MAXLEN" --threads "$THREADS" --runs "$RUNS"
   record greedy-b64 torch "$PYTHON" bench/torch_bench.py greedy "$MODEL" "$SET/dec.safetensors" --batch 64 \
     --max-len "$MAXLEN" --threads "$THREADS" --runs "$RUNS"
+
+  TMODEL=$OUT/train-transformer.s2s
+  if [[ -f $TMODEL ]] || init train-transformer "{$BASE, \"arch\": \"transformer\"}"; then
+    say "Transformer greedy batch 1: $SENT1 sentences (PyTorch: incremental, with a cache)"
+    record tf-greedy-b1 s2s "$BENCH" greedy "$TMODEL" "$SET/dec.safetensors" --batch 1 --first "$SENT1" \
+      --max-len "$MAXLEN" --threads "$THREADS" --runs "$RUNS"
+    record tf-greedy-b1 torch "$PYTHON" bench/torch_bench.py greedy "$TMODEL" "$SET/dec.safetensors" --batch 1 \
+      --first "$SENT1" --max-len "$MAXLEN" --threads "$THREADS" --runs "$RUNS"
+  else
+    na tf-greedy-b1 s2s "no Transformer model (needs torch_ref.py init)"
+  fi
 
   say "one sentence, whole process (load included)"
   SENT=$(head -n 1 "$SET/dec.txt")

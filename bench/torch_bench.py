@@ -149,10 +149,12 @@ def greedy_all(model, sents, batch, max_len):
     order = sorted(range(len(sents)), key=lambda i: len(sents[i]))
     hyps = [None] * len(sents)
     limit = (lambda n: max_len) if max_len > 0 else None
+    # the Transformer decodes incrementally, with its keys and values cached
+    greedy = getattr(model, "greedy_cached", model.greedy)
     for k in range(0, len(order), batch):
         idx = order[k:k + batch]
         src, src_len = collate_sources(sents, idx)
-        for i, h in zip(idx, model.greedy(src, src_len, limit)):
+        for i, h in zip(idx, greedy(src, src_len, limit)):
             hyps[i] = h
     return hyps
 
