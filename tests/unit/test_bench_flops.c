@@ -57,6 +57,32 @@ Test(bench_flops, luong_general_input_feed_sentence_by_hand)
     cr_expect_eq(flops_parts_total(&p), 360 + 96 + 48 + 864 + 120 + 360 + 252);
 }
 
+Test(bench_flops, transformer_sentence_by_hand)
+{
+    ModelConfig c = model_config_transformer();
+    c.layers = 2;
+    c.model_dim = 4;
+    c.heads = 2;
+    c.ff = 6;
+    c.src_vocab = 9;
+    c.tgt_vocab = 7;
+    FlopsParts p;
+    flops_sentence(&c, 3, 2, &p);
+    /* d 4, F 6, L 2, s = 3 source, n = 2 target tokens, Vt 7:
+       encoder   L·s·(8·d² + 4·d·F)        = 2·3·(128 + 96)          = 1344
+       keys      L·s·4·d²                  = 2·3·64                  = 384
+       decoder   L·n·(12·d² + 4·d·F)       = 2·2·(192 + 96)          = 1152
+       attention L·4·d·(s² + n(n+1)/2 + n·s) = 2·16·(9 + 3 + 6)      = 576
+       proj      n·2·d·Vt                  = 2·2·4·7                 = 112 */
+    cr_expect_eq(p.encoder, 1344);
+    cr_expect_eq(p.keys, 384);
+    cr_expect_eq(p.bridge, 0);
+    cr_expect_eq(p.decoder, 1152);
+    cr_expect_eq(p.attention, 576);
+    cr_expect_eq(p.output, 0);
+    cr_expect_eq(p.proj, 112);
+}
+
 Test(bench_flops, batch_counts_each_row_without_padding)
 {
     ModelConfig c = tiny();
