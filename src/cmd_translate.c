@@ -46,7 +46,11 @@ static const char usage[] =
     "                       as a text heatmap on stderr, after 'line N:' (1-based)\n"
     "  --attention-svg DIR  write each line's attention as DIR/NNNN.svg, NNNN the\n"
     "                       1-based input line number (at least 4 digits); lines\n"
-    "                       without tokens get no file\n";
+    "                       without tokens get no file\n"
+    "  --attention-layer L  Transformer: show the attention over the source of\n"
+    "                       decoder layer L (1-based; default the last), heads' mean\n"
+    "  --attention-heads    Transformer, with --attention-svg: also draw each head of\n"
+    "                       that layer, as DIR/NNNN.hK.svg (K the 1-based head)\n";
 
 typedef struct TrOpts {
     const char *model;
@@ -55,6 +59,8 @@ typedef struct TrOpts {
     char **sentences;
     int nsent;
     bool show_attention;
+    int attention_layer; /* 1-based; 0: the last */
+    bool attention_heads;
 } TrOpts;
 
 static void parse_args(TrOpts *p, int argc, char **argv)
@@ -86,6 +92,11 @@ static void parse_args(TrOpts *p, int argc, char **argv)
             p->show_attention = true;
         } else if (opts_is(&o, "--attention-svg")) {
             p->svg_dir = opts_str(&o);
+        } else if (opts_is(&o, "--attention-layer")) {
+            p->attention_layer = (int)opts_long(&o, 1, TF_MAX_LAYERS);
+        } else if (opts_is(&o, "--attention-heads")) {
+            opts_bool(&o);
+            p->attention_heads = true;
         } else {
             opts_unknown(&o);
         }
@@ -98,6 +109,33 @@ static void parse_args(TrOpts *p, int argc, char **argv)
         die_usage("translate: option --nbest must not exceed --beam (%d > %d)", p->d.to.nbest, p->d.to.beam);
     if (!nbest_given)
         p->d.to.nbest = 0;
+    if (p->attention_layer && !p->show_attention && !p->svg_dir)
+        die_usage("translate: --attention-layer needs --show-attention or --attention-svg");
+    if (p->attention_heads && !p->svg_dir)
+        die_usage("translate: --attention-heads needs --attention-svg DIR");
+}
+
+/* Writes line i's attention picture as DIR/NNNN.svg, or DIR/NNNN.hK.svg for head K. */
+static void write_svg(const char *dir, int i, int head, const char *line, size_t len, const char *hyp,
+                      const TranslateAlign *a)
+{
+    Buf title = {0}, pic = {0};
+    buf_printf(&title, "line %d: %.*s \xE2\x86\x92 %s", i + 1, (int)len, line, hyp);
+    if (head)
+        buf_printf(&title, " (head %d)", head);
+    align_svg(a, title.data, &pic);
+    char fname[48];
+    if (head)
+        snprintf(fname, sizeof fname, "%04d.h%d.svg", i + 1, head);
+    else
+        snprintf(fname, sizeof fname, "%04d.svg", i + 1);
+    char *path = path_join(dir, fname);
+    Err e;
+    if (atomic_write(path, pic.data, pic.len, &e) != 0)
+        die_err(&e);
+    free(path);
+    buf_free(&title);
+    buf_free(&pic);
 }
 
 /* Splits data[0..len) into lines: '\n' ends a line, a CR before it is dropped, a
@@ -143,6 +181,13 @@ int cmd_translate(int argc, char **argv)
     if (model_file_load(&mf, po.model, false, &e) != 0)
         die_err(&e);
 
+    if ((po.attention_layer || po.attention_heads) && mf.model.cfg.arch != ARCH_TRANSFORMER)
+        die_usage("translate: --attention-%s needs a Transformer model (%s is %s)",
+                  po.attention_layer ? "layer" : "heads", po.model, arch_names[mf.model.cfg.arch]);
+    if (po.attention_layer > mf.model.cfg.layers)
+        die_usage("translate: --attention-layer %d: %s has %d decoder layers", po.attention_layer, po.model,
+                  mf.model.cfg.layers);
+    mf.model.show_layer = po.attention_layer - 1;
     TranslateOpts to = po.d.to;
     to.nbest = po.d.to.nbest ? po.d.to.nbest : 1;
     to.attention = po.show_attention || po.svg_dir;
@@ -205,22 +250,22 @@ int cmd_translate(int argc, char **argv)
             align_text(a, &pic);
             fputs(pic.data, stderr);
         }
-        if (po.svg_dir) {
-            buf_clear(&pic);
-            Buf title = {0};
-            buf_printf(&title, "line %d: %.*s \xE2\x86\x92 %s", i + 1, (int)lens[i], lines[i],
-                       res.hyps[i][0].text);
-            align_svg(a, title.data, &pic);
-            buf_free(&title);
-            char fname[32];
-            snprintf(fname, sizeof fname, "%04d.svg", i + 1);
-            char *path = path_join(po.svg_dir, fname);
-            if (atomic_write(path, pic.data, pic.len, &e) != 0)
-                die_err(&e);
-            free(path);
-        }
+        if (po.svg_dir)
+            write_svg(po.svg_dir, i, 0, lines[i], lens[i], res.hyps[i][0].text, a);
     }
     buf_free(&pic);
+    /* every head of the layer: the same search (deterministic), each head's weights */
+    for (int h = 0; po.attention_heads && h < mf.model.cfg.heads; h++) {
+        mf.model.show_head = h;
+        TranslateResult rh;
+        if (translate_run(&mf.model, mf.src, mf.tgt, &mf.text, lines, lens, n, name, NULL, &to, &rh,
+                          NULL, &e) != 0)
+            die_err(&e);
+        for (int i = 0; i < n; i++)
+            if (rh.align && rh.align[i].nsrc)
+                write_svg(po.svg_dir, i, h + 1, lines[i], lens[i], rh.hyps[i][0].text, &rh.align[i]);
+        translate_result_free(&rh);
+    }
     if (po.d.output) {
         if (atomic_write(po.d.output, text.data ? text.data : "", text.len, &e) != 0)
             die_err(&e);

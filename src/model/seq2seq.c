@@ -30,6 +30,7 @@ void model_init(Model *m, const ModelConfig *cfg, bool with_grads)
 {
     memset(m, 0, sizeof *m);
     m->cfg = *cfg;
+    m->show_layer = m->show_head = -1;
     param_layout_init(&m->layout, cfg);
     m->params = xcalloc(m->layout.total, sizeof(real));
     if (with_grads)

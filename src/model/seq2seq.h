@@ -31,6 +31,10 @@ typedef struct Model {
     real *grads;  /* (layout.total), NULL when the model only translates */
     Weights w, g;     /* views of params and grads: recurrent models */
     TfWeights tw, tg; /* the same: the Transformer */
+    /* Which attention work_step_attention shows (the Transformer; a display setting,
+       not part of the model): layer 0-based, -1 the last; head 0-based, -1 the mean of
+       the heads. */
+    int show_layer, show_head;
 } Model;
 
 /* Allocates parameters (zeroed) and, when with_grads, gradients. */

@@ -592,16 +592,19 @@ void tf_decode_step(Model *m, Work *w, const Batch *b, const int *prev, int t)
 {
     CHECK(!w->training && t < w->max_t && t == w->T);
     decoder_forward(m, w, b, prev, 1, t, NULL);
-    /* the attention shown: the last layer's weights over the source, heads' mean */
+    /* the attention shown: a layer's weights over the source (the last by default),
+       one head's or the heads' mean (m->show_layer, m->show_head) */
     TfWork *tw = w->tf;
     int B = b->B, S = b->S, H = m->cfg.heads;
-    const real *a = tw->dec[m->cfg.layers - 1].sub[1].a; /* (B,H,1,S) */
+    int layer = m->show_layer >= 0 && m->show_layer < m->cfg.layers ? m->show_layer : m->cfg.layers - 1;
+    int head = m->show_head < H ? m->show_head : -1;
+    const real *a = tw->dec[layer].sub[1].a; /* (B,H,1,S) */
     for (int r = 0; r < B; r++)
         for (int j = 0; j < S; j++) {
             real s = 0;
-            for (int h = 0; h < H; h++)
+            for (int h = head < 0 ? 0 : head; h < (head < 0 ? H : head + 1); h++)
                 s += a[((size_t)r * H + h) * S + j];
-            tw->ashow[(size_t)r * S + j] = s / (real)H;
+            tw->ashow[(size_t)r * S + j] = head < 0 ? s / (real)H : s;
         }
     w->T = t + 1;
 }

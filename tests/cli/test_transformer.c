@@ -233,3 +233,71 @@ Test(transformer, options_of_the_other_architecture_are_refused)
     rm_rf(dir);
     free(dir);
 }
+
+/* --attention-layer picks the decoder layer whose attention is shown; --attention-heads
+   draws each head of it beside the heads' mean; both need a Transformer model. */
+Test(transformer, attention_of_a_chosen_layer_and_of_every_head)
+{
+    char *dir = tmpdir_new();
+    char *model = strf("%s/m.s2s", dir), *svg = strf("%s/svg", dir), *rnn = strf("%s/rnn.s2s", dir);
+    ModelConfig c = fixture_transformer(NORM_POST, POS_SINUSOIDAL, fixture_src_size(), fixture_tgt_size());
+    Model m;
+    fixture_model_from(&m, &c, 77);
+    fixture_save(model, &m, NULL);
+    model_free(&m);
+    fixture_text_model(&m, 78);
+    fixture_save(rnn, &m, NULL);
+    model_free(&m);
+
+    RunResult r1 = RUN_S2S(NULL, "translate", model, "the cat sleeps", "--show-attention", "--attention-layer", "1");
+    RunResult r2 = RUN_S2S(NULL, "translate", model, "the cat sleeps", "--show-attention", "--attention-layer", "2");
+    RunResult rl = RUN_S2S(NULL, "translate", model, "the cat sleeps", "--show-attention");
+    cr_assert(r1.status == 0 && r2.status == 0 && rl.status == 0, "%s%s%s", r1.err, r2.err, rl.err);
+    cr_expect_str_eq(r1.out, r2.out, "the translation does not depend on the picture");
+    cr_expect_str_neq(r1.err, r2.err, "layers 1 and 2 attend differently");
+    cr_expect_str_eq(r2.err, rl.err, "the last layer is the default");
+    run_free(&r1);
+    run_free(&r2);
+    run_free(&rl);
+
+    RunResult r = RUN_S2S(NULL, "translate", model, "the cat sleeps", "--attention-svg", svg, "--attention-heads");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    run_free(&r);
+    char *mean = strf("%s/0001.svg", svg), *h[3];
+    cr_expect(file_exists(mean));
+    for (int k = 0; k < 3; k++) {
+        h[k] = strf("%s/0001.h%d.svg", svg, k + 1);
+        cr_expect(file_exists(h[k]), "%s", h[k]);
+    }
+    cr_expect_eq(dir_count(svg), 4, "the mean and 3 heads");
+    char *a = slurp(h[0], NULL), *b = slurp(h[1], NULL);
+    cr_assert(a && b);
+    cr_expect_str_neq(a, b, "heads 1 and 2 attend differently");
+    free(a);
+    free(b);
+
+    RunResult e1 = RUN_S2S(NULL, "translate", rnn, "the cat", "--show-attention", "--attention-layer", "1");
+    cr_expect_eq(e1.status, 2);
+    char *want = strf("s2s: translate: --attention-layer needs a Transformer model (%s is rnn)\n", rnn);
+    cr_expect_str_eq(e1.err, want);
+    free(want);
+    RunResult e2 = RUN_S2S(NULL, "translate", model, "the cat", "--show-attention", "--attention-layer", "3");
+    cr_expect_eq(e2.status, 2);
+    want = strf("s2s: translate: --attention-layer 3: %s has 2 decoder layers\n", model);
+    cr_expect_str_eq(e2.err, want);
+    free(want);
+    RunResult e3 = RUN_S2S(NULL, "translate", model, "the cat", "--attention-heads");
+    cr_expect_eq(e3.status, 2);
+    cr_expect_str_eq(e3.err, "s2s: translate: --attention-heads needs --attention-svg DIR\n");
+    run_free(&e1);
+    run_free(&e2);
+    run_free(&e3);
+    for (int k = 0; k < 3; k++)
+        free(h[k]);
+    free(mean);
+    free(model);
+    free(svg);
+    free(rnn);
+    rm_rf(dir);
+    free(dir);
+}
