@@ -585,38 +585,52 @@ class Seq2Seq(nn.Module):
         return torch.stack(steps)
 
     def loss(self, logits, tgt_out, label_smoothing=None):
-        """Summed label-smoothed cross-entropy over non-pad targets / their number."""
-        eps = self.cfg["label_smoothing"] if label_smoothing is None else label_smoothing
-        n = int((tgt_out != PAD).sum())
-        if n == 0:
-            raise RefError("batch has no target tokens")
-        total = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), tgt_out.reshape(-1),
-                                ignore_index=PAD, label_smoothing=eps, reduction="sum")
-        return total / n
+        return smoothed_loss(self.cfg, logits, tgt_out, label_smoothing)
 
     @torch.no_grad()
     def greedy(self, src, src_len, max_len=None):
-        """Greedy decoding of a batch. Each sentence stops at <eos> (not included)
-        or after max_len(src_len) tokens (default 2*len+10). Returns id lists."""
-        B = src.shape[1]
+        """Greedy decoding of a batch (greedy_loop)."""
         enc, dstate = self.encode(src, src_len)
-        limits = [max_len(int(n)) if max_len else 2 * int(n) + 10 for n in src_len]
-        y = torch.full((B,), BOS, dtype=torch.long, device=src.device)
-        out = [[] for _ in range(B)]
-        done = [False] * B
-        while not all(done):
-            logits, dstate, _ = self.decode_step(y, dstate, enc)
-            y = logits.argmax(dim=1)
-            for b, tok in enumerate(y.tolist()):
-                if done[b]:
-                    continue
-                if tok == EOS:
+        state = [dstate]
+
+        def step(y):
+            logits, state[0], _ = self.decode_step(y, state[0], enc)
+            return logits
+        return greedy_loop(step, src_len, max_len)
+
+
+def smoothed_loss(cfg, logits, tgt_out, label_smoothing=None):
+    """Summed label-smoothed cross-entropy over non-pad targets / their number."""
+    eps = cfg["label_smoothing"] if label_smoothing is None else label_smoothing
+    n = int((tgt_out != PAD).sum())
+    if n == 0:
+        raise RefError("batch has no target tokens")
+    total = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), tgt_out.reshape(-1),
+                            ignore_index=PAD, label_smoothing=eps, reduction="sum")
+    return total / n
+
+
+def greedy_loop(step, src_len, max_len=None):
+    """Greedy decoding: step(y) gives the logits (B,V) after the previous tokens y
+    (<bos> first). Each sentence stops at <eos> (not included) or after
+    max_len(src_len) tokens (default 2*len+10). Returns id lists."""
+    B = len(src_len)
+    limits = [max_len(int(n)) if max_len else 2 * int(n) + 10 for n in src_len]
+    y = torch.full((B,), BOS, dtype=torch.long)
+    out = [[] for _ in range(B)]
+    done = [False] * B
+    while not all(done):
+        y = step(y).argmax(dim=1)
+        for b, tok in enumerate(y.tolist()):
+            if done[b]:
+                continue
+            if tok == EOS:
+                done[b] = True
+            else:
+                out[b].append(tok)
+                if len(out[b]) >= limits[b]:
                     done[b] = True
-                else:
-                    out[b].append(tok)
-                    if len(out[b]) >= limits[b]:
-                        done[b] = True
-        return out
+    return out
 
 
 def set_threads(n):

@@ -9,7 +9,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from .model import BOS, EOS, LANGS, PAD, RefError
+from .model import LANGS, RefError, greedy_loop, smoothed_loss
 
 # The keys of a Transformer's s2s.config, in the order s2s writes them.
 TF_DEFAULT_CONFIG = {
@@ -177,37 +177,19 @@ class Transformer(nn.Module):
         return self.decode(tgt_in, memory, mask)
 
     def loss(self, logits, tgt_out, label_smoothing=None):
-        eps = self.cfg["label_smoothing"] if label_smoothing is None else label_smoothing
-        n = int((tgt_out != PAD).sum())
-        if n == 0:
-            raise RefError("batch has no target tokens")
-        total = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), tgt_out.reshape(-1),
-                                ignore_index=PAD, label_smoothing=eps, reduction="sum")
-        return total / n
+        return smoothed_loss(self.cfg, logits, tgt_out, label_smoothing)
 
     @torch.no_grad()
     def greedy(self, src, src_len, max_len=None):
         """Greedy decoding of a batch, each step recomputing the whole prefix (the
-        reference for s2s's cached steps). Stops as the recurrent reference does."""
-        B = src.shape[1]
+        reference for s2s's cached steps)."""
         memory, mask = self.encode(src, src_len)
-        limits = [max_len(int(n)) if max_len else 2 * int(n) + 10 for n in src_len]
-        ys = torch.full((1, B), BOS, dtype=torch.long)
-        out = [[] for _ in range(B)]
-        done = [False] * B
-        while not all(done):
-            y = self.decode(ys, memory, mask)[-1].argmax(dim=1)
-            ys = torch.cat([ys, y.unsqueeze(0)])
-            for b, tok in enumerate(y.tolist()):
-                if done[b]:
-                    continue
-                if tok == EOS:
-                    done[b] = True
-                else:
-                    out[b].append(tok)
-                    if len(out[b]) >= limits[b]:
-                        done[b] = True
-        return out
+        prefix = [None]
+
+        def step(y):
+            prefix[0] = y.unsqueeze(0) if prefix[0] is None else torch.cat([prefix[0], y.unsqueeze(0)])
+            return self.decode(prefix[0], memory, mask)[-1]
+        return greedy_loop(step, src_len, max_len)
 
     # -- incremental decoding with a cache (the bench's PyTorch side) ------------
     def _attend(self, attn, q, k, v, key_pad=None):
@@ -282,21 +264,5 @@ class Transformer(nn.Module):
     @torch.no_grad()
     def greedy_cached(self, src, src_len, max_len=None):
         """Greedy decoding with the cache; the same results as greedy()."""
-        B = src.shape[1]
         st = self.start_cached(src, src_len)
-        limits = [max_len(int(n)) if max_len else 2 * int(n) + 10 for n in src_len]
-        y = torch.full((B,), BOS, dtype=torch.long)
-        out = [[] for _ in range(B)]
-        done = [False] * B
-        while not all(done):
-            y = self.step_cached(y, st).argmax(dim=1)
-            for b, tok in enumerate(y.tolist()):
-                if done[b]:
-                    continue
-                if tok == EOS:
-                    done[b] = True
-                else:
-                    out[b].append(tok)
-                    if len(out[b]) >= limits[b]:
-                        done[b] = True
-        return out
+        return greedy_loop(lambda y: self.step_cached(y, st), src_len, max_len)

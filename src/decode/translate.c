@@ -304,7 +304,7 @@ int translate_nll(Model *m, const Vocab *src, const Vocab *tgt, const TextConfig
             BUG("%s", e->msg); /* no empty source is left */
         int max_b, max_s, max_t;
         batch_limits(&d, &bo, &max_b, &max_s, &max_t);
-        Work *w = work_new(&m->cfg, max_b, max_s, max_t, false);
+        Work *w = work_new(&m->cfg, max_b, max_s, max_t, WORK_SCORE);
         BatchBuf bb;
         batch_buf_init(&bb, max_b, max_s, max_t);
         for (int k = 0; k < plan.nbatch; k++) {

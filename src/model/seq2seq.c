@@ -93,19 +93,6 @@ void model_init_random(Model *m, Rng *rng)
 
 /* ------------------------------------------------------------------ work */
 
-/* Carves buffers from one allocation; a first pass with base NULL only counts. */
-typedef struct Carver {
-    real *base;
-    size_t used;
-} Carver;
-
-static real *carve(Carver *cv, size_t n)
-{
-    real *p = cv->base ? cv->base + cv->used : NULL;
-    cv->used += (n + 15) & ~(size_t)15; /* 64-byte aligned slices for float */
-    return p;
-}
-
 static void work_carve(Work *w, Carver *cv)
 {
     const ModelConfig *c = &w->cfg;
@@ -258,9 +245,10 @@ static void work_carve(Work *w, Carver *cv)
     }
 }
 
-size_t work_bytes(const ModelConfig *cfg, int max_b, int max_s, int max_t, bool training)
+size_t work_bytes(const ModelConfig *cfg, int max_b, int max_s, int max_t, WorkKind kind)
 {
-    Work w = {.cfg = *cfg, .max_b = max_b, .max_s = max_s, .max_t = max_t, .training = training};
+    Work w = {.cfg = *cfg, .max_b = max_b, .max_s = max_s, .max_t = max_t, .kind = kind,
+              .training = kind == WORK_TRAIN};
     if (cfg->arch == ARCH_TRANSFORMER)
         return sizeof w + tf_work_bytes(&w);
     Carver count = {0};
@@ -271,14 +259,15 @@ size_t work_bytes(const ModelConfig *cfg, int max_b, int max_s, int max_t, bool 
     return n;
 }
 
-Work *work_new(const ModelConfig *cfg, int max_b, int max_s, int max_t, bool training)
+Work *work_new(const ModelConfig *cfg, int max_b, int max_s, int max_t, WorkKind kind)
 {
     Work *w = xcalloc(1, sizeof *w);
     w->cfg = *cfg;
     w->max_b = max_b;
     w->max_s = max_s;
     w->max_t = max_t;
-    w->training = training;
+    w->kind = kind;
+    w->training = kind == WORK_TRAIN;
     if (cfg->arch == ARCH_TRANSFORMER) {
         w->tf = tf_work_new(w);
         return w;

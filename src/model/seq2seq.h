@@ -45,12 +45,17 @@ void model_free(Model *m);
    nn.Transformer's (transformer.c). */
 void model_init_random(Model *m, Rng *rng);
 
-/* Activations of one batch, sized once for the largest batch (no allocation per step). */
+/* Activations of one batch, sized once for the largest batch (no allocation per step).
+   What it is for: WORK_DECODE, model_encode and one decoder step at a time (the
+   Transformer keeps its caches there); WORK_TRAIN, model_forward with dropout and
+   model_backward; WORK_SCORE, model_forward alone (no dropout, no gradients). The
+   values of false and true are WORK_DECODE and WORK_TRAIN. */
+typedef enum WorkKind { WORK_DECODE = 0, WORK_TRAIN = 1, WORK_SCORE = 2 } WorkKind;
 typedef struct Work Work;
-Work *work_new(const ModelConfig *cfg, int max_b, int max_s, int max_t, bool training);
+Work *work_new(const ModelConfig *cfg, int max_b, int max_s, int max_t, WorkKind kind);
 void work_free(Work *w);
 /* The bytes work_new allocates for these sizes, exactly (the same carving, counted). */
-size_t work_bytes(const ModelConfig *cfg, int max_b, int max_s, int max_t, bool training);
+size_t work_bytes(const ModelConfig *cfg, int max_b, int max_s, int max_t, WorkKind kind);
 
 /* Runs the model on a batch and returns the summed label-smoothed cross-entropy over
    the non-pad targets. With rng, dropout is applied (training); NULL disables it. */

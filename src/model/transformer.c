@@ -78,22 +78,13 @@ struct TfWork {
 
 /* ------------------------------------------------------------------ sizes */
 
-typedef struct Carver {
-    real *base;
-    size_t used;
-} Carver;
-
-static real *carve(Carver *cv, size_t n)
-{
-    real *p = cv->base ? cv->base + cv->used : NULL;
-    cv->used += (n + 15) & ~(size_t)15;
-    return p;
-}
-
 static int tf_max_len(const Work *w) { return w->max_s > w->max_t ? w->max_s : w->max_t; }
 
-/* Rows of the decoder's buffers: every step in training, one step when decoding. */
-static size_t tgt_rows(const Work *w) { return (size_t)(w->training ? w->max_t : 1) * (size_t)w->max_b; }
+/* Rows of the decoder's buffers: every step, or one step when decoding. */
+static size_t tgt_rows(const Work *w)
+{
+    return (size_t)(w->kind == WORK_DECODE ? 1 : w->max_t) * (size_t)w->max_b;
+}
 
 static void carve_sub(TfSub *s, int kind, Carver *cv, size_t N, size_t Nkv, size_t att, int d,
                       int F, bool training)
@@ -122,9 +113,9 @@ static void tf_carve(TfWork *t, const Work *w, Carver *cv)
 {
     const ModelConfig *c = &w->cfg;
     int d = c->model_dim, F = c->ff, H = c->heads, L = c->layers;
-    bool tr = w->training;
+    bool tr = w->training, dec = w->kind == WORK_DECODE;
     size_t B = (size_t)w->max_b, S = (size_t)w->max_s, T = (size_t)w->max_t, M = (size_t)tf_max_len(w);
-    size_t Ns = S * B, Nt = tgt_rows(w), Tq = tr ? T : 1;
+    size_t Ns = S * B, Nt = tgt_rows(w), Tq = dec ? 1 : T;
     t->pe = carve(cv, M * d);
     t->xs = carve(cv, Ns * d);
     t->xs_mask = tr ? carve(cv, Ns * d) : NULL;
@@ -136,7 +127,7 @@ static void tf_carve(TfWork *t, const Work *w, Carver *cv)
         carve_sub(&t->dec[l].sub[0], SUB_SELF, cv, Nt, 0, B * H * Tq * T, d, F, tr);
         carve_sub(&t->dec[l].sub[1], SUB_CROSS, cv, Nt, Ns, B * H * Tq * S, d, F, tr);
         carve_sub(&t->dec[l].sub[2], SUB_FF, cv, Nt, 0, 0, d, F, tr);
-        t->dec[l].cache = tr ? NULL : carve(cv, T * B * 2 * d);
+        t->dec[l].cache = dec ? carve(cv, T * B * 2 * d) : NULL;
     }
     if (c->norm == NORM_PRE) {
         t->enc_ln = carve(cv, Ns * d);
@@ -147,8 +138,8 @@ static void tf_carve(TfWork *t, const Work *w, Carver *cv)
         t->dec_rstd = carve(cv, Nt);
     }
     t->logits = carve(cv, Nt * c->tgt_vocab);
-    t->probs = tr ? carve(cv, Nt * c->tgt_vocab) : NULL;
-    t->ashow = tr ? NULL : carve(cv, B * S);
+    t->probs = dec ? NULL : carve(cv, Nt * c->tgt_vocab);
+    t->ashow = dec ? carve(cv, B * S) : NULL;
     if (tr) {
         size_t Nm = M * B;
         t->dx = carve(cv, Nm * d);
@@ -161,7 +152,8 @@ static void tf_carve(TfWork *t, const Work *w, Carver *cv)
         t->de = carve(cv, B * H * M * M);
         t->dmem = carve(cv, Ns * d);
         t->dkv = carve(cv, Ns * 2 * d);
-    } else {
+    }
+    if (dec) {
         t->rows_tmp_len = T * B * 2 * d > S * B * 2 * d ? T * B * 2 * d : S * B * 2 * d;
         t->rows_tmp = carve(cv, t->rows_tmp_len);
     }
@@ -494,7 +486,7 @@ static void decoder_forward(Model *m, Work *w, const Batch *b, const int *ids, i
     const ModelConfig *c = &m->cfg;
     TfWork *t = w->tf;
     int B = b->B, N = Tq * B, d = c->model_dim;
-    bool decoding = !w->training;
+    bool decoding = w->kind == WORK_DECODE;
     Ctx x = {.m = m, .w = w, .b = b, .Tq = Tq, .causal = decoding ? t0 : 0,
              .masks = w->training, .p = t->p};
     embed_forward(m, w, t->xt, t->xt_mask, ids, m->tw.tgt_emb, c->tgt_vocab, m->tw.tgt_pos, N, B,
@@ -517,11 +509,11 @@ static void decoder_forward(Model *m, Work *w, const Batch *b, const int *ids, i
 double tf_forward(Model *m, Work *w, const Batch *b, Rng *rng)
 {
     const ModelConfig *c = &m->cfg;
-    CHECK(w->training && b->B <= w->max_b && b->S <= w->max_s && b->T <= w->max_t);
+    CHECK(w->kind != WORK_DECODE && b->B <= w->max_b && b->S <= w->max_s && b->T <= w->max_t);
     w->B = b->B;
     w->S = b->S;
     w->T = b->T;
-    w->tf->p = rng ? c->dropout : 0;
+    w->tf->p = rng && w->training ? c->dropout : 0;
     encoder_forward(m, w, b, rng);
     cross_kv_forward(m, w, b);
     decoder_forward(m, w, b, b->tgt_in, b->T, 0, rng);
@@ -579,7 +571,7 @@ void tf_backward(Model *m, Work *w, const Batch *b, real scale)
 
 void tf_encode(Model *m, Work *w, const Batch *b)
 {
-    CHECK(!w->training && b->B <= w->max_b && b->S <= w->max_s);
+    CHECK(w->kind == WORK_DECODE && b->B <= w->max_b && b->S <= w->max_s);
     w->B = b->B;
     w->S = b->S;
     w->T = 0;
@@ -590,7 +582,7 @@ void tf_encode(Model *m, Work *w, const Batch *b)
 
 void tf_decode_step(Model *m, Work *w, const Batch *b, const int *prev, int t)
 {
-    CHECK(!w->training && t < w->max_t && t == w->T);
+    CHECK(w->kind == WORK_DECODE && t < w->max_t && t == w->T);
     decoder_forward(m, w, b, prev, 1, t, NULL);
     /* the attention shown: a layer's weights over the source (the last by default),
        one head's or the heads' mean (m->show_layer, m->show_head) */

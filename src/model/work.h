@@ -1,5 +1,6 @@
 /* The activations of a batch (struct Work) shared by the model's modules: seq2seq.c
-   (encoder, decoder, output layer) and attend.c (attention and the pooling bridge).
+   (encoder, decoder, output layer) and attend.c (attention and the pooling bridge);
+   the Transformer keeps its own (transformer.c) behind the tf pointer.
    Internal to src/model/. Sizes: B rows, S source positions, T target steps, Hh heads,
    Ak = model_key_size, Din = model_dec_in_size, F = model_pre_in_size. */
 #ifndef S2S_MODEL_WORK_H
@@ -33,7 +34,8 @@ typedef struct DecLayer {
 struct Work {
     ModelConfig cfg;
     int max_b, max_s, max_t;
-    bool training;
+    WorkKind kind;
+    bool training; /* kind == WORK_TRAIN */
     struct TfWork *tf; /* the Transformer's activations (transformer.c); the fields
                           below then hold only logits and probs, pointing into it */
     real *mem;
@@ -81,5 +83,19 @@ struct Work {
     int B, S, T;
 };
 
+
+/* Carves the buffers of a Work from one allocation; a first pass with base NULL only
+   counts (work_bytes). Slices are 64-byte aligned for float. */
+typedef struct Carver {
+    real *base;
+    size_t used;
+} Carver;
+
+static inline real *carve(Carver *cv, size_t n)
+{
+    real *p = cv->base ? cv->base + cv->used : NULL;
+    cv->used += (n + 15) & ~(size_t)15;
+    return p;
+}
 
 #endif

@@ -276,6 +276,15 @@ Test(transformer, attention_of_a_chosen_layer_and_of_every_head)
     free(a);
     free(b);
 
+    /* eval scores references with a whole-target forward pass (WORK_SCORE) */
+    char *tsv = strf("%s/t.tsv", dir);
+    write_file(tsv, "the cat sleeps\tle chat dort\nthe dog eats\tle chien mange\n");
+    RunResult ev = RUN_S2S(NULL, "eval", model, tsv, "--beam", "1");
+    cr_expect_eq(ev.status, 0, "%s", ev.err);
+    cr_expect(strstr(ev.out, "perplexity = ") != NULL, "%s", ev.out);
+    run_free(&ev);
+    free(tsv);
+
     RunResult e1 = RUN_S2S(NULL, "translate", rnn, "the cat", "--show-attention", "--attention-layer", "1");
     cr_expect_eq(e1.status, 2);
     char *want = strf("s2s: translate: --attention-layer needs a Transformer model (%s is rnn)\n", rnn);
