@@ -437,6 +437,18 @@ int cmd_train(int argc, char **argv)
     /* A budget given alone is used whole: the epoch limit is then off unless given. */
     if (!epochs_set && (o.steps > 0 || o.minutes > 0))
         o.epochs = 0;
+    /* On --resume without --arch the run's architecture decides which flags apply. */
+    bool arch_given = false;
+    for (int g = 0; g < ngiven; g++)
+        arch_given = arch_given || given_is(given[g], "--arch");
+    if (o.resume && !arch_given) {
+        TrainOpts saved;
+        char *saved_dir = NULL;
+        Err se;
+        if (train_saved_opts(o.model, &saved, &saved_dir, &se) == 0)
+            arch = saved.cfg.arch;
+        free(saved_dir); /* errors are reported by resume_opts below */
+    }
     arch_opts(&o.cfg, arch, given, ngiven, layers, heads, window, max_positions);
     Err e;
     char *saved_data = NULL;

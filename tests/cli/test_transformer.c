@@ -310,3 +310,49 @@ Test(transformer, attention_of_a_chosen_layer_and_of_every_head)
     rm_rf(dir);
     free(dir);
 }
+
+/* --resume of a Transformer run: the run's architecture decides which flags apply, a
+   flag that differs from the run is refused, and 20 + 20 steps give the weights of 40
+   straight (dropout on, the generators' states saved). */
+Test(transformer, resume_continues_exactly_and_refuses_a_changed_size, .timeout = 120)
+{
+    char *dir = tmpdir_new();
+    char *a = strf("%s/a.s2s", dir), *b = strf("%s/b.s2s", dir);
+#define TINY "--arch", "transformer", "--model-dim", "16", "--ff", "24", "--layers", "1", "--heads", "2", \
+             "--valid-every", "10", "--threads", "1", "--quiet"
+    RunResult r = RUN_S2S(NULL, "train", "data/sample.tsv", "-o", a, "--steps", "40", TINY);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    run_free(&r);
+    r = RUN_S2S(NULL, "train", "data/sample.tsv", "-o", b, "--steps", "20", TINY);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    run_free(&r);
+#undef TINY
+    r = RUN_S2S(NULL, "train", "--resume", "-o", b, "--steps", "40", "--ff", "32");
+    cr_expect_eq(r.status, 2);
+    char *want = strf("s2s: train: --ff differs from the run in %s.state; on --resume only --time, --steps, "
+                      "--epochs, --patience, --threads, --log-every and --quiet may change\n", b);
+    cr_expect_str_eq(r.err, want);
+    free(want);
+    run_free(&r);
+    r = RUN_S2S(NULL, "train", "--resume", "-o", b, "--steps", "40", "--ff", "24", "--threads", "1", "--quiet");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    run_free(&r);
+
+    char *la = strf("%s.last", a), *lb = strf("%s.last", b);
+    ModelFile ma, mb;
+    Err e;
+    cr_assert_eq(model_file_load(&ma, la, false, &e), 0, "%s", e.msg);
+    cr_assert_eq(model_file_load(&mb, lb, false, &e), 0, "%s", e.msg);
+    cr_assert_eq(mb.model.cfg.arch, ARCH_TRANSFORMER);
+    cr_assert_eq(ma.model.layout.total, mb.model.layout.total);
+    cr_expect(memcmp(ma.model.params, mb.model.params, ma.model.layout.total * sizeof(real)) == 0,
+              "20 + 20 resumed steps differ from 40 straight");
+    model_file_free(&ma);
+    model_file_free(&mb);
+    free(la);
+    free(lb);
+    free(a);
+    free(b);
+    rm_rf(dir);
+    free(dir);
+}
