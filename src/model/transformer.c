@@ -35,16 +35,17 @@ typedef struct TfSub {
     const real *in;     /* (N,d) */
     real *ln;           /* (N,d) */
     real *mean, *rstd;  /* (N) */
-    real *sum;          /* (N,d) in + out */
-    real *out;          /* (N,d) the sublayer's output, after dropout */
-    real *mask;         /* (N,d) its dropout mask (training) */
+    real *sum;          /* (N,d) in + drop(f(...)): f writes here, dropout and the
+                           residual follow in place */
+    real *mask;         /* (N,d) the dropout mask of f's output (training) */
     /* attention */
     real *qkv;          /* self (N,3d); cross: the queries (N,d) */
     real *kv;           /* cross: keys | values of the encoder output (S,B,2d) */
     real *ctx;          /* (N,d) the heads' outputs, before out_proj */
     real *a, *adrop;    /* (B,H,Tq,Tk) weights and their dropout mask (training) */
     /* feed-forward */
-    real *h, *hmask;    /* (N,F) ReLU output after dropout, its mask */
+    real *h;            /* (N,F) ReLU output after dropout (its mask is not kept: a
+                           kept unit is one whose value is > 0) */
 } TfSub;
 
 typedef struct TfLayer {
@@ -63,7 +64,8 @@ struct TfWork {
     const real *memory;        /* (S,B,d) the encoder's output */
     const real *top;           /* (Nt,d) the decoder's output */
     real *logits, *probs;      /* (Nt,V) */
-    real *ashow;               /* (B,S) decoding: the last layer's attention, heads' mean */
+    real *ashow;               /* (B,S) decoding: the attention shown (Model.show_layer,
+                                  show_head) */
     /* gradients (training) */
     real *dx, *dy, *dtmp, *dln;  /* (max(S,T)·B, d) */
     real *dqkv;                  /* (max(S,T)·B, 3d) */
@@ -94,11 +96,9 @@ static void carve_sub(TfSub *s, int kind, Carver *cv, size_t N, size_t Nkv, size
     s->mean = carve(cv, N);
     s->rstd = carve(cv, N);
     s->sum = carve(cv, N * d);
-    s->out = carve(cv, N * d);
     s->mask = training ? carve(cv, N * d) : NULL;
     if (kind == SUB_FF) {
         s->h = carve(cv, N * F);
-        s->hmask = training ? carve(cv, N * F) : NULL;
         return;
     }
     s->qkv = carve(cv, N * (kind == SUB_SELF ? 3 : 1) * d);
@@ -310,7 +310,7 @@ static MhaShape cross_shape(const Ctx *x, int d)
                       .causal = -1, .scale = (real)(1.0 / sqrt((double)(d / c->heads)))};
 }
 
-/* s->out = f(fin) before dropout. */
+/* s->sum = f(fin), before dropout and the residual. */
 static void sub_f_forward(const Ctx *x, const TfLayerWeights *lw, TfSub *s, const real *fin, int N,
                           Rng *rng)
 {
@@ -320,9 +320,9 @@ static void sub_f_forward(const Ctx *x, const TfLayerWeights *lw, TfSub *s, cons
     if (s->kind == SUB_FF) {
         nn_linear_forward(s->h, fin, lw->ff1_w, lw->ff1_b, N, d, F);
         nn_relu_forward(s->h, s->h, (size_t)N * F);
-        if (x->masks)
-            nn_dropout_forward(s->h, s->hmask, s->h, (size_t)N * F, p, rng);
-        nn_linear_forward(s->out, s->h, lw->ff2_w, lw->ff2_b, N, F, d);
+        if (x->masks) /* the mask goes to scratch: backward needs only h > 0 */
+            nn_dropout_forward(s->h, x->w->tf->dh, s->h, (size_t)N * F, p, rng);
+        nn_linear_forward(s->sum, s->h, lw->ff2_w, lw->ff2_b, N, F, d);
         return;
     }
     const TfAttnWeights *aw = s->kind == SUB_SELF ? &lw->self : &lw->cross;
@@ -346,7 +346,7 @@ static void sub_f_forward(const Ctx *x, const TfLayerWeights *lw, TfSub *s, cons
     if (p > 0)
         nn_dropout_mask(s->adrop, (size_t)sh.B * sh.H * sh.Tq * sh.Tk, p, rng);
     nn_mha_forward(s->ctx, s->a, p > 0 ? s->adrop : NULL, s->qkv, K, V, &sh);
-    nn_linear_forward(s->out, s->ctx, aw->out_w, aw->out_b, N, d, d);
+    nn_linear_forward(s->sum, s->ctx, aw->out_w, aw->out_b, N, d, d);
 }
 
 /* Runs sublayer k of a layer on the stream `in`; returns the stream leaving it. */
@@ -362,9 +362,9 @@ static const real *sub_forward(const Ctx *x, const TfLayerWeights *lw, TfSub *s,
         nn_layernorm_forward(s->ln, s->mean, s->rstd, in, lw->norm_g[k], lw->norm_b[k], N, d, LN_EPS);
     sub_f_forward(x, lw, s, pre ? s->ln : in, N, rng);
     if (x->masks)
-        nn_dropout_forward(s->out, s->mask, s->out, n, x->p, rng);
+        nn_dropout_forward(s->sum, s->mask, s->sum, n, x->p, rng);
     for (size_t i = 0; i < n; i++)
-        s->sum[i] = in[i] + s->out[i];
+        s->sum[i] += in[i];
     if (pre)
         return s->sum;
     nn_layernorm_forward(s->ln, s->mean, s->rstd, s->sum, lw->norm_g[k], lw->norm_b[k], N, d, LN_EPS);
@@ -382,8 +382,12 @@ static void sub_f_backward(const Ctx *x, const TfLayerWeights *lw, TfLayerWeight
     if (s->kind == SUB_FF) {
         memset(t->dh, 0, (size_t)N * F * sizeof(real));
         nn_linear_backward(t->dh, gw->ff2_w, gw->ff2_b, dout, s->h, lw->ff2_w, N, F, d);
-        nn_dropout_backward_inplace(t->dh, s->hmask, (size_t)N * F);
+        /* ReLU and dropout together: a unit with h > 0 was kept, scaled by 1/(1-p);
+           any other was cut by the ReLU or dropped */
+        real keep = x->p > 0 ? (real)1 / ((real)1 - x->p) : 1;
         nn_relu_backward_inplace(t->dh, s->h, (size_t)N * F);
+        if (keep != 1)
+            nn_scale(t->dh, (size_t)N * F, keep);
         nn_linear_backward(dfin, gw->ff1_w, gw->ff1_b, t->dh, fin, lw->ff1_w, N, d, F);
         return;
     }
