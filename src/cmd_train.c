@@ -166,16 +166,9 @@ static const struct {
 
 /* --resume: the run's options come from MODEL.state; those given again must equal
    them, except the ones a resumed run may change. Returns the run's data directory. */
-static char *resume_opts(TrainOpts *o, const char *const *given, int ngiven)
+static char *resume_opts(TrainOpts *o, TrainOpts saved, char *data, const char *const *given,
+                         int ngiven)
 {
-    TrainOpts saved;
-    char *data;
-    Err e;
-    int got = train_saved_opts(o->model, &saved, &data, &e);
-    if (got < 0)
-        die_err(&e);
-    if (got == 1)
-        return NULL; /* an older state: the options are the command line's, as they were */
     for (int g = 0; g < ngiven; g++)
         for (size_t k = 0; k < sizeof resume_fields / sizeof *resume_fields; k++)
             if (given_is(given[g], resume_fields[k].name) &&
@@ -437,23 +430,23 @@ int cmd_train(int argc, char **argv)
     /* A budget given alone is used whole: the epoch limit is then off unless given. */
     if (!epochs_set && (o.steps > 0 || o.minutes > 0))
         o.epochs = 0;
-    /* On --resume without --arch the run's architecture decides which flags apply. */
+    /* --resume: the run's options, read once; without --arch the run's architecture
+       decides which flags apply. got 1: a state that predates saved options. */
+    TrainOpts saved;
+    char *saved_data = NULL;
+    int got = 1;
+    Err e;
+    if (o.resume && (got = train_saved_opts(o.model, &saved, &saved_data, &e)) < 0)
+        die_err(&e);
     bool arch_given = false;
     for (int g = 0; g < ngiven; g++)
         arch_given = arch_given || given_is(given[g], "--arch");
-    if (o.resume && !arch_given) {
-        TrainOpts saved;
-        char *saved_dir = NULL;
-        Err se;
-        if (train_saved_opts(o.model, &saved, &saved_dir, &se) == 0)
-            arch = saved.cfg.arch;
-        free(saved_dir); /* errors are reported by resume_opts below */
-    }
+    if (got == 0 && !arch_given)
+        arch = saved.cfg.arch;
     arch_opts(&o.cfg, arch, given, ngiven, layers, heads, window, max_positions);
-    Err e;
-    char *saved_data = NULL;
     if (o.resume) {
-        saved_data = resume_opts(&o, given, ngiven);
+        if (got == 0)
+            saved_data = resume_opts(&o, saved, saved_data, given, ngiven);
         if (!data)
             data = saved_data;
         if (!data)

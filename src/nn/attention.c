@@ -49,26 +49,29 @@ void nn_attn_score_backward(real *dq, real *dK, real *dv, const real *de, const 
     }
 }
 
+/* y[0..n) = softmax of x[0..n) (max-subtracted; y may be x), y[n..len) = 0 exactly. */
+static void softmax_prefix(real *y, const real *x, int n, int len)
+{
+    real m = x[0];
+    for (int j = 1; j < n; j++)
+        m = x[j] > m ? x[j] : m;
+    real sum = 0;
+    for (int j = 0; j < n; j++) {
+        y[j] = R_EXP(x[j] - m);
+        sum += y[j];
+    }
+    real inv = (real)1 / sum;
+    for (int j = 0; j < n; j++)
+        y[j] *= inv;
+    for (int j = n; j < len; j++)
+        y[j] = 0;
+}
+
 void nn_masked_softmax_forward(real *a, const real *e, const int *lens, int B, int S)
 {
     for (int b = 0; b < B; b++) {
-        int n = lens[b];
-        CHECK(n >= 1 && n <= S);
-        const real *restrict x = e + (size_t)b * S;
-        real *restrict y = a + (size_t)b * S;
-        real m = x[0];
-        for (int j = 1; j < n; j++)
-            m = x[j] > m ? x[j] : m;
-        real sum = 0;
-        for (int j = 0; j < n; j++) {
-            y[j] = R_EXP(x[j] - m);
-            sum += y[j];
-        }
-        real inv = (real)1 / sum;
-        for (int j = 0; j < n; j++)
-            y[j] *= inv;
-        for (int j = n; j < S; j++)
-            y[j] = 0;
+        CHECK(lens[b] >= 1 && lens[b] <= S);
+        softmax_prefix(a + (size_t)b * S, e + (size_t)b * S, lens[b], S);
     }
 }
 
@@ -337,25 +340,14 @@ static void mha_fwd_range(void *ctx, size_t lo, size_t hi)
             int n = mha_keys(s, b, i);
             real *restrict ar = J->a + (bh * (size_t)Tq + (size_t)i) * (size_t)Tk;
             const real *restrict q = q0 + (size_t)i * sq;
-            real m = 0;
             for (int j = 0; j < n; j++) {
                 const real *restrict k = k0 + (size_t)j * sk;
                 real dot = 0;
                 for (int d = 0; d < dh; d++)
                     dot += q[d] * k[d];
                 ar[j] = s->scale * dot;
-                m = j == 0 || ar[j] > m ? ar[j] : m;
             }
-            real sum = 0;
-            for (int j = 0; j < n; j++) {
-                ar[j] = R_EXP(ar[j] - m);
-                sum += ar[j];
-            }
-            real inv = (real)1 / sum;
-            for (int j = 0; j < n; j++)
-                ar[j] *= inv;
-            for (int j = n; j < Tk; j++)
-                ar[j] = 0;
+            softmax_prefix(ar, ar, n, Tk);
             const real *dr = J->drop ? J->drop + (bh * (size_t)Tq + (size_t)i) * (size_t)Tk : NULL;
             real *restrict o = o0 + (size_t)i * so;
             for (int d = 0; d < dh; d++)
