@@ -311,7 +311,7 @@ int translate_nll(Model *m, const Vocab *src, const Vocab *tgt, const TextConfig
             Batch b;
             batch_fill(&b, &bb, &d, plan.idx + plan.start[k], plan.start[k + 1] - plan.start[k]);
             model_forward(m, w, &b, NULL);
-            sum += work_nll(w, &b);
+            sum += work_nll(w);
             count += b.ntok;
         }
         batch_buf_free(&bb);

@@ -98,7 +98,7 @@ static void work_carve(Work *w, Carver *cv)
     const ModelConfig *c = &w->cfg;
     size_t B = (size_t)w->max_b, S = (size_t)w->max_s, T = (size_t)w->max_t;
     size_t E = (size_t)c->emb, H = (size_t)c->hidden, D = (size_t)c->dec_hidden,
-           A = (size_t)c->attn, P = (size_t)c->deep_out, V = (size_t)c->tgt_vocab,
+           A = (size_t)c->attn, P = (size_t)c->deep_out,
            K = (size_t)model_enc_size(c), G = (size_t)model_gates(c);
     size_t C = c->cell == CELL_GRU ? NN_GRU_CACHE : NN_LSTM_CACHE;
     bool tr = w->training, lstm = c->cell == CELL_LSTM;
@@ -221,8 +221,7 @@ static void work_carve(Work *w, Carver *cv)
     w->pre = carve(cv, T * B * P);
     w->pre_drop = carve(cv, T * B * P);
     w->pre_mask = carve(cv, T * B * P);
-    w->logits = carve(cv, T * B * V);
-    w->probs = carve(cv, T * B * V);
+    carve_output(w, cv);
     if (tr) {
         w->dy = carve(cv, T * B * E);
         w->dq = carve(cv, B * A);
@@ -295,7 +294,11 @@ void work_free(Work *w)
     free(w);
 }
 
-const real *work_logits(const Work *w) { return w->logits; }
+const real *work_logits(const Work *w)
+{
+    CHECK(w->kind == WORK_SCORE && w->T * w->B <= w->out_rows);
+    return w->logits;
+}
 
 /* ------------------------------------------------------------------ encoder */
 
@@ -614,8 +617,8 @@ static void dec_step(Model *m, Work *w, const Batch *b, int t, Rng *rng)
     nn_tanh_forward(pre, pre, (size_t)B * P);
 }
 
-/* Logits for steps [t0, t0+nt): on Bahdanau's path the deep output from [s_t; c_t; y]
-   first (Luong's path computed h~_t in dec_step). */
+/* The output layer's input for steps [t0, t0+nt), after its dropout: on Bahdanau's
+   path the deep output from [s_t; c_t; y] (Luong's path computed h~_t in dec_step). */
 static void output_forward(Model *m, Work *w, const Batch *b, int t0, int nt, Rng *rng)
 {
     const ModelConfig *c = &m->cfg;
@@ -632,15 +635,16 @@ static void output_forward(Model *m, Work *w, const Batch *b, int t0, int nt, Rn
         nn_tanh_forward(pre, pre, (size_t)N * P);
     }
     dropout_fwd(w->pre_drop + off * P, w->pre_mask + off * P, pre, (size_t)N * P, c->dropout, rng);
-    nn_linear_forward(w->logits + off * c->tgt_vocab, w->pre_drop + off * P, m->w.proj_w, m->w.proj_b, N, P,
-                      c->tgt_vocab);
 }
 
-double model_forward(Model *m, Work *w, const Batch *b, Rng *rng)
+/* The loss; with grad, also the output layer's gradients (w->dpre gets that of its
+   input, m->grads those of the projection), which backward() continues. */
+static double forward(Model *m, Work *w, const Batch *b, Rng *rng, bool grad)
 {
     if (w->tf)
-        return tf_forward(m, w, b, rng);
+        return tf_forward(m, w, b, rng, grad);
     const ModelConfig *c = &m->cfg;
+    CHECK(w->kind != WORK_DECODE && (!grad || w->training));
     CHECK(b->B <= w->max_b && b->S <= w->max_s && b->T <= w->max_t);
     w->B = b->B;
     w->S = b->S;
@@ -652,23 +656,16 @@ double model_forward(Model *m, Work *w, const Batch *b, Rng *rng)
     for (int t = 0; t < T; t++)
         dec_step(m, w, b, t, rng);
     output_forward(m, w, b, 0, T, rng);
-    int count = 0;
-    return nn_xent_forward(w->probs, &count, w->logits, b->tgt_out, T * B, c->tgt_vocab, c->label_smoothing, 0);
+    OutputLayer o = work_output(w, m->w.proj_w, m->w.proj_b, m->g.proj_w, m->g.proj_b, c->deep_out, grad);
+    real scale = grad ? (real)(1.0 / (double)b->ntok) : 0;
+    OutputLoss r = output_loss(&o, w->pre_drop, b->tgt_out, T * B, scale, grad ? w->dpre : NULL);
+    w->nll = r.nll;
+    return r.loss;
 }
 
-double work_nll(const Work *w, const Batch *b)
-{
-    size_t N = (size_t)b->T * b->B, V = (size_t)w->cfg.tgt_vocab;
-    double nll = 0;
-    for (size_t i = 0; i < N; i++) {
-        int y = b->tgt_out[i];
-        if (y == 0)
-            continue;
-        double p = w->probs[i * V + (size_t)y];
-        nll -= log(p > 1e-300 ? p : 1e-300);
-    }
-    return nll;
-}
+double model_forward(Model *m, Work *w, const Batch *b, Rng *rng) { return forward(m, w, b, rng, false); }
+
+double work_nll(const Work *w) { return w->nll; }
 
 /* Backward of the decoder RNN layers at step t (top state gradients complete) into
    w->dx0, the gradient of the layer-0 input (zeroed here). */
@@ -708,21 +705,18 @@ static void dec_rnn_backward(Model *m, Work *w, const Batch *b, int t)
     }
 }
 
-/* Backward of output_forward over steps [t0, t0+nt): w->probs holds the gradient of
-   the logits; w->dpre gets that of the deep output / attentional state (before its
-   dropout) and, on Bahdanau's path, the deep output's backward adds into the top
-   decoder states' ds, dctx and dy. */
+/* Backward of output_forward over steps [t0, t0+nt): w->dpre holds the gradient of its
+   output (forward with grad) and gets that of the deep output / attentional state
+   (before its dropout); on Bahdanau's path the deep output's backward adds into the
+   top decoder states' ds, dctx and dy. */
 static void output_backward(Model *m, Work *w, const Batch *b, int t0, int nt)
 {
     const ModelConfig *c = &m->cfg;
     int B = b->B, E = c->emb, K = model_enc_size(c), D = c->dec_hidden, P = c->deep_out,
-        top = c->layers - 1, F = model_pre_in_size(c), V = c->tgt_vocab;
+        top = c->layers - 1, F = model_pre_in_size(c);
     int N = nt * B;
     size_t off = (size_t)t0 * B;
     real *dpre = w->dpre + off * P;
-    memset(dpre, 0, (size_t)N * P * sizeof(real));
-    nn_linear_backward(dpre, m->g.proj_w, m->g.proj_b, w->probs + off * V, w->pre_drop + off * P, m->w.proj_w, N,
-                       P, V);
     nn_dropout_backward_inplace(dpre, w->pre_mask + off * P, (size_t)N * P);
     if (!model_luong(c)) {
         real *dfeat = w->dfeat + off * F;
@@ -771,10 +765,11 @@ static void dec_step_backward(Model *m, Work *w, const Batch *b, int t)
     nn_concat_backward(xparts, w->dx0, xwidths, c->input_feed ? 2 : 1, B);
 }
 
-void model_backward(Model *m, Work *w, const Batch *b, real scale)
+/* The backward pass after forward(..., grad): from w->dpre down to the embeddings. */
+static void backward(Model *m, Work *w, const Batch *b)
 {
     if (w->tf) {
-        tf_backward(m, w, b, scale);
+        tf_backward(m, w, b);
         return;
     }
     const ModelConfig *c = &m->cfg;
@@ -797,15 +792,21 @@ void model_backward(Model *m, Work *w, const Batch *b, real scale)
     memset(w->dout[top], 0, (size_t)S * B * K * sizeof(real));
     attend_keys_zero_grad(m, w, b);
 
-    /* the forward in reverse: loss, output layer over all steps, decoder steps from the
-       last, target embeddings (dropout, lookup), encoder */
-    nn_xent_backward_inplace(w->probs, b->tgt_out, N, V, c->label_smoothing, 0, scale);
+    /* the forward in reverse: output layer over all steps (its projection done with the
+       loss), decoder steps from the last, target embeddings (dropout, lookup), encoder */
     output_backward(m, w, b, 0, T);
     for (int t = T - 1; t >= 0; t--)
         dec_step_backward(m, w, b, t);
     nn_dropout_backward_inplace(w->dy, w->y_mask, (size_t)N * E);
     nn_embedding_backward(m->g.tgt_emb, w->dy, b->tgt_in, N, V, E);
     encoder_backward(m, w, b);
+}
+
+double model_forward_backward(Model *m, Work *w, const Batch *b, Rng *rng)
+{
+    double loss = forward(m, w, b, rng, true);
+    backward(m, w, b);
+    return loss;
 }
 
 /* ------------------------------------------------------------------ translation */
@@ -835,15 +836,12 @@ void model_decode_step(Model *m, Work *w, const Batch *b, const int *prev, int t
     nn_embedding_forward(w->y + (size_t)t * B * E, prev, m->w.tgt_emb, B, c->tgt_vocab, E);
     dec_step(m, w, b, t, NULL);
     output_forward(m, w, b, t, 1, NULL);
+    nn_linear_forward(w->logits, w->pre_drop + (size_t)t * B * c->deep_out, m->w.proj_w, m->w.proj_b, B,
+                      c->deep_out, c->tgt_vocab);
     w->T = t + 1;
 }
 
-const real *work_step_logits(const Work *w)
-{
-    if (w->tf)
-        return tf_step_logits(w);
-    return w->logits + (size_t)(w->T - 1) * w->B * w->cfg.tgt_vocab;
-}
+const real *work_step_logits(const Work *w) { return w->logits; }
 
 const real *work_step_attention(const Work *w)
 {

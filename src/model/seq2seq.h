@@ -47,9 +47,11 @@ void model_init_random(Model *m, Rng *rng);
 
 /* Activations of one batch, sized once for the largest batch (no allocation per step).
    What it is for: WORK_DECODE, model_encode and one decoder step at a time (the
-   Transformer keeps its caches there); WORK_TRAIN, model_forward with dropout and
-   model_backward; WORK_SCORE, model_forward alone (no dropout, no gradients). The
-   values of false and true are WORK_DECODE and WORK_TRAIN. */
+   Transformer keeps its caches there); WORK_TRAIN, model_forward_backward (and
+   model_forward); WORK_SCORE, model_forward alone (no dropout, no gradients; keeps the
+   logits of a small batch for work_logits). The values of false and true are
+   WORK_DECODE and WORK_TRAIN. The output layer's logits exist for a chunk of rows at a
+   time (model/output.h), not for a whole batch. */
 typedef enum WorkKind { WORK_DECODE = 0, WORK_TRAIN = 1, WORK_SCORE = 2 } WorkKind;
 typedef struct Work Work;
 Work *work_new(const ModelConfig *cfg, int max_b, int max_s, int max_t, WorkKind kind);
@@ -58,15 +60,17 @@ void work_free(Work *w);
 size_t work_bytes(const ModelConfig *cfg, int max_b, int max_s, int max_t, WorkKind kind);
 
 /* Runs the model on a batch and returns the summed label-smoothed cross-entropy over
-   the non-pad targets. With rng, dropout is applied (training); NULL disables it. */
+   the non-pad targets; no gradients. With rng, dropout is applied (a WORK_TRAIN Work);
+   NULL disables it. */
 double model_forward(Model *m, Work *w, const Batch *b, Rng *rng);
-/* Accumulates into m->grads the gradient of (loss sum * scale), after model_forward
-   on the same batch (scale is usually 1/ntok). */
-void model_backward(Model *m, Work *w, const Batch *b, real scale);
+/* model_forward on a WORK_TRAIN Work, and accumulates into m->grads the gradient of the
+   mean loss per target token (loss / b->ntok). Returns the summed loss. */
+double model_forward_backward(Model *m, Work *w, const Batch *b, Rng *rng);
 /* Negative log-likelihood (no label smoothing) summed over the non-pad targets of the
-   last model_forward, from its softmax; call before model_backward. */
-double work_nll(const Work *w, const Batch *b);
-/* Logits of the last model_forward, (T,B,Vt). */
+   last model_forward or model_forward_backward. */
+double work_nll(const Work *w);
+/* Logits (T,B,Vt) of the last model_forward on a WORK_SCORE Work whose T·B rows fit
+   one chunk of the output layer (a check fails otherwise): for tests. */
 const real *work_logits(const Work *w);
 
 /* Translation: encodes a batch (tgt fields unused) and prepares decoder state. */

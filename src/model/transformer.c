@@ -63,7 +63,6 @@ struct TfWork {
     real *dec_ln, *dec_mean, *dec_rstd;
     const real *memory;        /* (S,B,d) the encoder's output */
     const real *top;           /* (Nt,d) the decoder's output */
-    real *logits, *probs;      /* (Nt,V) */
     real *ashow;               /* (B,S) decoding: the attention shown (Model.show_layer,
                                   show_head) */
     /* gradients (training) */
@@ -109,7 +108,7 @@ static void carve_sub(TfSub *s, int kind, Carver *cv, size_t N, size_t Nkv, size
     s->adrop = training ? carve(cv, att) : NULL;
 }
 
-static void tf_carve(TfWork *t, const Work *w, Carver *cv)
+static void tf_carve(TfWork *t, Work *w, Carver *cv)
 {
     const ModelConfig *c = &w->cfg;
     int d = c->model_dim, F = c->ff, H = c->heads, L = c->layers;
@@ -137,8 +136,7 @@ static void tf_carve(TfWork *t, const Work *w, Carver *cv)
         t->dec_mean = carve(cv, Nt);
         t->dec_rstd = carve(cv, Nt);
     }
-    t->logits = carve(cv, Nt * c->tgt_vocab);
-    t->probs = dec ? NULL : carve(cv, Nt * c->tgt_vocab);
+    carve_output(w, cv);
     t->ashow = dec ? carve(cv, B * S) : NULL;
     if (tr) {
         size_t Nm = M * B;
@@ -159,7 +157,7 @@ static void tf_carve(TfWork *t, const Work *w, Carver *cv)
     }
 }
 
-size_t tf_work_bytes(const Work *w)
+size_t tf_work_bytes(Work *w)
 {
     TfWork t;
     Carver count = {0};
@@ -178,8 +176,6 @@ TfWork *tf_work_new(Work *w)
     int d = w->cfg.model_dim;
     for (int p = 0; p < tf_max_len(w); p++)
         nn_sinusoid(t->pe + (size_t)p * d, p, d);
-    w->logits = t->logits;
-    w->probs = t->probs;
     return t;
 }
 
@@ -483,7 +479,7 @@ static void cross_kv_forward(Model *m, Work *w, const Batch *b)
 }
 
 /* The decoder over N rows starting at position t0 (all steps in training, one step
-   when decoding); logits (N,V). */
+   when decoding, which also writes the step's logits (B,V)). */
 static void decoder_forward(Model *m, Work *w, const Batch *b, const int *ids, int Tq, int t0,
                             Rng *rng)
 {
@@ -507,10 +503,15 @@ static void decoder_forward(Model *m, Work *w, const Batch *b, const int *ids, i
         h = t->dec_ln;
     }
     t->top = h;
-    nn_linear_forward(t->logits, h, m->tw.proj_w, m->tw.proj_b, N, d, c->tgt_vocab);
+    if (decoding)
+        nn_linear_forward(w->logits, h, m->tw.proj_w, m->tw.proj_b, N, d, c->tgt_vocab);
 }
 
-double tf_forward(Model *m, Work *w, const Batch *b, Rng *rng)
+/* The output layer's gradient goes where the backward pass starts: the final norm's
+   output (pre-norm) or the decoder's output. */
+static real *top_grad(Model *m, TfWork *t) { return m->cfg.norm == NORM_PRE ? t->dln : t->dy; }
+
+double tf_forward(Model *m, Work *w, const Batch *b, Rng *rng, bool grad)
 {
     const ModelConfig *c = &m->cfg;
     CHECK(w->kind != WORK_DECODE && b->B <= w->max_b && b->S <= w->max_s && b->T <= w->max_t);
@@ -521,12 +522,15 @@ double tf_forward(Model *m, Work *w, const Batch *b, Rng *rng)
     encoder_forward(m, w, b, rng);
     cross_kv_forward(m, w, b);
     decoder_forward(m, w, b, b->tgt_in, b->T, 0, rng);
-    int count = 0;
-    return nn_xent_forward(w->tf->probs, &count, w->tf->logits, b->tgt_out, b->T * b->B,
-                           c->tgt_vocab, c->label_smoothing, 0);
+    CHECK(!grad || w->training);
+    OutputLayer o = work_output(w, m->tw.proj_w, m->tw.proj_b, m->tg.proj_w, m->tg.proj_b, c->model_dim, grad);
+    real scale = grad ? (real)(1.0 / (double)b->ntok) : 0;
+    OutputLoss r = output_loss(&o, w->tf->top, b->tgt_out, b->T * b->B, scale, grad ? top_grad(m, w->tf) : NULL);
+    w->nll = r.nll;
+    return r.loss;
 }
 
-void tf_backward(Model *m, Work *w, const Batch *b, real scale)
+void tf_backward(Model *m, Work *w, const Batch *b)
 {
     const ModelConfig *c = &m->cfg;
     CHECK(w->training && b->B == w->B && b->S == w->S && b->T == w->T);
@@ -534,15 +538,10 @@ void tf_backward(Model *m, Work *w, const Batch *b, real scale)
     int B = b->B, d = c->model_dim, V = c->tgt_vocab, Nt = b->T * B, Ns = b->S * B;
     bool pre = c->norm == NORM_PRE;
     TfWeights *g = &m->tg;
-    /* loss and output projection */
-    nn_xent_backward_inplace(t->probs, b->tgt_out, Nt, V, c->label_smoothing, 0, scale);
+    /* the output layer's gradient is in top_grad (tf_forward) */
     real *dy = t->dy, *spare = t->dx;
-    memset(dy, 0, (size_t)Nt * d * sizeof(real));
-    if (pre)
-        memset(t->dln, 0, (size_t)Nt * d * sizeof(real));
-    nn_linear_backward(pre ? t->dln : dy, g->proj_w, g->proj_b, t->probs, t->top, m->tw.proj_w, Nt,
-                       d, V);
     if (pre) {
+        memset(dy, 0, (size_t)Nt * d * sizeof(real));
         /* the final norm reads the last sublayer's sum */
         nn_layernorm_backward(dy, g->dec_norm_g, g->dec_norm_b, t->dln, t->dec[c->layers - 1].sub[2].sum,
                               t->dec_mean, t->dec_rstd, m->tw.dec_norm_g, Nt, d);
@@ -605,7 +604,6 @@ void tf_decode_step(Model *m, Work *w, const Batch *b, const int *prev, int t)
     w->T = t + 1;
 }
 
-const real *tf_step_logits(const Work *w) { return w->tf->logits; }
 const real *tf_step_attention(const Work *w) { return w->tf->ashow; }
 
 /* Row r of the (S,n,width) array dst becomes row from[r] of the (S,B,width) array src

@@ -8,18 +8,19 @@
 
 typedef struct TfWork TfWork;
 
-/* Sizes as work_new; the Work's logits and probs point into it. */
+/* Sizes as work_new; also carves the Work's output buffers (carve_output). */
 TfWork *tf_work_new(Work *w);
 void tf_work_free(TfWork *t);
 /* Bytes tf_work_new allocates for the sizes in w, exactly. */
-size_t tf_work_bytes(const Work *w);
+size_t tf_work_bytes(Work *w);
 
 void tf_init_random(Model *m, Rng *rng);
-double tf_forward(Model *m, Work *w, const Batch *b, Rng *rng);
-void tf_backward(Model *m, Work *w, const Batch *b, real scale);
+/* The loss; with grad, also the output layer's gradients (see model_forward_backward),
+   and tf_backward the rest. */
+double tf_forward(Model *m, Work *w, const Batch *b, Rng *rng, bool grad);
+void tf_backward(Model *m, Work *w, const Batch *b);
 void tf_encode(Model *m, Work *w, const Batch *b);
 void tf_decode_step(Model *m, Work *w, const Batch *b, const int *prev, int t);
-const real *tf_step_logits(const Work *w);
 const real *tf_step_attention(const Work *w);
 void tf_expand_rows(Model *m, Work *w, Batch *b, const int *from, int n);
 void tf_select_rows(Model *m, Work *w, const Batch *b, const int *from, int t);

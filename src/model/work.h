@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 
+#include "model/output.h"
 #include "model/seq2seq.h"
 
 typedef struct EncDir {
@@ -77,8 +78,13 @@ struct Work {
     real *feat, *dfeat;                       /* (T,B,F): out.pre's input */
     real *pre, *dpre;                         /* (T,B,P) deep output / attentional state */
     real *pre_drop, *pre_mask;                /* (T,B,P) */
-    real *logits;                             /* (T,B,V) */
-    real *probs;                              /* (T,B,V) softmax, then its gradient */
+    /* output layer (model/output.h): decoding, one step's logits (B,V); training and
+       scoring, a chunk of out_rows rows (scoring keeps the logits apart from the
+       probabilities, training writes the probabilities and then their gradient over
+       them) */
+    real *logits, *probs;
+    int out_rows;
+    double nll;                               /* of the last model_forward */
     /* the batch currently held */
     int B, S, T;
 };
@@ -96,6 +102,25 @@ static inline real *carve(Carver *cv, size_t n)
     real *p = cv->base ? cv->base + cv->used : NULL;
     cv->used += (n + 15) & ~(size_t)15;
     return p;
+}
+
+/* The output layer's buffers (decoding: B rows; else a chunk, output_chunk_rows). */
+static inline void carve_output(Work *w, Carver *cv)
+{
+    size_t V = (size_t)w->cfg.tgt_vocab;
+    w->out_rows = w->kind == WORK_DECODE ? w->max_b : output_chunk_rows(w->max_b * w->max_t, (int)V);
+    w->logits = carve(cv, (size_t)w->out_rows * V);
+    w->probs = w->kind == WORK_SCORE ? carve(cv, (size_t)w->out_rows * V) : NULL;
+}
+
+/* The output layer over projection W (V,P) and bias b, with gradients in a training
+   Work when grad. */
+static inline OutputLayer work_output(const Work *w, const real *W, const real *b, real *gw, real *gb,
+                                      int P, bool grad)
+{
+    return (OutputLayer){.w = W, .b = b, .gw = grad ? gw : NULL, .gb = grad ? gb : NULL, .P = P,
+                         .V = w->cfg.tgt_vocab, .eps = w->cfg.label_smoothing, .chunk = w->out_rows,
+                         .logits = w->logits, .probs = w->probs};
 }
 
 #endif

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "base/err.h"
+#include "nn/parallel.h"
 
 void nn_bias_forward(real *out, const real *inp, const real *b, int N, int C)
 {
@@ -158,31 +159,58 @@ void nn_split_backward(real *dinp, const real *const *dparts, const int *widths,
     }
 }
 
-void nn_dropout_mask(real *mask, size_t n, real p, Rng *rng)
+/* Element i of a call keeps when the 53-bit uniform number u_i >= p, where u_i is
+   output i of splitmix64 started from a key drawn once per call from rng: the elements
+   are independent of each other and of the order they are computed in, so the mask is
+   the same on any number of threads, and rng advances by one draw per call. */
+typedef struct DropJob {
+    real *out, *mask;
+    const real *inp;
+    uint64_t key;
+    double p;
+    real keep;
+} DropJob;
+
+static void drop_range(void *ctx, size_t lo, size_t hi)
+{
+    const DropJob *j = ctx;
+    real *restrict mask = j->mask;
+    for (size_t i = lo; i < hi; i++) {
+        uint64_t z = j->key + (uint64_t)(i + 1) * 0x9e3779b97f4a7c15ULL;
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+        z ^= z >> 31;
+        double u = (double)(z >> 11) * 0x1.0p-53;
+        mask[i] = u >= j->p ? j->keep : 0;
+    }
+    if (j->out) {
+        real *out = j->out; /* may be inp */
+        const real *inp = j->inp;
+        for (size_t i = lo; i < hi; i++)
+            out[i] = inp[i] * mask[i];
+    }
+}
+
+static void dropout_run(real *out, real *mask, const real *inp, size_t n, real p, Rng *rng)
 {
     CHECK(p >= 0 && p < 1);
     if (p == 0) {
         for (size_t i = 0; i < n; i++)
             mask[i] = 1;
-        return;
-    }
-    /* Keep when a 53-bit uniform draw is >= p: probability exactly 1 - p (up to 2^-53). */
-    real keep = (real)1 / ((real)1 - p);
-    double pd = (double)p;
-    for (size_t i = 0; i < n; i++)
-        mask[i] = rng_uniform(rng) >= pd ? keep : 0;
-}
-
-void nn_dropout_forward(real *out, real *mask, const real *inp, size_t n, real p, Rng *rng)
-{
-    nn_dropout_mask(mask, n, p, rng);
-    if (p == 0) {
-        if (out != inp)
+        if (out && out != inp)
             memcpy(out, inp, n * sizeof(real));
         return;
     }
-    for (size_t i = 0; i < n; i++)
-        out[i] = inp[i] * mask[i];
+    DropJob j = {.out = out, .mask = mask, .inp = inp, .key = rng_u64(rng), .p = (double)p,
+                 .keep = (real)1 / ((real)1 - p)};
+    nn_parallel_for(n, 4096, drop_range, &j);
+}
+
+void nn_dropout_mask(real *mask, size_t n, real p, Rng *rng) { dropout_run(NULL, mask, NULL, n, p, rng); }
+
+void nn_dropout_forward(real *out, real *mask, const real *inp, size_t n, real p, Rng *rng)
+{
+    dropout_run(out, mask, inp, n, p, rng);
 }
 
 void nn_dropout_backward(real *dinp, const real *dout, const real *mask, size_t n)
@@ -232,12 +260,21 @@ void nn_relu_backward_inplace(real *d, const real *out, size_t n)
         d[i] = out[i] > 0 ? d[i] : 0;
 }
 
-void nn_layernorm_forward(real *out, real *mean, real *rstd, const real *inp, const real *g,
-                          const real *b, int N, int C, real eps)
+typedef struct LnJob {
+    real *out, *mean_out, *rstd_out, *dinp, *dg, *db;
+    const real *inp, *dout, *g, *b, *mean, *rstd;
+    int N, C;
+    real eps;
+} LnJob;
+
+static void ln_forward_rows(void *ctx, size_t lo, size_t hi)
 {
-    for (int i = 0; i < N; i++) {
-        const real *restrict x = inp + (size_t)i * C;
-        real *restrict y = out + (size_t)i * C;
+    const LnJob *j = ctx;
+    int C = j->C;
+    for (size_t i = lo; i < hi; i++) {
+        const real *restrict x = j->inp + i * C;
+        real *restrict y = j->out + i * C;
+        const real *restrict g = j->g, *restrict b = j->b;
         real m = 0;
         for (int c = 0; c < C; c++)
             m += x[c];
@@ -246,30 +283,49 @@ void nn_layernorm_forward(real *out, real *mean, real *rstd, const real *inp, co
         for (int c = 0; c < C; c++)
             v += (x[c] - m) * (x[c] - m);
         v /= (real)C;
-        real r = (real)1 / R_SQRT(v + eps);
+        real r = (real)1 / R_SQRT(v + j->eps);
         for (int c = 0; c < C; c++)
             y[c] = (x[c] - m) * r * g[c] + b[c];
-        mean[i] = m;
-        rstd[i] = r;
+        j->mean_out[i] = m;
+        j->rstd_out[i] = r;
     }
 }
 
-void nn_layernorm_backward(real *dinp, real *dg, real *db, const real *dout, const real *inp,
-                           const real *mean, const real *rstd, const real *g, int N, int C)
+void nn_layernorm_forward(real *out, real *mean, real *rstd, const real *inp, const real *g,
+                          const real *b, int N, int C, real eps)
 {
-    for (int i = 0; i < N; i++) {
-        const real *restrict x = inp + (size_t)i * C;
-        const real *restrict dy = dout + (size_t)i * C;
-        real m = mean[i], r = rstd[i];
-        if (dg || db)
-            for (int c = 0; c < C; c++) {
-                if (dg)
-                    dg[c] += dy[c] * (x[c] - m) * r;
-                if (db)
-                    db[c] += dy[c];
-            }
-        if (!dinp)
-            continue;
+    LnJob j = {.out = out, .mean_out = mean, .rstd_out = rstd, .inp = inp, .g = g, .b = b, .N = N, .C = C,
+               .eps = eps};
+    nn_parallel_for((size_t)(N > 0 ? N : 0), 64, ln_forward_rows, &j);
+}
+
+/* dg, db over columns [lo, hi), each summed over the rows in order. */
+static void ln_backward_params(void *ctx, size_t lo, size_t hi)
+{
+    const LnJob *j = ctx;
+    size_t C = (size_t)j->C;
+    for (int i = 0; i < j->N; i++) {
+        const real *restrict x = j->inp + i * C;
+        const real *restrict dy = j->dout + i * C;
+        real m = j->mean[i], r = j->rstd[i];
+        if (j->dg)
+            for (size_t c = lo; c < hi; c++)
+                j->dg[c] += dy[c] * (x[c] - m) * r;
+        if (j->db)
+            for (size_t c = lo; c < hi; c++)
+                j->db[c] += dy[c];
+    }
+}
+
+static void ln_backward_rows(void *ctx, size_t lo, size_t hi)
+{
+    const LnJob *j = ctx;
+    int C = j->C;
+    const real *restrict g = j->g;
+    for (size_t i = lo; i < hi; i++) {
+        const real *restrict x = j->inp + i * C;
+        const real *restrict dy = j->dout + i * C;
+        real m = j->mean[i], r = j->rstd[i];
         real s1 = 0, s2 = 0; /* Σ dy·g, Σ dy·g·x̂ */
         for (int c = 0; c < C; c++) {
             real dxh = dy[c] * g[c];
@@ -278,10 +334,23 @@ void nn_layernorm_backward(real *dinp, real *dg, real *db, const real *dout, con
         }
         s1 /= (real)C;
         s2 /= (real)C;
-        real *restrict dx = dinp + (size_t)i * C;
+        real *restrict dx = j->dinp + i * C;
         for (int c = 0; c < C; c++)
             dx[c] += r * (dy[c] * g[c] - s1 - (x[c] - m) * r * s2);
     }
+}
+
+void nn_layernorm_backward(real *dinp, real *dg, real *db, const real *dout, const real *inp,
+                           const real *mean, const real *rstd, const real *g, int N, int C)
+{
+    LnJob j = {.dinp = dinp, .dg = dg, .db = db, .dout = dout, .inp = inp, .mean = mean, .rstd = rstd,
+               .g = g, .N = N, .C = C};
+    if (N <= 0)
+        return;
+    if (dg || db)
+        nn_parallel_for((size_t)C, 32, ln_backward_params, &j);
+    if (dinp)
+        nn_parallel_for((size_t)N, 64, ln_backward_rows, &j);
 }
 
 void nn_sinusoid(real *out, int pos, int C)

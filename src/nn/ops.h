@@ -79,9 +79,11 @@ void nn_split_backward(real *dinp,                 // (N, sum of widths)
                        const int *widths,          // (nparts)
                        int nparts, int N);
 
-/* Inverted dropout: mask[i] = 0 with probability p, else 1/(1-p), drawn from rng;
-   out = inp * mask; out may equal inp. 0 <= p < 1. With p == 0 the mask is all ones,
-   out is an exact copy and rng is not touched. */
+/* Inverted dropout: mask[i] = 0 with probability p, else 1/(1-p); out = inp * mask;
+   out may equal inp. 0 <= p < 1. Each call takes one number from rng, the key of a
+   counter-based generator (splitmix64) that decides every element independently, so
+   the mask does not depend on the number of threads. With p == 0 the mask is all
+   ones, out is an exact copy and rng is not touched. */
 void nn_dropout_forward(real *out,        // (n)
                         real *mask,       // (n) written
                         const real *inp,  // (n)

@@ -29,7 +29,7 @@ void optim_adam_free(Adam *a)
 typedef struct AdamJob {
     real *params, *m, *v;
     const real *grads;
-    real b1, b2, c1, c2, step_size, bc2_sqrt, eps, wd;
+    real gscale, b1, b2, c1, c2, step_size, bc2_sqrt, eps, wd;
 } AdamJob;
 
 static void adam_range(void *ctx, size_t lo, size_t hi)
@@ -37,10 +37,10 @@ static void adam_range(void *ctx, size_t lo, size_t hi)
     const AdamJob *j = ctx;
     real *restrict params = j->params, *restrict m = j->m, *restrict v = j->v;
     const real *restrict grads = j->grads;
-    const real b1 = j->b1, b2 = j->b2, c1 = j->c1, c2 = j->c2, step_size = j->step_size,
-               bc2_sqrt = j->bc2_sqrt, eps = j->eps, wd = j->wd;
+    const real gscale = j->gscale, b1 = j->b1, b2 = j->b2, c1 = j->c1, c2 = j->c2,
+               step_size = j->step_size, bc2_sqrt = j->bc2_sqrt, eps = j->eps, wd = j->wd;
     for (size_t i = lo; i < hi; i++) {
-        real g = grads[i];
+        real g = grads[i] * gscale;
         if (wd != 0)
             g += wd * params[i];
         m[i] = m[i] * b1 + c1 * g;
@@ -50,13 +50,19 @@ static void adam_range(void *ctx, size_t lo, size_t hi)
     }
 }
 
-void optim_adam_step(Adam *a, real *restrict params, const real *restrict grads, double lr)
+void optim_adam_step(Adam *a, real *params, const real *grads, double lr)
+{
+    optim_adam_step_scaled(a, params, grads, 1, lr);
+}
+
+void optim_adam_step_scaled(Adam *a, real *restrict params, const real *restrict grads, real gscale,
+                            double lr)
 {
     a->step++;
     const double bc1 = 1.0 - pow(a->beta1, (double)a->step);
     const double bc2 = 1.0 - pow(a->beta2, (double)a->step);
     AdamJob j = {
-        .params = params, .m = a->m, .v = a->v, .grads = grads,
+        .params = params, .m = a->m, .v = a->v, .grads = grads, .gscale = gscale,
         .b1 = (real)a->beta1, .b2 = (real)a->beta2,
         .c1 = (real)(1.0 - a->beta1), .c2 = (real)(1.0 - a->beta2),
         .step_size = (real)(lr / bc1), .bc2_sqrt = (real)sqrt(bc2),
@@ -97,10 +103,10 @@ static void scale_range(void *ctx, size_t lo, size_t hi)
         g[i] *= j->coef;
 }
 
-double optim_clip_grad_norm(real *grads, size_t n, double max_norm)
+double optim_grad_norm(const real *grads, size_t n)
 {
     size_t blocks = (n + NN_PAR_BLOCK - 1) / NN_PAR_BLOCK;
-    NormJob j = {.grads = grads, .n = n};
+    NormJob j = {.grads = (real *)grads, .n = n};
     double ss = 0;
     for (j.first = 0; j.first < blocks; j.first += NORM_ROUND) {
         size_t m = blocks - j.first < NORM_ROUND ? blocks - j.first : NORM_ROUND;
@@ -108,11 +114,20 @@ double optim_clip_grad_norm(real *grads, size_t n, double max_norm)
         for (size_t r = 0; r < m; r++) /* in order: the norm does not depend on threads */
             ss += j.partial[r];
     }
-    double norm = sqrt(ss);
-    if (max_norm > 0 && norm > max_norm) {
-        j.coef = (real)(max_norm / (norm + 1e-6));
+    return sqrt(ss);
+}
+
+real optim_clip_coef(double norm, double max_norm)
+{
+    return max_norm > 0 && norm > max_norm ? (real)(max_norm / (norm + 1e-6)) : 1;
+}
+
+double optim_clip_grad_norm(real *grads, size_t n, double max_norm)
+{
+    double norm = optim_grad_norm(grads, n);
+    NormJob j = {.grads = grads, .n = n, .coef = optim_clip_coef(norm, max_norm)};
+    if (j.coef != 1)
         nn_parallel_for(n, NN_PAR_BLOCK, scale_range, &j);
-    }
     return norm;
 }
 

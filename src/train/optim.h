@@ -34,12 +34,19 @@ void optim_adam_init(Adam *a, size_t n, double beta1, double beta2, double eps,
 void optim_adam_free(Adam *a);
 /* One update of params (n) from grads (n) with learning rate lr; grads are not changed. */
 void optim_adam_step(Adam *a, real *params, const real *grads, double lr);
+/* The same update from grads · gscale (in float, as a clipped gradient would be stored):
+   clipping folded into Adam's one pass instead of a pass of its own. */
+void optim_adam_step_scaled(Adam *a, real *params, const real *grads, real gscale, double lr);
 
 /* As torch.nn.utils.clip_grad_norm_: the L2 norm of all n gradients (accumulated in
    double); when it exceeds max_norm the gradients are multiplied by
    max_norm / (norm + 1e-6). Returns the norm before clipping. max_norm <= 0 only
    measures. */
 double optim_clip_grad_norm(real *grads, size_t n, double max_norm);
+/* Its parts: the norm (in double, not depending on the number of threads), and the
+   coefficient clipping multiplies by (1 when norm <= max_norm or max_norm <= 0). */
+double optim_grad_norm(const real *grads, size_t n);
+real optim_clip_coef(double norm, double max_norm);
 
 /* Learning-rate schedules. Steps are counted from 1 (the step about to be taken).
    - SCHED_CONSTANT:      lr(s) = base.

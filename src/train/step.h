@@ -16,11 +16,12 @@ typedef struct StepResult {
     bool applied;     /* false: loss or gradient not finite, nothing was updated */
 } StepResult;
 
-/* Zeroes m->grads, runs model_forward (dropout from drop; NULL: no dropout) and
-   model_backward of the mean loss per target token, clips the global gradient norm to
-   clip (0: off) and applies Adam at rate lr, unless the loss or the norm is not
-   finite: then the weights and the moments are left as they were. poison makes the
-   loss NaN (fault injection for the tests, train/fault.h). Allocates nothing. */
+/* Zeroes m->grads, runs model_forward_backward (dropout from drop; NULL: no dropout),
+   which gives the gradient of the mean loss per target token, clips the global
+   gradient norm to clip (0: off; the clipping is folded into Adam's pass, so m->grads
+   keep the unclipped values) and applies Adam at rate lr, unless the loss or the norm
+   is not finite: then the weights and the moments are left as they were. poison makes
+   the loss NaN (fault injection for the tests, train/fault.h). Allocates nothing. */
 StepResult train_step(Model *m, Work *w, Adam *adam, const Batch *b, Rng *drop, double clip,
                       double lr, bool poison);
 

@@ -538,7 +538,7 @@ static void valid_loss(Trainer *t, double *loss, double *ppl)
         int s = t->vplan.start[k];
         batch_fill(&b, &t->bb, d, t->vplan.idx + s, t->vplan.start[k + 1] - s);
         sum += model_forward(&t->m, t->work, &b, NULL);
-        nll += work_nll(t->work, &b);
+        nll += work_nll(t->work);
         ntok += b.ntok;
     }
     *loss = ntok ? sum / (double)ntok : 0;

@@ -10,7 +10,8 @@
  * (parity --double: dropout off, gradients of the loss divided by the number of target
  * tokens), all in one python process. The test then loads the model file with
  * model_file_load, sorts the batch by source length as Batch requires, runs
- * model_forward without dropout and model_backward with scale 1/ntok in float, and
+ * model_forward_backward without dropout (the gradient of loss / ntok) in float, and
+ * model_forward on a scoring Work for the logits, and
  * compares with the per-tensor rule of docs/model.md,
  *     |C - ref| <= 1e-5 * max|ref| + 1e-8   for every element,
  * applied to the loss (a tensor of one element: 1e-5 relative), to every logit
@@ -269,10 +270,13 @@ static void run_case_scaled(const char *tag, const char *config, int seed, const
     Batch b = {.B = B, .S = S, .T = T, .src = isrc, .src_len = ilen, .tgt_in = itin, .tgt_out = itout,
                .ntok = ntok};
 
-    /* C: forward without dropout, backward of the loss / ntok. */
-    Work *w = work_new(c, B, S, T, true);
-    double loss = model_forward(m, w, &b, NULL) / (double)ntok;
-    model_backward(m, w, &b, (real)(1.0 / (double)ntok));
+    /* C: forward without dropout, backward of the loss / ntok; the logits from a
+       scoring Work, whose loss is the same number. */
+    Work *w = work_new(c, B, S, T, WORK_TRAIN);
+    double loss = model_forward_backward(m, w, &b, NULL) / (double)ntok;
+    Work *ws = work_new(c, B, S, T, WORK_SCORE);
+    double score_loss = model_forward(m, ws, &b, NULL) / (double)ntok;
+    cr_expect(score_loss == loss, "%s: scoring loss %.17g, training loss %.17g", tag, score_loss, loss);
 
     /* The reference: float64 loss (1), logits (T,B,Vt) in the file's column order and
        grad.NAME for every parameter. */
@@ -291,7 +295,7 @@ static void run_case_scaled(const char *tag, const char *config, int seed, const
 
     const StTensor *rlog = expect_tensor(rf, tag, "logits", ST_F64, 3, sh_tbv);
     size_t V = (size_t)c->tgt_vocab;
-    const real *cl = work_logits(w);
+    const real *cl = work_logits(ws);
     real *logits = calloc((size_t)NT * NB * V, sizeof(real));
     for (int t = 0; t < T; t++)
         for (int r = 0; r < B; r++)
@@ -339,6 +343,7 @@ static void run_case_scaled(const char *tag, const char *config, int seed, const
                 worst.scale, 100 * worst.used, smallest);
     free(logits);
     work_free(w);
+    work_free(ws);
     st_close(rf);
     st_close(bf);
     model_file_free(&mf);

@@ -178,7 +178,7 @@ Test(transformer, cached_steps_equal_the_whole_prefix_recomputed)
             }
         Batch bt = {.B = B, .S = S, .T = T, .src = src, .src_len = len, .tgt_in = tin, .tgt_out = tout,
                     .ntok = T * B};
-        Work *wf = work_new(&m.cfg, B, S, T, true);
+        Work *wf = work_new(&m.cfg, B, S, T, WORK_SCORE);
         model_forward(&m, wf, &bt, NULL);
         const real *full = work_logits(wf);
         Work *wd = work_new(&m.cfg, B, S, T, false);

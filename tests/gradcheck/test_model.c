@@ -88,9 +88,8 @@ static void check_config(ModelConfig cfg, bool dropout)
 
     Rng drng;
     rng_seed(&drng, 42);
-    model_forward(&c.m, c.w, &c.b, dropout ? &drng : NULL);
     memset(c.m.grads, 0, c.m.layout.total * sizeof(real));
-    model_backward(&c.m, c.w, &c.b, c.scale);
+    model_forward_backward(&c.m, c.w, &c.b, dropout ? &drng : NULL);
 
     for (int i = 0; i < c.m.layout.n; i++) {
         const ParamInfo *p = &c.m.layout.info[i];

@@ -88,6 +88,44 @@ Test(optim, clip_leaves_gradients_at_or_below_max)
     cr_expect_eq(optim_clip_grad_norm(z, 2, 1.0), 0.0);
 }
 
+/* Clipping folded into Adam (train_step's path) gives the weights and moments, bit for
+   bit, of clipping the gradients and then stepping, and leaves the gradients as they were. */
+Test(optim, adam_with_folded_clipping_equals_clip_then_adam)
+{
+    enum { N = 1000 };
+    static float p1[N], p2[N], g1[N], g2[N];
+    for (int i = 0; i < N; i++) {
+        p1[i] = p2[i] = (float)sin(i * 0.37);
+        g1[i] = g2[i] = (float)(3 * cos(i * 1.3));
+    }
+    Adam a1, a2;
+    optim_adam_init(&a1, N, OPTIM_BETA1, OPTIM_BETA2, OPTIM_EPS, 0);
+    optim_adam_init(&a2, N, OPTIM_BETA1, OPTIM_BETA2, OPTIM_EPS, 0);
+    for (int s = 0; s < 3; s++) {
+        double max = s == 1 ? 1e9 : 1.0; /* step 2 does not clip */
+        float keep[N];
+        for (int i = 0; i < N; i++)
+            keep[i] = g2[i];
+        double n1 = optim_clip_grad_norm(g1, N, max);
+        optim_adam_step(&a1, p1, g1, 1e-2);
+        double n2 = optim_grad_norm(g2, N);
+        cr_expect_eq(n1, n2);
+        optim_adam_step_scaled(&a2, p2, g2, optim_clip_coef(n2, max), 1e-2);
+        for (int i = 0; i < N; i++) {
+            cr_assert_eq(p1[i], p2[i], "step %d: param %d: %.9g vs %.9g", s, i, p1[i], p2[i]);
+            cr_assert_eq(a1.m[i], a2.m[i], "step %d: m %d", s, i);
+            cr_assert_eq(a1.v[i], a2.v[i], "step %d: v %d", s, i);
+            cr_assert_eq(g2[i], keep[i], "step %d: the gradient %d changed", s, i);
+            g1[i] = g2[i] = (float)(2 * cos(i * 0.7 + s));
+        }
+    }
+    cr_expect_eq(optim_clip_coef(13.0, 13.0), 1.0f);
+    cr_expect_eq(optim_clip_coef(13.0, 0), 1.0f);
+    cr_expect_eq(optim_clip_coef(13.0, 6.5), (float)(6.5 / (13 + 1e-6)));
+    optim_adam_free(&a1);
+    optim_adam_free(&a2);
+}
+
 Test(optim, constant_schedule)
 {
     Sched s = optim_sched_make(SCHED_CONSTANT, 0.001);

@@ -1,5 +1,6 @@
 /* The worker pool: every index is visited exactly once, and the loops that use it (the
-   softmax loss, gradient clipping, Adam) give the same bits with any number of threads. */
+   softmax loss, gradient clipping, Adam, layer norm, dropout) give the same bits with any
+   number of threads. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdlib.h>
@@ -7,6 +8,7 @@
 
 #include "base/rng.h"
 #include "nn/loss.h"
+#include "nn/ops.h"
 #include "nn/parallel.h"
 #include "train/optim.h"
 
@@ -109,5 +111,89 @@ Test(parallel, loss_clipping_and_adam_do_not_depend_on_threads)
         free(params[k]);
     }
     free(logits);
+    nn_parallel_set_threads(1);
+}
+
+/* Layer norm forward and backward (rows on every thread; the gain and bias gradients
+   a column range per thread, each summed over the rows in order): the same bits with 1
+   and 3 threads, accumulated onto what the gradients held. */
+Test(parallel, layernorm_does_not_depend_on_threads)
+{
+    enum { N = 333, C = 96 };
+    real *x = random_array((size_t)N * C, 4, 3), *dy = random_array((size_t)N * C, 5, 1);
+    real *g = random_array(C, 6, 1), *b = random_array(C, 7, 1);
+    real *y[2], *dx[2], *dg[2], *db[2], mean[2][N], rstd[2][N];
+    for (int k = 0; k < 2; k++) {
+        nn_parallel_set_threads(k ? 3 : 1);
+        y[k] = malloc((size_t)N * C * sizeof(real));
+        dx[k] = random_array((size_t)N * C, 8, 1);
+        dg[k] = random_array(C, 9, 1);
+        db[k] = random_array(C, 10, 1);
+        nn_layernorm_forward(y[k], mean[k], rstd[k], x, g, b, N, C, 1e-5f);
+        nn_layernorm_backward(dx[k], dg[k], db[k], dy, x, mean[k], rstd[k], g, N, C);
+    }
+    cr_expect(memcmp(y[0], y[1], (size_t)N * C * sizeof(real)) == 0, "outputs differ");
+    cr_expect(memcmp(mean[0], mean[1], sizeof mean[0]) == 0 && memcmp(rstd[0], rstd[1], sizeof rstd[0]) == 0,
+              "statistics differ");
+    cr_expect(memcmp(dx[0], dx[1], (size_t)N * C * sizeof(real)) == 0, "input gradients differ");
+    cr_expect(memcmp(dg[0], dg[1], C * sizeof(real)) == 0, "gain gradients differ");
+    cr_expect(memcmp(db[0], db[1], C * sizeof(real)) == 0, "bias gradients differ");
+    /* row 0 normalised: mean 0, variance 1 before the gain and bias */
+    double s = 0, ss = 0;
+    for (int c = 0; c < C; c++) {
+        double v = (y[0][c] - b[c]) / g[c];
+        s += v;
+        ss += v * v;
+    }
+    cr_expect(fabs(s / C) < 1e-5 && fabs(ss / C - 1) < 1e-3, "row 0: mean %g, variance %g", s / C, ss / C);
+    for (int k = 0; k < 2; k++) {
+        free(y[k]);
+        free(dx[k]);
+        free(dg[k]);
+        free(db[k]);
+    }
+    free(x);
+    free(dy);
+    free(g);
+    free(b);
+    nn_parallel_set_threads(1);
+}
+
+/* Dropout masks: the same bits with 1 and 3 threads, one draw from the generator per
+   call, and a different mask for the next call. */
+Test(parallel, dropout_does_not_depend_on_threads)
+{
+    enum { N = 50000 };
+    real *x = random_array(N, 11, 1);
+    real *y[2], *m[2], *m2 = malloc(N * sizeof(real));
+    for (int k = 0; k < 2; k++) {
+        nn_parallel_set_threads(k ? 3 : 1);
+        y[k] = malloc(N * sizeof(real));
+        m[k] = malloc(N * sizeof(real));
+        Rng r, r0;
+        rng_seed(&r, 12);
+        rng_seed(&r0, 12);
+        nn_dropout_forward(y[k], m[k], x, N, 0.3f, &r);
+        rng_u64(&r0);
+        cr_expect_eq(rng_u64(&r), rng_u64(&r0), "dropout took more than one draw");
+        if (k == 1)
+            nn_dropout_mask(m2, N, 0.3f, &r);
+    }
+    cr_expect(memcmp(m[0], m[1], N * sizeof(real)) == 0, "masks differ");
+    cr_expect(memcmp(y[0], y[1], N * sizeof(real)) == 0, "outputs differ");
+    int same = 0, kept = 0;
+    for (int i = 0; i < N; i++) {
+        same += (m[0][i] == 0) == (m2[i] == 0);
+        kept += m[0][i] != 0;
+    }
+    /* independent masks agree on 0.7² + 0.3² = 58 % of the entries */
+    cr_expect(same < N * 0.62 && same > N * 0.54, "next mask agrees on %d of %d", same, N);
+    cr_expect(kept > N * 0.69 && kept < N * 0.71, "kept %d of %d", kept, N);
+    for (int k = 0; k < 2; k++) {
+        free(y[k]);
+        free(m[k]);
+    }
+    free(m2);
+    free(x);
     nn_parallel_set_threads(1);
 }

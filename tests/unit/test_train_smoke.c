@@ -1,5 +1,5 @@
 /* End-to-end sanity of the training pieces: a small GRU model trained with
-   batch_fill, model_forward/model_backward, clipping and Adam memorises 8 made-up
+   batch_fill, model_forward_backward, clipping and Adam memorises 8 made-up
    pairs; greedy decoding then reproduces every target exactly. */
 #include <criterion/criterion.h>
 #include <string.h>
@@ -58,8 +58,7 @@ Test(train_smoke, memorises_eight_pairs)
         cr_assert_eq(plan.nbatch, 1);
         batch_fill(&b, &bb, &d, plan.idx, NPAIR);
         memset(m.grads, 0, m.layout.total * sizeof(real));
-        double loss = model_forward(&m, w, &b, NULL) / (double)b.ntok;
-        model_backward(&m, w, &b, (real)(1.0 / (double)b.ntok));
+        double loss = model_forward_backward(&m, w, &b, NULL) / (double)b.ntok;
         optim_clip_grad_norm(m.grads, m.layout.total, 5.0);
         optim_adam_step(&adam, m.params, m.grads, optim_sched_lr(&sched, step));
         if (step == 1)
