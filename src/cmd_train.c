@@ -35,8 +35,10 @@ static void usage(FILE *out)
 "while one is running (MODEL.lock).\n"
 "\n"
 "model:\n"
-"  --arch rnn|transformer   recurrent encoder-decoder (default) or Transformer\n"
-"  --layers N               encoder and decoder layers (default %d; transformer 3)\n"
+"  --arch rnn|transformer   Transformer (default) or recurrent encoder-decoder;\n"
+"                           without --arch, an option of the recurrent model\n"
+"                           alone (--cell, --emb, --attention, ...) selects it\n"
+"  --layers N               encoder and decoder layers (default 3; recurrent %d)\n"
 "recurrent (--arch rnn):\n"
 "  --cell gru|lstm          recurrent cell (default gru)\n"
 "  --no-bidir               unidirectional encoder (default bidirectional)\n"
@@ -75,15 +77,16 @@ static void usage(FILE *out)
 "  --beta1 B --beta2 B --adam-eps E   Adam constants (default %g %g %g)\n"
 "  --weight-decay W         L2 weight decay (default 0)\n"
 "  --clip C                 clip the global gradient norm to C (default %g; 0: off)\n"
-"  --lr-schedule S          constant, warmup-decay or plateau (default plateau:\n"
-"                           halve the rate when valid BLEU has not improved for\n"
-"                           --lr-patience steps, down to --lr / 100)\n"
+"  --lr-schedule S          constant, warmup-decay or plateau (default: warmup-decay\n"
+"                           for the Transformer, plateau for the recurrent model;\n"
+"                           plateau halves the rate when valid BLEU has not improved\n"
+"                           for --lr-patience steps, down to --lr / 100)\n"
 "  --lr-patience N          steps without a better valid BLEU before the plateau\n"
 "                           schedule halves the rate (default %ld)\n"
 "  --min-delta B            BLEU points a validation must gain over the best to\n"
 "                           count as better, for the schedule and --patience\n"
 "                           (default %g)\n"
-"  --warmup N               warmup steps of warmup-decay (default 4000)\n"
+"  --warmup N               warmup steps of warmup-decay (default %ld)\n"
 "  --epochs N               stop after N epochs (default %ld without --steps or\n"
 "                           --time, else no limit; 0: no limit)\n"
 "  --steps N                stop after N steps (default: no limit)\n"
@@ -110,7 +113,7 @@ static void usage(FILE *out)
 "--resume.\n",
             d.cfg.layers, d.cfg.emb, d.cfg.hidden, d.cfg.dec_hidden, d.cfg.attn, d.cfg.deep_out,
             d.cfg.dropout, d.cfg.label_smoothing, d.batch.batch, d.lr, d.beta1, d.beta2, d.eps,
-            d.clip, d.sched_patience, d.min_delta, d.epochs, d.valid_every, (unsigned long long)d.seed, d.log_every);
+            d.clip, d.sched_patience, d.min_delta, (long)TRAIN_WARMUP, d.epochs, d.valid_every, (unsigned long long)d.seed, d.log_every);
 }
 
 static void on_signal(int sig)
@@ -254,7 +257,8 @@ int cmd_train(int argc, char **argv)
     const char *data = NULL;
     bool warmup_set = false, epochs_set = false, lr_patience_set = false;
     int heads = 0, window = 0, layers = 0, max_positions = 0; /* 0: not given */
-    Arch arch = ARCH_RNN;
+    Arch arch = ARCH_TRANSFORMER;
+    bool sched_set = false;
     Opts op;
     opts_init(&op, "train", argc, argv);
     const char **given = XNEW(const char *, argc); /* the options on the command line */
@@ -373,6 +377,7 @@ int cmd_train(int argc, char **argv)
             if (optim_sched_parse(v, &k) != 0)
                 die_usage("train: option --lr-schedule must be constant, warmup-decay or plateau, got '%s'", v);
             o.sched = k;
+            sched_set = true;
         } else if (opts_is(&op, "--warmup")) {
             o.warmup = opts_long(&op, 0, 100000000);
             warmup_set = true;
@@ -421,12 +426,6 @@ int cmd_train(int argc, char **argv)
         die_usage("train: --batch 0 needs --batch-tokens N");
     if (o.resume && o.force)
         die_usage("train: --resume and --force exclude each other");
-    if (o.sched == SCHED_WARMUP_DECAY && !warmup_set)
-        o.warmup = 4000;
-    if (warmup_set && o.sched != SCHED_WARMUP_DECAY)
-        die_usage("train: --warmup needs --lr-schedule warmup-decay");
-    if (lr_patience_set && o.sched != SCHED_PLATEAU)
-        die_usage("train: --lr-patience needs --lr-schedule plateau");
     /* A budget given alone is used whole: the epoch limit is then off unless given. */
     if (!epochs_set && (o.steps > 0 || o.minutes > 0))
         o.epochs = 0;
@@ -438,12 +437,26 @@ int cmd_train(int argc, char **argv)
     Err e;
     if (o.resume && (got = train_saved_opts(o.model, &saved, &saved_data, &e)) < 0)
         die_err(&e);
-    bool arch_given = false;
-    for (int g = 0; g < ngiven; g++)
+    /* Without --arch: the run's architecture when resuming, else the recurrent model if
+       an option of it alone is given, else the Transformer (the default). */
+    bool arch_given = false, rnn_option = false;
+    for (int g = 0; g < ngiven; g++) {
         arch_given = arch_given || given_is(given[g], "--arch");
-    if (got == 0 && !arch_given)
-        arch = saved.cfg.arch;
+        for (const char *const *k = rnn_only; *k; k++)
+            rnn_option = rnn_option || given_is(given[g], *k);
+    }
+    if (!arch_given)
+        arch = got == 0 ? saved.cfg.arch : rnn_option ? ARCH_RNN : ARCH_TRANSFORMER;
     arch_opts(&o.cfg, arch, given, ngiven, layers, heads, window, max_positions);
+    /* The schedule of the architecture unless one is given (docs/transformer.md). */
+    if (!sched_set)
+        o.sched = arch == ARCH_TRANSFORMER ? SCHED_WARMUP_DECAY : SCHED_PLATEAU;
+    if (o.sched == SCHED_WARMUP_DECAY && !warmup_set)
+        o.warmup = TRAIN_WARMUP;
+    if (warmup_set && o.sched != SCHED_WARMUP_DECAY)
+        die_usage("train: --warmup needs --lr-schedule warmup-decay");
+    if (lr_patience_set && o.sched != SCHED_PLATEAU)
+        die_usage("train: --lr-patience needs --lr-schedule plateau");
     if (o.resume) {
         if (got == 0)
             saved_data = resume_opts(&o, saved, saved_data, given, ngiven);

@@ -54,8 +54,14 @@ typedef struct TrainOpts {
     bool quiet;        /* no progress lines at all */
 } TrainOpts;
 
-/* Defaults of `s2s train` (the reference configuration). */
+/* Defaults of `s2s train` (the reference recurrent configuration; the command makes the
+   Transformer and its schedule the default, src/cmd_train.c). */
 TrainOpts train_opts_default(void);
+
+/* Warmup steps of the warmup-decay schedule unless --warmup is given: about 9 % of the
+   steps the Transformer takes in an hour on two cores at ~600 target tokens per batch
+   (the paper's 4,000 were for batches of 25,000 tokens; docs/transformer.md). */
+#define TRAIN_WARMUP 800
 
 /* Runs training. Returns 0 (stopped by a limit, patience, or a signal after saving),
    or -1 with e set; files written before an error stay valid. */

@@ -230,7 +230,9 @@ Test(train, usage_errors_exit_2)
         {{"train", "d", "-o", "m", "--cell", "rnn"}, "s2s: train: option --cell must be gru or lstm, got 'rnn'\n"},
         {{"train", "d", "-o", "m", "--tie-embeddings", "--emb", "8"},
          "s2s: train: --tie-embeddings needs --deep-out equal to --emb (256 != 8)\n"},
-        {{"train", "d", "-o", "m", "--warmup", "10"}, "s2s: train: --warmup needs --lr-schedule warmup-decay\n"},
+        {{"train", "d", "-o", "m", "--arch", "rnn", "--warmup", "10"},
+         "s2s: train: --warmup needs --lr-schedule warmup-decay\n"},
+        {{"train", "d", "-o", "m", "--lr-patience", "10"}, "s2s: train: --lr-patience needs --lr-schedule plateau\n"},
         {{"train", "d", "-o", "m", "--resume", "--force"}, "s2s: train: --resume and --force exclude each other\n"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -352,20 +354,21 @@ static double eval_bleu(const char *model, const char *tsv)
     return bleu;
 }
 
-/* What a new user types: a corpus, an output and a budget, nothing else. On the
-   sample (epochs of 5 steps, a validation at each epoch end) the run uses its whole
-   budget (no stop after the default 10 epochs) and the plateau schedule does not
-   lower the rate on the noise of 40 valid sentences, so the model is as good on its
-   training data as the same run at a constant rate. (Before: stopped after 50 steps
-   with the rate lowered seven times, BLEU below 1.) */
+/* The recurrent model's defaults, given a corpus, an output and a budget: on the sample
+   (epochs of 5 steps, a validation at each epoch end) the run uses its whole budget (no
+   stop after the default 10 epochs) and the plateau schedule does not lower the rate
+   on the noise of 40 valid sentences, so the model is as good on its training data as
+   the same run at a constant rate. (Before: stopped after 50 steps with the rate
+   lowered seven times, BLEU below 1.) */
 Test(train, defaults_use_the_budget_on_a_small_corpus)
 {
     char *dir = tmpdir_new();
     char *def = strf("%s/def.s2s", dir), *con = strf("%s/con.s2s", dir);
-    RunResult r = RUN_S2S(NULL, "train", "data/sample.tsv", "-o", def, "--steps", "60", "--threads", "1");
+    RunResult r = RUN_S2S(NULL, "train", "data/sample.tsv", "-o", def, "--steps", "60", "--threads", "1",
+                          "--arch", "rnn");
     cr_assert_eq(r.status, 0, "%s", r.err);
     run_free(&r);
-    r = RUN_S2S(NULL, "train", "data/sample.tsv", "-o", con, "--steps", "60", "--threads", "1",
+    r = RUN_S2S(NULL, "train", "data/sample.tsv", "-o", con, "--steps", "60", "--threads", "1", "--arch", "rnn",
                 "--lr-schedule", "constant", "--epochs", "0");
     cr_assert_eq(r.status, 0, "%s", r.err);
     run_free(&r);

@@ -210,7 +210,8 @@ Test(transformer, options_of_the_other_architecture_are_refused)
         {{"--arch", "transformer", "--input-feed", NULL}, "s2s: train: option --input-feed does not apply to --arch transformer\n"},
         {{"--arch", "transformer", "--local", "m"}, "s2s: train: option --local does not apply to --arch transformer\n"},
         {{"--arch", "transformer", "--bridge", "zero"}, "s2s: train: option --bridge does not apply to --arch transformer\n"},
-        {{"--model-dim", "64", NULL, NULL}, "s2s: train: option --model-dim does not apply to --arch rnn\n"},
+        {{"--cell", "gru", "--model-dim", "64"}, "s2s: train: option --model-dim does not apply to --arch rnn\n"},
+        {{"--arch", "rnn", "--ff", "64"}, "s2s: train: option --ff does not apply to --arch rnn\n"},
         {{"--arch", "transformer", "--heads", "3"}, "s2s: train: --heads 3 does not divide --model-dim 256\n"},
         {{"--arch", "transformer", "--max-positions", "9"}, "s2s: train: --max-positions needs --positions learned\n"},
         {{"--arch", "cnn", NULL, NULL}, "s2s: train: option --arch must be rnn or transformer, got 'cnn'\n"},
@@ -353,6 +354,39 @@ Test(transformer, resume_continues_exactly_and_refuses_a_changed_size, .timeout 
     free(lb);
     free(a);
     free(b);
+    rm_rf(dir);
+    free(dir);
+}
+
+/* The default architecture is the Transformer, with warmup-decay over 800 steps
+   (docs/transformer.md: the better of the two after 60 minutes); an option of the
+   recurrent model alone selects that model, with its plateau schedule. */
+Test(transformer, is_the_default_and_a_recurrent_option_selects_the_rnn, .timeout = 60)
+{
+    char *dir = tmpdir_new();
+    char *t = strf("%s/t.s2s", dir), *r = strf("%s/r.s2s", dir);
+    RunResult run = RUN_S2S(NULL, "train", "data/sample.tsv", "-o", t, "--steps", "2", "--valid-every", "0",
+                            "--model-dim", "16", "--ff", "16", "--layers", "1", "--heads", "2", "--threads", "1",
+                            "--quiet");
+    cr_assert_eq(run.status, 0, "%s", run.err);
+    run_free(&run);
+    run = RUN_S2S(NULL, "train", "data/sample.tsv", "-o", r, "--steps", "2", "--valid-every", "0", "--emb", "16",
+                  "--hidden", "16", "--dec-hidden", "16", "--attn-size", "16", "--deep-out", "16", "--threads", "1",
+                  "--quiet");
+    cr_assert_eq(run.status, 0, "%s", run.err);
+    run_free(&run);
+    char *tl = strf("%s.log.jsonl", t), *rl = strf("%s.log.jsonl", r);
+    cr_expect_eq(count_in_file(tl, "{\"event\": \"start\", \"step\": 0, \"config\": {\"arch\": \"transformer\","), 1);
+    cr_expect_eq(count_in_file(tl, "\"schedule\": \"warmup-decay\""), 1);
+    /* step 1 of 800 warmup steps at --lr 1e-3 */
+    cr_expect_eq(count_in_file(tl, "\"step\": 1, \"epoch\": 1, \"loss\""), 1);
+    cr_expect_eq(count_in_file(tl, "\"lr\": 1.25e-06,"), 1);
+    cr_expect_eq(count_in_file(rl, "{\"event\": \"start\", \"step\": 0, \"config\": {\"cell\": \"gru\","), 1);
+    cr_expect_eq(count_in_file(rl, "\"schedule\": \"plateau\""), 1);
+    free(tl);
+    free(rl);
+    free(t);
+    free(r);
     rm_rf(dir);
     free(dir);
 }
