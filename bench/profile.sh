@@ -20,7 +20,7 @@ THREADS=${BENCH_THREADS:-2}
 FREQ=${PERF_FREQ:-999}
 OUT=${BENCH_OUT:-bench/out}
 SET=${BENCH_SET:-$OUT/set}
-export OPENBLAS_NUM_THREADS=$THREADS
+export OPENBLAS_NUM_THREADS=$THREADS OPENBLAS_THREAD_TIMEOUT=${OPENBLAS_THREAD_TIMEOUT:-4}
 command -v perf >/dev/null || { echo "profile: perf not found (Debian: apt-get install linux-perf)" >&2; exit 1; }
 [[ -f $SET/batches.safetensors && -f $OUT/train-gru.s2s ]] || { echo "profile: run 'make bench' first" >&2; exit 1; }
 

@@ -129,6 +129,11 @@ CONFIGS=(
 
 # ---------------------------------------------------------------- training
 if [[ ,$ROWS, == *,train,* ]]; then
+  # Training rows, both sides: OpenBLAS's idle threads sleep after 2^4 cycles instead of
+  # spinning for 2^28, as `s2s train` sets it for itself (src/main.c); decoding rows run
+  # with the library's default, as `s2s translate` does.
+  blas_timeout=${OPENBLAS_THREAD_TIMEOUT-unset}
+  export OPENBLAS_THREAD_TIMEOUT=${OPENBLAS_THREAD_TIMEOUT:-4}
   for c in "${CONFIGS[@]}"; do
     IFS='|' read -r row cfg opts <<<"$c"
     say "$row: $NB batches x $RUNS runs after $WARMUP warm-up steps"
@@ -149,6 +154,7 @@ if [[ ,$ROWS, == *,train,* ]]; then
       fi
     fi
   done
+  [[ $blas_timeout != unset ]] || unset OPENBLAS_THREAD_TIMEOUT
 fi
 
 # ---------------------------------------------------------------- decoding
