@@ -18,6 +18,8 @@ TRAIN_ROWS = (
 )
 # the training FLOP rate targets (fraction of the sgemm peak) of the rows that have one
 FLOP_TARGETS = {"train-gru": 0.5, "train-transformer": 0.6}
+# peak memory against PyTorch's: a third, except the Transformer's training (a half)
+MEM_TARGETS = {"train-transformer": 0.5}
 
 
 def load(path):
@@ -159,8 +161,8 @@ def main():
     L.append("Peak RSS of the process that ran each benchmark (`getrusage`, `wait4` for whole processes); "
              "PyTorch's includes the Python interpreter and torch's libraries.")
     L.append("")
-    L.append("| benchmark | s2s MiB | PyTorch MiB | s2s / PyTorch | target ≤ 0.33 |")
-    L.append("| --- | ---: | ---: | ---: | --- |")
+    L.append("| benchmark | s2s MiB | PyTorch MiB | s2s / PyTorch | target | met |")
+    L.append("| --- | ---: | ---: | ---: | --- | --- |")
     mem_rows = [(row, label) for row, label, _ in TRAIN_ROWS] + [
         ("greedy-b1", "greedy, batch 1"), ("greedy-b64", "greedy, batch 64"),
         ("tf-greedy-b1", "Transformer greedy, batch 1"),
@@ -170,8 +172,9 @@ def main():
         sm = s["maxrss_kb"] / 1024 if s else None
         tm = t["maxrss_kb"] / 1024 if t else None
         r = sm / tm if sm and tm else None
+        target = MEM_TARGETS.get(row, 1 / 3)
         L.append(f"| {label.split(':')[0]} | {fmt(sm, 0)} | {fmt(tm, 0)} | {'n/a' if r is None else f'{r:.2f}'} | "
-                 f"{met(r, 1 / 3, higher=False)} |")
+                 f"≤ {target:.2f} | {met(r, target, higher=False)} |")
     L.append("")
 
     # ---------------------------------------------------------------- efficiency
