@@ -50,7 +50,7 @@ void nn_attn_score_backward(real *dq, real *dK, real *dv, const real *de, const 
 }
 
 /* y[0..n) = softmax of x[0..n) (max-subtracted; y may be x), y[n..len) = 0 exactly. */
-static void softmax_prefix(real *y, const real *x, int n, int len)
+NN_SIMD static void softmax_prefix(real *y, const real *x, int n, int len)
 {
     real m = x[0];
     for (int j = 1; j < n; j++)
@@ -357,7 +357,7 @@ typedef struct MhaJob {
     const MhaShape *s;
 } MhaJob;
 
-static void mha_fwd_range(void *ctx, size_t lo, size_t hi)
+NN_SIMD static void mha_fwd_range(void *ctx, size_t lo, size_t hi)
 {
     const MhaJob *J = ctx;
     const MhaShape *s = J->s;
@@ -399,7 +399,7 @@ void nn_mha_forward(real *out, real *a, const real *drop, const real *Q, const r
     nn_parallel_for((size_t)s->B * (size_t)s->H, 4, mha_fwd_range, &J);
 }
 
-static void mha_bwd_range(void *ctx, size_t lo, size_t hi)
+NN_SIMD static void mha_bwd_range(void *ctx, size_t lo, size_t hi)
 {
     const MhaJob *J = ctx;
     const MhaShape *s = J->s;

@@ -11,7 +11,7 @@
 enum { LANES = 16 };
 
 /* max_k x[k], Σ_k x[k] (in double at the end) of one row. */
-static real row_max_sum(const real *restrict x, int V, double *sum)
+NN_SIMD static real row_max_sum(const real *restrict x, int V, double *sum)
 {
     real mx[LANES], sx[LANES];
     for (int l = 0; l < LANES; l++) {
@@ -39,7 +39,7 @@ static real row_max_sum(const real *restrict x, int V, double *sum)
 }
 
 /* p[k] = exp(x[k] − m); returns Σ_k p[k]. */
-static double row_exp(real *restrict p, const real *restrict x, real m, int V)
+NN_SIMD static double row_exp(real *restrict p, const real *restrict x, real m, int V)
 {
     real acc[LANES] = {0};
     int k = 0;
@@ -68,7 +68,7 @@ typedef struct XentJob {
     size_t first;     /* row index of row_loss[0] */
 } XentJob;
 
-static void xent_rows(void *ctx, size_t lo, size_t hi)
+NN_SIMD static void xent_rows(void *ctx, size_t lo, size_t hi)
 {
     const XentJob *j = ctx;
     int V = j->V;
@@ -146,7 +146,7 @@ typedef struct XentBackJob {
     real eps, scale;
 } XentBackJob;
 
-static void xent_back_rows(void *ctx, size_t lo, size_t hi)
+NN_SIMD static void xent_back_rows(void *ctx, size_t lo, size_t hi)
 {
     const XentBackJob *j = ctx;
     int V = j->V;

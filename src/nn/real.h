@@ -88,6 +88,20 @@ static inline float r_tanhf(float x)
 }
 #endif
 
+/*
+ * NN_SIMD marks the hot loops of the engine and the optimiser: GCC compiles each such
+ * function for x86-64-v4 (AVX-512), x86-64-v3 (AVX2) and baseline x86-64, and the loader
+ * picks the widest the CPU has, so the binary stays generic. Every path computes the same
+ * bits: the build never contracts a·b + c into a fused multiply-add (-ffp-contract=off)
+ * and never reassociates sums, so wider vectors only do more of the same elementwise
+ * operations at once. Empty on other compilers and targets.
+ */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(S2S_NO_SIMD_CLONES)
+#define NN_SIMD __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define NN_SIMD
+#endif
+
 /* Logistic sigmoid; exact 0 or 1 at the extremes, never NaN. */
 static inline real r_sigmoid(real x) { return (real)1 / ((real)1 + R_EXP(-x)); }
 

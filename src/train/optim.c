@@ -32,7 +32,7 @@ typedef struct AdamJob {
     real gscale, b1, b2, c1, c2, step_size, bc2_sqrt, eps, wd;
 } AdamJob;
 
-static void adam_range(void *ctx, size_t lo, size_t hi)
+NN_SIMD static void adam_range(void *ctx, size_t lo, size_t hi)
 {
     const AdamJob *j = ctx;
     real *restrict params = j->params, *restrict m = j->m, *restrict v = j->v;
@@ -71,7 +71,10 @@ void optim_adam_step_scaled(Adam *a, real *restrict params, const real *restrict
     nn_parallel_for(a->n, NN_PAR_BLOCK, adam_range, &j);
 }
 
-enum { NORM_ROUND = 16 }; /* blocks per round of the norm (a stack array, no allocation) */
+/* blocks per round of the norm (a stack array, no allocation); within a block, element i
+   is summed into lane i mod NORM_LANES, independent sums that vectorise, added in order at
+   the end: the same bits on every thread count and vector width */
+enum { NORM_ROUND = 16, NORM_LANES = 8 };
 
 typedef struct NormJob {
     real *grads;
@@ -81,21 +84,28 @@ typedef struct NormJob {
     real coef;
 } NormJob;
 
-static void norm_blocks(void *ctx, size_t lo, size_t hi)
+NN_SIMD static void norm_blocks(void *ctx, size_t lo, size_t hi)
 {
     NormJob *j = ctx;
     for (size_t r = lo; r < hi; r++) {
         size_t k = j->first + r;
         size_t a = k * NN_PAR_BLOCK, b = a + NN_PAR_BLOCK < j->n ? a + NN_PAR_BLOCK : j->n;
         const real *restrict g = j->grads;
+        double lane[NORM_LANES] = {0};
+        size_t i = a;
+        for (; i + NORM_LANES <= b; i += NORM_LANES)
+            for (int l = 0; l < NORM_LANES; l++)
+                lane[l] += (double)g[i + l] * g[i + l];
+        for (int l = 0; i < b; i++, l++)
+            lane[l] += (double)g[i] * g[i];
         double ss = 0;
-        for (size_t i = a; i < b; i++)
-            ss += (double)g[i] * g[i];
+        for (int l = 0; l < NORM_LANES; l++)
+            ss += lane[l];
         j->partial[r] = ss;
     }
 }
 
-static void scale_range(void *ctx, size_t lo, size_t hi)
+NN_SIMD static void scale_range(void *ctx, size_t lo, size_t hi)
 {
     NormJob *j = ctx;
     real *restrict g = j->grads;
