@@ -96,6 +96,11 @@ static void usage(FILE *out)
 "  --valid-max N            decode at most N valid pairs for BLEU (default: all)\n"
 "  --patience K             stop after K validations without a better BLEU\n"
 "                           (default: never)\n"
+"  --ema D                  keep an exponential moving average of the weights with\n"
+"                           decay D (e.g. 0.9999; default 0: none); validation,\n"
+"                           MODEL and MODEL.last use the average\n"
+"  --keep-checkpoints N     keep the models of the last N validations as\n"
+"                           MODEL.ckpt.STEP, for s2s average (default 0)\n"
 "  --seed S                 seed of initialisation, batches and dropout (default %llu)\n"
 "  --threads N              threads (default: all cores)\n"
 "  --resume                 continue the run saved in MODEL.state, with its data\n"
@@ -164,6 +169,7 @@ static const struct {
     FIELD("--weight-decay", weight_decay), FIELD("--clip", clip), FIELD("--lr-schedule", sched),
     FIELD("--warmup", warmup), FIELD("--lr-patience", sched_patience), FIELD("--min-delta", min_delta),
     FIELD("--valid-every", valid_every), FIELD("--valid-max", valid_max), FIELD("--seed", seed),
+    FIELD("--ema", ema), FIELD("--keep-checkpoints", keep_ckpt),
 };
 #undef FIELD
 
@@ -414,6 +420,10 @@ int cmd_train(int argc, char **argv)
         } else if (opts_is(&op, "--quiet")) {
             opts_bool(&op);
             o.quiet = true;
+        } else if (opts_is(&op, "--ema")) {
+            o.ema = opts_double(&op, 0, 0.999999);
+        } else if (opts_is(&op, "--keep-checkpoints")) {
+            o.keep_ckpt = opts_long(&op, 0, 1000000);
         } else {
             opts_unknown(&op);
         }

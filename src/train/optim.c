@@ -18,6 +18,8 @@ void optim_adam_init(Adam *a, size_t n, double beta1, double beta2, double eps,
     a->step = 0;
     a->m = xcalloc(2 * n, sizeof(real));
     a->v = a->m + n;
+    a->ema = NULL;
+    a->ema_decay = 0;
 }
 
 void optim_adam_free(Adam *a)
@@ -30,6 +32,8 @@ typedef struct AdamJob {
     real *params, *m, *v;
     const real *grads;
     real gscale, b1, b2, c1, c2, step_size, bc2_sqrt, eps, wd;
+    real *ema;
+    real ed, ec; /* the moving average's decay and 1 − decay */
 } AdamJob;
 
 NN_SIMD static void adam_range(void *ctx, size_t lo, size_t hi)
@@ -47,6 +51,12 @@ NN_SIMD static void adam_range(void *ctx, size_t lo, size_t hi)
         v[i] = v[i] * b2 + c2 * g * g;
         real denom = R_SQRT(v[i]) / bc2_sqrt + eps;
         params[i] -= step_size * m[i] / denom;
+    }
+    if (j->ema) {
+        real *restrict ema = j->ema;
+        const real ed = j->ed, ec = j->ec;
+        for (size_t i = lo; i < hi; i++)
+            ema[i] = ed * ema[i] + ec * params[i];
     }
 }
 
@@ -68,6 +78,13 @@ void optim_adam_step_scaled(Adam *a, real *restrict params, const real *restrict
         .step_size = (real)(lr / bc1), .bc2_sqrt = (real)sqrt(bc2),
         .eps = (real)a->eps, .wd = (real)a->weight_decay,
     };
+    if (a->ema) {
+        double warm = (1.0 + (double)a->step) / (10.0 + (double)a->step);
+        double d = a->ema_decay < warm ? a->ema_decay : warm;
+        j.ema = a->ema;
+        j.ed = (real)d;
+        j.ec = (real)(1.0 - d);
+    }
     nn_parallel_for(a->n, NN_PAR_BLOCK, adam_range, &j);
 }
 

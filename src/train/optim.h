@@ -22,6 +22,12 @@ typedef struct Adam {
     long step; /* steps taken so far */
     real *m;   /* (n) first moment */
     real *v;   /* (n) second moment, inside the same allocation as m */
+    /* Optional exponential moving average of the weights (--ema), updated in the same
+       pass after each step: ema = d·ema + (1 − d)·params with d = min(ema_decay,
+       (1 + step) / (10 + step)), so that the first steps' weights do not linger. NULL:
+       none. The caller owns the array and starts it equal to the weights. */
+    real *ema;
+    double ema_decay;
 } Adam;
 
 #define OPTIM_BETA1 0.9

@@ -86,7 +86,24 @@ typedef struct Trainer {
     double t_shown;
     double valid_seconds; /* spent validating in this process */
     long ckpt_step; /* step of the files on disk; -1 before the first checkpoint */
+    real *ema;      /* (layout.total) the weights' moving average (--ema), or NULL */
+    bool ema_in;    /* the average is in m.params now (and the weights in ema) */
 } Trainer;
+
+/* Puts the moving average of the weights in place of the weights (on), or back (off):
+   the two arrays trade contents, so nothing is allocated. */
+static void use_ema(Trainer *t, bool on)
+{
+    if (!t->ema || t->ema_in == on)
+        return;
+    real *a = t->m.params, *b = t->ema;
+    for (size_t i = 0, n = t->m.layout.total; i < n; i++) {
+        real x = a[i];
+        a[i] = b[i];
+        b[i] = x;
+    }
+    t->ema_in = on;
+}
 
 static double elapsed(const Trainer *t) { return t->seconds_base + (clock_now() - t->t_start); }
 
@@ -252,15 +269,16 @@ static void state_json(const Trainer *t, Buf *b)
         double v;
     } nums[] = {{"lr", o->lr}, {"beta1", o->beta1}, {"beta2", o->beta2}, {"eps", o->eps},
                 {"weight_decay", o->weight_decay}, {"clip", o->clip}, {"min_delta", o->min_delta},
-                {"minutes", o->minutes}};
+                {"minutes", o->minutes}, {"ema", o->ema}};
     for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++) {
         buf_printf(b, ", \"%s\": ", nums[i].key);
         buf_json_f64(b, nums[i].v);
     }
     buf_printf(b, ", \"schedule\": \"%s\", \"warmup\": %ld, \"lr_patience\": %ld, \"epochs\": %ld, "
-                  "\"steps\": %ld, \"valid_every\": %ld, \"valid_max\": %ld, \"patience\": %d}}",
+                  "\"steps\": %ld, \"valid_every\": %ld, \"valid_max\": %ld, \"patience\": %d, "
+                  "\"keep_checkpoints\": %ld}}",
                optim_sched_name(o->sched), o->warmup, o->sched_patience, o->epochs, o->steps, o->valid_every,
-               o->valid_max, o->patience);
+               o->valid_max, o->patience, o->keep_ckpt);
 }
 
 static int save_state(Trainer *t, Err *e)
@@ -269,11 +287,13 @@ static int save_state(Trainer *t, Err *e)
     uint64_t rngs[8];
     memcpy(rngs, t->p.epoch_rng.s, sizeof t->p.epoch_rng.s);
     memcpy(rngs + 4, t->p.drop_rng.s, sizeof t->p.drop_rng.s);
-    StTensor ts[4] = {
+    CHECK(!t->ema_in);
+    StTensor ts[5] = {
         {.name = "params", .dtype = ST_F32, .ndim = 1, .shape = {(int64_t)n}, .data = t->m.params},
         {.name = "adam.m", .dtype = ST_F32, .ndim = 1, .shape = {(int64_t)n}, .data = t->adam.m},
         {.name = "adam.v", .dtype = ST_F32, .ndim = 1, .shape = {(int64_t)n}, .data = t->adam.v},
         {.name = "rng", .dtype = ST_U64, .ndim = 2, .shape = {2, 4}, .data = rngs},
+        {.name = "ema", .dtype = ST_F32, .ndim = 1, .shape = {(int64_t)n}, .data = t->ema},
     };
     Buf st = {0}, cfg = {0}, vs = {0}, vt = {0};
     state_json(t, &st);
@@ -282,7 +302,7 @@ static int save_state(Trainer *t, Err *e)
     vocab_lines(t->data.tgt_vocab, &vt);
     const char *keys[] = {ST_KEY_FORMAT, KEY_STATE, "s2s.config", "s2s.vocab.src", "s2s.vocab.tgt"};
     const char *vals[] = {TRAIN_FORMAT_STATE, st.data, cfg.data, vs.data, vt.data};
-    int rc = st_write(t->path_state, ts, 4, keys, vals, 5, e);
+    int rc = st_write(t->path_state, ts, t->ema ? 5 : 4, keys, vals, 5, e);
     buf_free(&st);
     buf_free(&cfg);
     buf_free(&vs);
@@ -399,6 +419,16 @@ static int load_state(Trainer *t, Err *e)
         !(tv = st_expect(f, "adam.v", ST_F32, 1, shape, e)) ||
         !(tr = st_expect(f, "rng", ST_U64, 2, rshape, e)))
         goto out;
+    if (t->ema) {
+        const StTensor *te = st_tensor(f, "ema");
+        if (!te) {
+            err_set(e, "%s: the run kept no moving average of the weights (--ema)", path);
+            goto out;
+        }
+        if (!st_expect(f, "ema", ST_F32, 1, shape, e))
+            goto out;
+        memcpy(t->ema, te->data, n * sizeof(real));
+    }
     memcpy(t->m.params, tp->data, n * sizeof(real));
     memcpy(t->adam.m, tm->data, n * sizeof(real));
     memcpy(t->adam.v, tv->data, n * sizeof(real));
@@ -481,6 +511,11 @@ int train_saved_opts(const char *model, TrainOpts *out, char **data, Err *e)
         err_set(e, "%s: s2s.state: 'schedule' or 'data' missing or not valid", path);
         goto out;
     }
+    /* added later: absent in the states of older runs */
+    if (json_get(op, "ema") && state_num(op, "ema", &out->ema, path, e) != 0)
+        goto out;
+    if (json_get(op, "keep_checkpoints") && state_long(op, "keep_checkpoints", &out->keep_ckpt, path, e) != 0)
+        goto out;
     *data = xstrdup(v->u.str.s);
     out->seed = (uint64_t)seed;
     out->batch.batch = (int)bsize;
@@ -503,21 +538,96 @@ out:
     return rc;
 }
 
+/* The steps of the files MODEL.ckpt.STEP beside MODEL that are model files, ascending;
+   returns their count (*steps: a new array, the caller frees it). */
+static size_t list_checkpoints(const char *model, long **steps)
+{
+    char *dir = path_dir(model);
+    const char *slash = strrchr(model, '/');
+    const char *base = slash ? slash + 1 : model;
+    size_t bl = strlen(base), n = 0, cap = 0;
+    *steps = NULL;
+    DIR *d = opendir(dir);
+    for (struct dirent *de; d && (de = readdir(d));) {
+        const char *name = de->d_name;
+        if (strncmp(name, base, bl) != 0 || strncmp(name + bl, ".ckpt.", 6) != 0)
+            continue;
+        const char *num = name + bl + 6;
+        char *end;
+        long step = strtol(num, &end, 10);
+        if (*num < '0' || *num > '9' || *end || step < 0)
+            continue;
+        char *path = path_join(dir, name);
+        bool ours = st_has_format(path, ST_FORMAT_MODEL);
+        free(path);
+        if (!ours)
+            continue;
+        if (n == cap) {
+            cap = cap ? 2 * cap : 16;
+            *steps = xrealloc_array(*steps, cap, sizeof **steps);
+        }
+        (*steps)[n++] = step;
+    }
+    if (d)
+        closedir(d);
+    free(dir);
+    for (size_t i = 1; i < n; i++) /* insertion sort: a handful of files */
+        for (size_t j = i; j > 0 && (*steps)[j - 1] > (*steps)[j]; j--) {
+            long x = (*steps)[j];
+            (*steps)[j] = (*steps)[j - 1];
+            (*steps)[j - 1] = x;
+        }
+    return n;
+}
+
+/* --keep-checkpoints N: the model of this validation as MODEL.ckpt.STEP, then the
+   oldest such files removed until N remain. A file at that path that is not a model
+   file is not replaced (an error). */
+static int keep_checkpoint(Trainer *t, const char *history, Err *e)
+{
+    char suffix[40];
+    snprintf(suffix, sizeof suffix, ".ckpt.%ld", t->p.step);
+    char *path = path_suffixed(t->o->model, suffix);
+    int rc = 0;
+    if (access(path, F_OK) == 0 && !st_has_format(path, ST_FORMAT_MODEL))
+        rc = err_set(e, "%s: exists and is not an s2s model file; refusing to replace it", path);
+    if (rc == 0)
+        rc = model_file_save(path, &t->m, t->data.src_vocab, t->data.tgt_vocab, &t->data.text, history, e);
+    free(path);
+    long *steps;
+    size_t n = rc == 0 ? list_checkpoints(t->o->model, &steps) : 0;
+    for (size_t i = 0; rc == 0 && i + (size_t)t->o->keep_ckpt < n; i++) {
+        snprintf(suffix, sizeof suffix, ".ckpt.%ld", steps[i]);
+        char *old = path_suffixed(t->o->model, suffix);
+        if (unlink(old) != 0 && errno != ENOENT)
+            rc = err_set(e, "%s: cannot remove: %s", old, strerror(errno));
+        free(old);
+    }
+    if (n)
+        free(steps);
+    return rc;
+}
+
 /* MODEL.last, MODEL.state, and MODEL when best (or when there is no valid split). */
-static int checkpoint(Trainer *t, bool best, Err *e)
+static int checkpoint(Trainer *t, bool best, bool keep, Err *e)
 {
     t->p.seconds = elapsed(t);
     Buf h = {0};
     history_json(t, &h);
+    /* the model files hold the moving average when there is one */
+    use_ema(t, true);
     int rc = model_file_save(t->path_last, &t->m, t->data.src_vocab, t->data.tgt_vocab,
                              &t->data.text, h.data, e);
+    if (rc == 0 && best)
+        rc = model_file_save(t->o->model, &t->m, t->data.src_vocab, t->data.tgt_vocab,
+                             &t->data.text, h.data, e);
+    if (rc == 0 && keep && t->o->keep_ckpt > 0)
+        rc = keep_checkpoint(t, h.data, e);
+    use_ema(t, false);
     if (rc == 0)
         rc = save_state(t, e);
     if (rc == 0)
         t->ckpt_step = t->p.step;
-    if (rc == 0 && best)
-        rc = model_file_save(t->o->model, &t->m, t->data.src_vocab, t->data.tgt_vocab,
-                             &t->data.text, h.data, e);
     buf_free(&h);
     return rc;
 }
@@ -595,8 +705,11 @@ static int validate(Trainer *t, bool scheduled, bool *stop, Err *e)
     bool have_valid = t->data.valid.set.n > 0;
     double loss = 0, ppl = 0, bleu = -1;
     if (have_valid) {
+        use_ema(t, true);
         valid_loss(t, &loss, &ppl);
-        if (valid_bleu(t, &bleu, e) != 0)
+        int vrc = valid_bleu(t, &bleu, e);
+        use_ema(t, false);
+        if (vrc != 0)
             return -1;
     }
     p->last_valid_step = p->step;
@@ -635,7 +748,7 @@ static int validate(Trainer *t, bool scheduled, bool *stop, Err *e)
     if (have_valid)
         say(t, "valid step %ld: loss %.3f ppl %.2f BLEU %.2f%s (%.1f s)", p->step, loss, ppl, bleu,
             best ? " (best)" : "", clock_now() - t0);
-    if (checkpoint(t, best, e) != 0)
+    if (checkpoint(t, best, true, e) != 0)
         return -1;
     if (t->o->patience > 0 && p->bad_valid >= t->o->patience) {
         say(t, "stopping: no better valid BLEU in %d validations (best %.2f at step %ld)",
@@ -719,6 +832,7 @@ static void trainer_free(Trainer *t)
     free(t->path_last);
     free(t->path_state);
     free(t->path_log);
+    free(t->ema);
 }
 
 /* Why the loop stopped, for the log and the message. */
@@ -883,6 +997,11 @@ int train_run(const TrainOpts *o, Err *e)
     t.p.lr_scale = 1;
     rng_seed(&t.p.epoch_rng, o->seed);
     rng_seed(&t.p.drop_rng, o->seed ^ 0x9e3779b97f4a7c15ULL);
+    if (o->ema > 0) {
+        t.ema = XNEW(real, t.m.layout.total);
+        t.adam.ema = t.ema;
+        t.adam.ema_decay = o->ema;
+    }
     if (o->resume) {
         if (load_state(&t, e) != 0)
             goto out;
@@ -891,6 +1010,8 @@ int train_run(const TrainOpts *o, Err *e)
         Rng init;
         rng_seed(&init, o->seed ^ 0xd1b54a32d192ed03ULL);
         model_init_random(&t.m, &init);
+        if (t.ema)
+            memcpy(t.ema, t.m.params, t.m.layout.total * sizeof(real));
     }
     int mb, ms, mt, vb = 0, vs = 0, vt = 0;
     batch_limits(&t.data.train.set, &o->batch, &mb, &ms, &mt);
@@ -928,7 +1049,7 @@ int train_run(const TrainOpts *o, Err *e)
     }
     /* Final checkpoint: validation unless stopped by a signal or just validated. */
     if (why == STOP_SIGNAL) {
-        if (checkpoint(&t, false, e) != 0) {
+        if (checkpoint(&t, false, false, e) != 0) {
             buf_free(&b);
             goto out;
         }

@@ -7,11 +7,15 @@
  *   MODEL            the best model so far by valid BLEU (every checkpoint when the
  *                    valid split is empty)
  *   MODEL.last       the latest model
+ *   MODEL.ckpt.STEP  with --keep-checkpoints N, the model of each of the last N
+ *                    validations (for s2s average)
  *   MODEL.state      everything --resume needs: weights, Adam moments, step, epoch,
  *                    position in the epoch, random generator states, schedule state
  *   MODEL.log.jsonl  one JSON object a line: {"event":"start"...}, one "step" line
  *                    per step, "valid" lines, and a "stop" line
  * Every file is replaced atomically; MODEL.state is written after MODEL.last.
+ * With --ema D the model files hold the exponential moving average of the weights
+ * (validation scores it too); MODEL.state holds the weights and the average.
  *
  * Reproducibility: the same data, options, seed and threads give the same losses at
  * every step, and a run resumed from MODEL.state continues exactly as the
@@ -52,6 +56,9 @@ typedef struct TrainOpts {
     long log_every;    /* plain progress line every N steps when stderr is no terminal */
     int progress;      /* -1: live line when stderr is a terminal; 0: plain lines; 1: live */
     bool quiet;        /* no progress lines at all */
+    double ema;        /* decay of the weights' moving average (0: none); MODEL and
+                          MODEL.last then hold the average, MODEL.state both */
+    long keep_ckpt;    /* keep the last N validation checkpoints as MODEL.ckpt.STEP */
 } TrainOpts;
 
 /* Defaults of `s2s train` (the reference recurrent configuration; the command makes the
