@@ -10,9 +10,10 @@
  * summed over the corpus and combined once (bleu_compute).
  *
  * References: a segment may have any number of references. Missing (NULL) and
- * empty ("") references are dropped, as sacreBLEU drops them; a segment left
- * with none is an error (sacreBLEU raises "Empty or `None` reference sentence
- * found"). A whitespace-only reference is kept and has length 0.
+ * empty ("") references are dropped, as sacreBLEU 2.0 and 2.1 drop them (from 2.2
+ * on, "" is kept: BleuOpts.keep_empty); a segment left with none is an error
+ * (sacreBLEU raises "Empty or `None` reference sentence found"). A whitespace-only
+ * reference is kept and has length 0.
  *
  * Text is UTF-8; invalid UTF-8 is an error. Non-ASCII characters pass through
  * 13a untouched, except that Unicode whitespace (see eval/ngram.h) separates

@@ -21,8 +21,9 @@
  * match/hyp and recall match/ref; no such order, or both averages 0, scores 0;
  * else 100·(1+β²)·P·R / (β²·P + R) with β = 2.
  *
- * References: missing (NULL) and empty ("") references are dropped; a segment
- * left with none is an error, as in sacreBLEU. Invalid UTF-8 is an error.
+ * References: missing (NULL) and empty ("") references are dropped (sacreBLEU 2.0
+ * and 2.1; keep_empty keeps "", as 2.2 and later); a segment left with none is an
+ * error, as in sacreBLEU. Invalid UTF-8 is an error.
  */
 #ifndef S2S_EVAL_CHRF_H
 #define S2S_EVAL_CHRF_H
