@@ -1,6 +1,7 @@
 /* s2s translate: sentences in, translations out, one line each. */
 
 #include <errno.h>
+#include <poll.h>
 #include <stdbool.h>
 #include <unistd.h>
 #include <stdio.h>
@@ -31,6 +32,12 @@ static const char usage[] =
     "written; so is a line too long to decode within the memory of one sentence (a\n"
     "few hundred to a few thousand tokens, depending on the model and the beam; a\n"
     "smaller --max-len raises it).\n"
+    "\n"
+    "Stdin is translated as it comes: a batch is decoded as soon as it has --batch\n"
+    "lines or no more input is waiting, and its lines are written in input order and\n"
+    "flushed at once (with --batch 1, each line right after it is read), so a pipe or\n"
+    "a coprocess gets answers before the input ends; a bad line then stops after the\n"
+    "batches before it were written. -o FILE is still written only at the end.\n"
     "\n"
     "When stdin and stdout are terminals and neither SENTENCE, -i nor -o is given, an\n"
     "interactive prompt opens instead, with line editing and history: each line typed\n"
@@ -169,6 +176,126 @@ static int split_lines(const char *name, char *data, size_t len, const char ***l
     return (int)n;
 }
 
+/* Reads lines from a file descriptor by split_lines' rules, and tells whether more
+   input can be had without waiting. */
+typedef struct LineReader {
+    int fd;
+    const char *name;
+    Buf buf;    /* bytes read and not yet returned: buf.data[pos .. buf.len) */
+    size_t pos;
+    bool eof;
+    bool first; /* the first line is still to come (a BOM may start it) */
+} LineReader;
+
+/* The next line, copied into *line (xmalloc'd, NUL-terminated; a NUL byte inside is
+   kept and counted in *len): 1. At the end of the input: 0. When no whole line is
+   buffered, wait is false and nothing can be read at once: -1. Dies on a read error. */
+static int reader_next(LineReader *r, bool wait, char **line, size_t *len)
+{
+    for (;;) {
+        const char *p = r->buf.data ? r->buf.data + r->pos : "";
+        size_t avail = r->buf.len - r->pos;
+        const char *nl = avail ? memchr(p, '\n', avail) : NULL;
+        if (nl || (r->eof && avail)) {
+            size_t l = nl ? (size_t)(nl - p) : avail, s = 0;
+            if (r->first && l >= 3 && memcmp(p, "\xEF\xBB\xBF", 3) == 0)
+                s = 3;
+            r->first = false;
+            size_t n = l - s;
+            if (n && p[s + n - 1] == '\r')
+                n--;
+            *line = xmalloc(n + 1);
+            memcpy(*line, p + s, n);
+            (*line)[n] = '\0';
+            *len = n;
+            r->pos += nl ? l + 1 : l;
+            return 1;
+        }
+        if (r->eof)
+            return 0;
+        if (!wait) {
+            struct pollfd pfd = {.fd = r->fd, .events = POLLIN};
+            if (poll(&pfd, 1, 0) <= 0)
+                return -1;
+        }
+        if (r->pos) {
+            memmove(r->buf.data, r->buf.data + r->pos, avail);
+            r->buf.len = avail;
+            r->pos = 0;
+        }
+        buf_reserve(&r->buf, 1 << 16);
+        ssize_t got = read(r->fd, r->buf.data + r->buf.len, r->buf.cap - r->buf.len - 1);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0)
+            die("%s: read error: %s", r->name, strerror(errno));
+        if (got == 0)
+            r->eof = true;
+        r->buf.len += (size_t)got;
+        r->buf.data[r->buf.len] = '\0';
+    }
+}
+
+/* Translates lines[0..n), the input lines first+1 .. first+n (numbered so in errors,
+   n-best lists and attention pictures), and appends their output lines to text. */
+static void translate_chunk(const TrOpts *po, ModelFile *mf, const TranslateOpts *to,
+                            const char *name, const char *const *lines, const size_t *lens, int n,
+                            long first, Buf *text)
+{
+    Err e;
+    long *line_no = XNEW(long, n ? n : 1);
+    for (int i = 0; i < n; i++)
+        line_no[i] = first + i + 1;
+    TranslateResult res;
+    if (translate_run(&mf->model, mf->src, mf->tgt, &mf->text, lines, lens, n, name, line_no, to,
+                      &res, NULL, &e) != 0)
+        die_err(&e);
+
+    Buf pic = {0};
+    for (int i = 0; i < n; i++) {
+        long g = first + i;
+        if (po->d.to.nbest)
+            for (int k = 0; k < res.count[i]; k++)
+                buf_printf(text, "%ld ||| %s ||| %.6f\n", g, res.hyps[i][k].text, res.hyps[i][k].score);
+        else
+            buf_printf(text, "%s\n", res.hyps[i][0].text);
+        const TranslateAlign *a = res.align ? &res.align[i] : NULL;
+        if (!a || a->nsrc == 0)
+            continue;
+        if (po->show_attention) {
+            buf_clear(&pic);
+            buf_printf(&pic, "line %ld: ", g + 1);
+            align_text(a, &pic);
+            fputs(pic.data, stderr);
+        }
+        if (po->svg_dir)
+            write_svg(po->svg_dir, (int)g, 0, lines[i], lens[i], res.hyps[i][0].text, a);
+    }
+    buf_free(&pic);
+    /* every head of the layer: the same search (deterministic), each head's weights */
+    for (int h = 0; po->attention_heads && h < mf->model.cfg.heads; h++) {
+        mf->model.show_head = h;
+        TranslateResult rh;
+        if (translate_run(&mf->model, mf->src, mf->tgt, &mf->text, lines, lens, n, name, line_no,
+                          to, &rh, NULL, &e) != 0)
+            die_err(&e);
+        for (int i = 0; i < n; i++)
+            if (rh.align && rh.align[i].nsrc)
+                write_svg(po->svg_dir, (int)(first + i), h + 1, lines[i], lens[i], rh.hyps[i][0].text,
+                          &rh.align[i]);
+        translate_result_free(&rh);
+    }
+    translate_result_free(&res);
+    free(line_no);
+}
+
+static void write_stdout(Buf *text)
+{
+    if ((text->len && fwrite(text->data, 1, text->len, stdout) != text->len) || fflush(stdout) != 0)
+        die("cannot write to stdout: %s", strerror(errno));
+    buf_clear(text);
+}
+
 int cmd_translate(int argc, char **argv)
 {
     TrOpts po;
@@ -203,82 +330,84 @@ int cmd_translate(int argc, char **argv)
         return 0;
     }
 
-    /* The sentences: arguments, -i FILE or stdin. */
-    char *data = NULL;
-    const char **lines;
-    size_t *lens;
-    int n;
-    const char *name;
-    if (po.nsent) {
-        n = po.nsent;
-        name = "argument";
-        lines = xmalloc_array((size_t)n, sizeof *lines);
-        lens = xmalloc_array((size_t)n, sizeof *lens);
-        for (int i = 0; i < n; i++) {
-            lines[i] = po.sentences[i];
-            lens[i] = strlen(po.sentences[i]);
-            if (tok_check_utf8(lines[i], lens[i], &e) != 0)
-                die("sentence argument %d: %s", i + 1, e.msg);
+    Buf text = {0};
+    if (po.nsent || (po.input && strcmp(po.input, "-") != 0)) {
+        /* The sentences: arguments or -i FILE, all read and checked before any is
+           translated. */
+        char *data = NULL;
+        const char **lines;
+        size_t *lens;
+        int n;
+        const char *name;
+        if (po.nsent) {
+            n = po.nsent;
+            name = "argument";
+            lines = xmalloc_array((size_t)n, sizeof *lines);
+            lens = xmalloc_array((size_t)n, sizeof *lens);
+            for (int i = 0; i < n; i++) {
+                lines[i] = po.sentences[i];
+                lens[i] = strlen(po.sentences[i]);
+                if (tok_check_utf8(lines[i], lens[i], &e) != 0)
+                    die("sentence argument %d: %s", i + 1, e.msg);
+            }
+        } else {
+            name = po.input;
+            size_t len;
+            if (file_read_all(po.input, &data, &len, &e) != 0)
+                die_err(&e);
+            n = split_lines(name, data, len, &lines, &lens);
         }
+        translate_chunk(&po, &mf, &to, name, lines, lens, n, 0, &text);
+        free(lines);
+        free(lens);
+        free(data);
     } else {
-        const char *path = po.input ? po.input : "-";
-        name = strcmp(path, "-") == 0 ? "<stdin>" : path;
-        size_t len;
-        if (file_read_all(path, &data, &len, &e) != 0)
-            die_err(&e);
-        n = split_lines(name, data, len, &lines, &lens);
-    }
-
-    TranslateResult res;
-    if (translate_run(&mf.model, mf.src, mf.tgt, &mf.text, lines, lens, n, name, NULL, &to, &res,
-                      NULL, &e) != 0)
-        die_err(&e);
-
-    Buf text = {0}, pic = {0};
-    for (int i = 0; i < n; i++) {
-        if (po.d.to.nbest)
-            for (int k = 0; k < res.count[i]; k++)
-                buf_printf(&text, "%d ||| %s ||| %.6f\n", i, res.hyps[i][k].text, res.hyps[i][k].score);
-        else
-            buf_printf(&text, "%s\n", res.hyps[i][0].text);
-        const TranslateAlign *a = res.align ? &res.align[i] : NULL;
-        if (!a || a->nsrc == 0)
-            continue;
-        if (po.show_attention) {
-            buf_clear(&pic);
-            buf_printf(&pic, "line %d: ", i + 1);
-            align_text(a, &pic);
-            fputs(pic.data, stderr);
+        /* stdin, streamed: a batch is translated as soon as it is full or no more input
+           is at hand, and written (without -o) in input order at once. */
+        int cap = to.batch;
+        char **lines = XNEW(char *, cap);
+        size_t *lens = XNEW(size_t, cap);
+        LineReader rd = {.fd = STDIN_FILENO, .name = "<stdin>", .first = true};
+        long first = 0;
+        int count = 0;
+        for (;;) {
+            char *line;
+            size_t len;
+            int got = reader_next(&rd, count == 0, &line, &len);
+            if (got == 1) {
+                if (first + count >= (long)1 << 30)
+                    die("%s: more than %ld lines", rd.name, (long)1 << 30);
+                lines[count] = line;
+                lens[count++] = len;
+                if (count < cap)
+                    continue;
+            }
+            if (count) {
+                translate_chunk(&po, &mf, &to, rd.name, (const char *const *)lines, lens, count, first,
+                                &text);
+                for (int i = 0; i < count; i++)
+                    free(lines[i]);
+                first += count;
+                count = 0;
+                if (!po.d.output)
+                    write_stdout(&text);
+            }
+            if (got == 0)
+                break;
         }
-        if (po.svg_dir)
-            write_svg(po.svg_dir, i, 0, lines[i], lens[i], res.hyps[i][0].text, a);
+        buf_free(&rd.buf);
+        free(lines);
+        free(lens);
     }
-    buf_free(&pic);
-    /* every head of the layer: the same search (deterministic), each head's weights */
-    for (int h = 0; po.attention_heads && h < mf.model.cfg.heads; h++) {
-        mf.model.show_head = h;
-        TranslateResult rh;
-        if (translate_run(&mf.model, mf.src, mf.tgt, &mf.text, lines, lens, n, name, NULL, &to, &rh,
-                          NULL, &e) != 0)
-            die_err(&e);
-        for (int i = 0; i < n; i++)
-            if (rh.align && rh.align[i].nsrc)
-                write_svg(po.svg_dir, i, h + 1, lines[i], lens[i], rh.hyps[i][0].text, &rh.align[i]);
-        translate_result_free(&rh);
-    }
+
     if (po.d.output) {
         if (atomic_write(po.d.output, text.data ? text.data : "", text.len, &e) != 0)
             die_err(&e);
-    } else if ((text.len && fwrite(text.data, 1, text.len, stdout) != text.len) ||
-               fflush(stdout) != 0) {
-        die("cannot write to stdout: %s", strerror(errno));
+    } else {
+        write_stdout(&text);
     }
 
     buf_free(&text);
-    translate_result_free(&res);
-    free(lines);
-    free(lens);
-    free(data);
     free(po.sentences);
     model_file_free(&mf);
     return 0;

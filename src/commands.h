@@ -13,6 +13,7 @@ int cmd_tokenize(int argc, char **argv);
 int cmd_train(int argc, char **argv);
 int cmd_translate(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
+int cmd_score(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_average(int argc, char **argv);
 

@@ -21,6 +21,7 @@ static const struct command commands[] = {
     {"train", cmd_train, "train an encoder-decoder with attention"},
     {"translate", cmd_translate, "translate sentences with a model file"},
     {"eval", cmd_eval, "translate a TSV file's sources and score them (BLEU, chrF)"},
+    {"score", cmd_score, "BLEU and chrF of a hypothesis file against reference files"},
     {"average", cmd_average, "average the weights of model files of one configuration"},
     {"info", cmd_info, "show a model file's configuration, sizes and training summary"},
     {"tokenize", cmd_tokenize, "tokenize or detokenize text on stdin, line by line"},

@@ -4,6 +4,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <utf8proc.h>
 
 #include "eval/ngram.h"
 
@@ -16,6 +17,7 @@ typedef struct Interned {
 
 struct BleuScratch {
     Buf a, b;        /* tokenizer passes */
+    Buf low;         /* the lowercased source */
     Buf text;        /* tokenized hypothesis and references of the segment */
     uint32_t *ids;   /* token ids, hypothesis then each kept reference */
     size_t nids, capids;
@@ -156,6 +158,36 @@ static void regex_passes(Buf *x, Buf *y)
     swap_bufs(x, y);
 }
 
+/* Appends the whitespace-separated tokens of t[0..len) (valid UTF-8) to out, joined
+   by single spaces (Python's ' '.join(t.split())); returns their number. */
+static long split_join(const char *t, size_t len, Buf *out)
+{
+    long ntok = 0;
+    for (size_t i = 0; i < len;) {
+        uint32_t cp;
+        int k = ngram_utf8_next(t + i, len - i, &cp);
+        CHECK(k > 0);
+        if (ngram_is_space(cp)) {
+            i += (size_t)k;
+            continue;
+        }
+        size_t j = i + (size_t)k;
+        while (j < len) {
+            k = ngram_utf8_next(t + j, len - j, &cp);
+            CHECK(k > 0);
+            if (ngram_is_space(cp))
+                break;
+            j += (size_t)k;
+        }
+        if (ntok)
+            buf_putc(out, ' ');
+        buf_append(out, t + i, j - i);
+        ntok++;
+        i = j;
+    }
+    return ntok;
+}
+
 /*
  * Tokenizes s as sacreBLEU's BLEU._preprocess_segment + Tokenizer13a do:
  * rstrip, drop "<skipped>", join "-\n" hyphenations, newlines to spaces,
@@ -202,32 +234,141 @@ static long tok13a(const char *s, Buf *x, Buf *y, Buf *out, size_t *bad)
     }
     regex_passes(x, y);
 
-    long ntok = 0;
-    size_t len = x->len;
-    const char *t = x->data;
-    for (size_t i = 0; i < len;) {
+    return split_join(x->data, x->len, out);
+}
+
+/* Python's rstrip(): the length of s[0..n) without trailing whitespace; -1 with
+   *bad on invalid UTF-8. */
+static long rstrip_len(const char *s, size_t n, size_t *bad)
+{
+    size_t end = 0;
+    for (size_t i = 0; i < n;) {
         uint32_t cp;
-        int k = ngram_utf8_next(t + i, len - i, &cp);
-        CHECK(k > 0);
-        if (ngram_is_space(cp)) {
-            i += (size_t)k;
-            continue;
+        int k = ngram_utf8_next(s + i, n - i, &cp);
+        if (k < 0) {
+            *bad = i;
+            return -1;
         }
-        size_t j = i + (size_t)k;
-        while (j < len) {
-            k = ngram_utf8_next(t + j, len - j, &cp);
-            CHECK(k > 0);
-            if (ngram_is_space(cp))
-                break;
-            j += (size_t)k;
-        }
-        if (ntok)
-            buf_putc(out, ' ');
-        buf_append(out, t + i, j - i);
-        ntok++;
-        i = j;
+        i += (size_t)k;
+        if (!ngram_is_space(cp))
+            end = i;
     }
-    return ntok;
+    return (long)end;
+}
+
+/* Unicode general categories of the intl tokenizer. */
+static bool is_cat_n(utf8proc_category_t c)
+{
+    return c == UTF8PROC_CATEGORY_ND || c == UTF8PROC_CATEGORY_NL || c == UTF8PROC_CATEGORY_NO;
+}
+static bool is_cat_p(utf8proc_category_t c)
+{
+    return c >= UTF8PROC_CATEGORY_PC && c <= UTF8PROC_CATEGORY_PO;
+}
+static bool is_cat_s(utf8proc_category_t c)
+{
+    return c >= UTF8PROC_CATEGORY_SM && c <= UTF8PROC_CATEGORY_SO;
+}
+
+/* The three substitutions of tokenizer_intl on code points (see bleu.h), from
+   s[0..n) (valid UTF-8) into x; y is scratch. */
+static void intl_passes(const char *s, size_t n, Buf *x, Buf *y)
+{
+    size_t m = 0;
+    uint32_t *cp = xmalloc_array(n ? n : 1, sizeof *cp);
+    utf8proc_category_t *cat = xmalloc_array(n ? n : 1, sizeof *cat);
+    size_t *off = xmalloc_array(n + 1, sizeof *off);
+    for (size_t i = 0; i < n; m++) {
+        int k = ngram_utf8_next(s + i, n - i, &cp[m]);
+        CHECK(k > 0);
+        off[m] = i;
+        cat[m] = utf8proc_category((utf8proc_int32_t)cp[m]);
+        i += (size_t)k;
+    }
+    off[m] = n;
+#define CP(i) (s + off[i]), (off[(i) + 1] - off[i])
+    /* 1. (\P{N})(\p{P}) -> "\1 \2 " */
+    buf_clear(y);
+    for (size_t i = 0; i < m;) {
+        if (i + 1 < m && !is_cat_n(cat[i]) && is_cat_p(cat[i + 1])) {
+            buf_append(y, CP(i));
+            buf_putc(y, ' ');
+            buf_append(y, CP(i + 1));
+            buf_putc(y, ' ');
+            i += 2;
+        } else {
+            buf_append(y, CP(i));
+            i++;
+        }
+    }
+    free(cp);
+    free(cat);
+    free(off);
+#undef CP
+    /* 2. (\p{P})(\P{N}) -> " \1 \2" and 3. (\p{S}) -> " \1 ", on the result; the
+       spaces pass 1 added are neither P nor N nor S. */
+    for (int pass = 2; pass <= 3; pass++) {
+        const char *t = y->data ? y->data : "";
+        size_t tn = y->len;
+        buf_clear(x);
+        for (size_t i = 0; i < tn;) {
+            uint32_t a;
+            int ka = ngram_utf8_next(t + i, tn - i, &a);
+            CHECK(ka > 0);
+            utf8proc_category_t ca = utf8proc_category((utf8proc_int32_t)a);
+            if (pass == 3) {
+                if (is_cat_s(ca)) {
+                    buf_putc(x, ' ');
+                    buf_append(x, t + i, (size_t)ka);
+                    buf_putc(x, ' ');
+                } else {
+                    buf_append(x, t + i, (size_t)ka);
+                }
+                i += (size_t)ka;
+                continue;
+            }
+            size_t j = i + (size_t)ka;
+            if (is_cat_p(ca) && j < tn) {
+                uint32_t b;
+                int kb = ngram_utf8_next(t + j, tn - j, &b);
+                CHECK(kb > 0);
+                if (!is_cat_n(utf8proc_category((utf8proc_int32_t)b))) {
+                    buf_putc(x, ' ');
+                    buf_append(x, t + i, (size_t)ka);
+                    buf_putc(x, ' ');
+                    buf_append(x, t + j, (size_t)kb);
+                    i = j + (size_t)kb;
+                    continue;
+                }
+            }
+            buf_append(x, t + i, (size_t)ka);
+            i = j;
+        }
+        if (pass == 2)
+            swap_bufs(x, y);
+    }
+}
+
+/* Tokenizes s (valid or not) with o's options into out (tokens separated by single
+   spaces), x, y and low scratch; the token count, or -1 with *bad (0-based). */
+static long tok_opts(const char *s, const BleuOpts *o, Buf *x, Buf *y, Buf *low, Buf *out,
+                     size_t *bad)
+{
+    if (o->lowercase) {
+        buf_clear(low);
+        if (ngram_lower(s, low, bad) < 0)
+            return -1;
+        s = low->data ? low->data : "";
+    }
+    if (o->tok == BLEU_TOK_13A)
+        return tok13a(s, x, y, out, bad);
+    long end = rstrip_len(s, strlen(s), bad);
+    if (end < 0)
+        return -1;
+    if (o->tok == BLEU_TOK_NONE)
+        return split_join(s, (size_t)end, out);
+    intl_passes(s, (size_t)end, x, y);
+    return split_join(x->data ? x->data : "", x->len, out);
 }
 
 long bleu_tokenize(const char *s, Buf *out, Err *e)
@@ -242,9 +383,38 @@ long bleu_tokenize(const char *s, Buf *out, Err *e)
     return n;
 }
 
+long bleu_tokenize_opts(const char *s, const BleuOpts *o, Buf *out, Err *e)
+{
+    Buf x = {0}, y = {0}, low = {0};
+    size_t bad = 0;
+    long n = tok_opts(s, o, &x, &y, &low, out, &bad);
+    buf_free(&x);
+    buf_free(&y);
+    buf_free(&low);
+    if (n < 0)
+        return err_set(e, "invalid UTF-8 at byte %zu", bad);
+    return n;
+}
+
+const char *const bleu_tokenizer_names[3] = {"13a", "none", "intl"};
+
+int bleu_tokenizer_parse(const char *s)
+{
+    for (int i = 0; i < 3; i++)
+        if (strcmp(s, bleu_tokenizer_names[i]) == 0)
+            return i;
+    return -1;
+}
+
 /* ---- per-segment statistics ---------------------------------------------- */
 
 void bleu_init(BleuStats *s) { memset(s, 0, sizeof *s); }
+
+void bleu_init_opts(BleuStats *s, const BleuOpts *o)
+{
+    bleu_init(s);
+    s->opts = *o;
+}
 
 void bleu_free(BleuStats *s)
 {
@@ -252,6 +422,7 @@ void bleu_free(BleuStats *s)
     if (sc) {
         buf_free(&sc->a);
         buf_free(&sc->b);
+        buf_free(&sc->low);
         buf_free(&sc->text);
         free(sc->ids);
         free(sc->start);
@@ -325,10 +496,10 @@ static void clear_segment(struct BleuScratch *sc)
 }
 
 /* Tokenizes one source, appends its token ids; -1 with *bad on invalid UTF-8. */
-static int add_source(struct BleuScratch *sc, const char *str, size_t *bad)
+static int add_source(struct BleuScratch *sc, const BleuOpts *o, const char *str, size_t *bad)
 {
     size_t from = sc->text.len;
-    long n = tok13a(str, &sc->a, &sc->b, &sc->text, bad);
+    long n = tok_opts(str, o, &sc->a, &sc->b, &sc->low, &sc->text, bad);
     if (n < 0)
         return -1;
     CHECK(sc->text.len < UINT32_MAX);
@@ -351,7 +522,7 @@ static int add_source(struct BleuScratch *sc, const char *str, size_t *bad)
 
 int bleu_add(BleuStats *s, const char *hyp, const char *const *refs, size_t nrefs, Err *e)
 {
-    size_t kept = ngram_refs_present(refs, nrefs);
+    size_t kept = ngram_refs_present(refs, nrefs, s->opts.keep_empty);
     if (kept == 0)
         return ngram_no_ref_error(e);
 
@@ -366,13 +537,13 @@ int bleu_add(BleuStats *s, const char *hyp, const char *const *refs, size_t nref
 
     size_t bad = 0, nsrc = 0;
     sc->start[nsrc++] = 0;
-    if (add_source(sc, hyp, &bad) < 0)
+    if (add_source(sc, &s->opts, hyp, &bad) < 0)
         return err_set(e, "invalid UTF-8 at byte %zu of the hypothesis", bad);
     for (size_t k = 0; k < nrefs; k++) {
-        if (!ngram_ref_present(refs[k]))
+        if (!ngram_ref_present(refs[k], s->opts.keep_empty))
             continue;
         sc->start[nsrc++] = sc->nids;
-        if (add_source(sc, refs[k], &bad) < 0)
+        if (add_source(sc, &s->opts, refs[k], &bad) < 0)
             return err_set(e, "invalid UTF-8 at byte %zu of reference %zu", bad, k + 1);
     }
     sc->start[nsrc] = sc->nids;
@@ -507,11 +678,14 @@ void bleu_format(const BleuResult *r, const char *signature, Buf *out)
                r->bp, r->ratio, r->sys_len, r->ref_len);
 }
 
-void bleu_signature(const BleuStats *s, Buf *out)
+void bleu_signature(const BleuStats *s, Buf *out) { bleu_signature_opts(s, false, out); }
+
+void bleu_signature_opts(const BleuStats *s, bool effective_order, Buf *out)
 {
     if (s->nrefs == BLEU_NREFS_VAR)
         buf_puts(out, "nrefs:var");
     else
         buf_printf(out, "nrefs:%ld", s->nrefs);
-    buf_puts(out, "|case:mixed|eff:no|tok:13a|smooth:exp");
+    buf_printf(out, "|case:%s|eff:%s|tok:%s|smooth:exp", s->opts.lowercase ? "lc" : "mixed",
+               effective_order ? "yes" : "no", bleu_tokenizer_names[s->opts.tok]);
 }

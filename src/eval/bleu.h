@@ -10,9 +10,10 @@
  * summed over the corpus and combined once (bleu_compute).
  *
  * References: a segment may have any number of references. Missing (NULL) and
- * empty ("") references are dropped, as sacreBLEU drops them; a segment left
- * with none is an error (sacreBLEU raises "Empty or `None` reference sentence
- * found"). A whitespace-only reference is kept and has length 0.
+ * empty ("") references are dropped, as sacreBLEU 2.0 and 2.1 drop them (from 2.2
+ * on, "" is kept: BleuOpts.keep_empty); a segment left with none is an error
+ * (sacreBLEU raises "Empty or `None` reference sentence found"). A whitespace-only
+ * reference is kept and has length 0.
  *
  * Text is UTF-8; invalid UTF-8 is an error. Non-ASCII characters pass through
  * 13a untouched, except that Unicode whitespace (see eval/ngram.h) separates
@@ -30,6 +31,33 @@
 #define BLEU_MAX_ORDER 4
 /* BleuStats.nrefs when segments had different numbers of references. */
 #define BLEU_NREFS_VAR (-1)
+
+/*
+ * sacreBLEU's tokenizers (BLEU(tokenize=...)):
+ *   13a   mteval-v13a, above (the default);
+ *   none  no tokenization: the text is split on whitespace as it is;
+ *   intl  mteval-v14's international tokenization (sacreBLEU's tokenizer_intl):
+ *         on code points, (\P{N})(\p{P}) -> "\1 \2 ", then (\p{P})(\P{N}) -> " \1 \2",
+ *         then (\p{S}) -> " \1 " (Unicode categories: N number, P punctuation, S
+ *         symbol, from utf8proc), each a left-to-right replacement of non-overlapping
+ *         matches; then split on whitespace. So punctuation stays between two digits
+ *         ("3.5", "1,000"), and a punctuation mark after a digit at the end of the
+ *         line stays attached ("2024."), as in mteval-v14.
+ * Every tokenizer first drops trailing whitespace (rstrip), as BLEU does.
+ */
+typedef enum BleuTokenizer { BLEU_TOK_13A, BLEU_TOK_NONE, BLEU_TOK_INTL } BleuTokenizer;
+/* "13a", "none", "intl": the names of the signature's tok: field. */
+extern const char *const bleu_tokenizer_names[3];
+/* The tokenizer named s, or -1. */
+int bleu_tokenizer_parse(const char *s);
+
+/* BLEU's options; all-zero is sacreBLEU's default as described above. */
+typedef struct BleuOpts {
+    BleuTokenizer tok;
+    bool lowercase;  /* Python's str.lower() before tokenizing (eval/ngram.h); case:lc */
+    bool keep_empty; /* an empty reference counts as a reference of length 0, as from
+                        sacreBLEU 2.2 on (before: dropped, as above) */
+} BleuOpts;
 
 typedef struct BleuResult {
     double score;                      /* 0..100 */
@@ -52,10 +80,13 @@ typedef struct BleuStats {
     /* References per segment (after dropping empty ones): 0 before the first
        segment, BLEU_NREFS_VAR once two segments disagree. */
     long nrefs;
+    BleuOpts opts;
     struct BleuScratch *scratch; /* reusable per-segment buffers */
 } BleuStats;
 
+/* bleu_init: the default options; bleu_init_opts: those of o. */
 void bleu_init(BleuStats *s);
+void bleu_init_opts(BleuStats *s, const BleuOpts *o);
 void bleu_free(BleuStats *s);
 
 /*
@@ -94,6 +125,8 @@ int bleu_sentence(const char *hyp, const char *const *refs, size_t nrefs, bool e
  * ("invalid UTF-8 at byte N").
  */
 long bleu_tokenize(const char *s, Buf *out, Err *e);
+/* The same with o's tokenizer and lowercasing. */
+long bleu_tokenize_opts(const char *s, const BleuOpts *o, Buf *out, Err *e);
 
 /*
  * Appends sacreBLEU's score line, e.g. "BLEU = 48.53 82.4/50.0/45.5/37.5
@@ -109,5 +142,8 @@ void bleu_format(const BleuResult *r, const char *signature, Buf *out);
  * corpus (which sacreBLEU refuses to score).
  */
 void bleu_signature(const BleuStats *s, Buf *out);
+/* The same for s's options: case:lc with lowercase, tok: its tokenizer, and eff:yes
+   when the score was computed with effective_order. */
+void bleu_signature_opts(const BleuStats *s, bool effective_order, Buf *out);
 
 #endif

@@ -7,6 +7,7 @@
 #include "eval/ngram.h"
 
 struct ChrfScratch {
+    Buf low;        /* a lowercased string */
     uint32_t *hyp;  /* code points of the hypothesis, whitespace removed */
     uint32_t *ref;  /* the same for all kept references, one after the other */
     size_t nhyp, caphyp, nref, capref;
@@ -21,6 +22,7 @@ void chrf_free(ChrfStats *s)
 {
     struct ChrfScratch *sc = s->scratch;
     if (sc) {
+        buf_free(&sc->low);
         free(sc->hyp);
         free(sc->ref);
         free(sc->roff);
@@ -56,6 +58,20 @@ static int decode(const char *str, uint32_t **cps, size_t *len, size_t *cap, siz
     return 0;
 }
 
+/* With s->lowercase, *out = str lowercased (in the scratch buffer, valid until the
+   next call), else str; -1 with *bad on invalid UTF-8. */
+static int lower(ChrfStats *s, const char *str, size_t *bad, const char **out)
+{
+    *out = str;
+    if (!s->lowercase)
+        return 0;
+    buf_clear(&s->scratch->low);
+    if (ngram_lower(str, &s->scratch->low, bad) < 0)
+        return -1;
+    *out = s->scratch->low.data ? s->scratch->low.data : "";
+    return 0;
+}
+
 double chrf_compute(const long long hyp[CHRF_CHAR_ORDER], const long long ref[CHRF_CHAR_ORDER],
                     const long long match[CHRF_CHAR_ORDER])
 {
@@ -85,7 +101,7 @@ double chrf_compute(const long long hyp[CHRF_CHAR_ORDER], const long long ref[CH
 
 int chrf_add(ChrfStats *s, const char *hyp, const char *const *refs, size_t nrefs, Err *e)
 {
-    size_t kept = ngram_refs_present(refs, nrefs);
+    size_t kept = ngram_refs_present(refs, nrefs, s->keep_empty);
     if (kept == 0)
         return ngram_no_ref_error(e);
 
@@ -100,14 +116,15 @@ int chrf_add(ChrfStats *s, const char *hyp, const char *const *refs, size_t nref
         sc->roff = xrealloc_array(sc->roff, sc->caproff, sizeof *sc->roff);
     }
     sc->nhyp = 0;
-    if (decode(hyp, &sc->hyp, &sc->nhyp, &sc->caphyp, &bad) < 0)
+    if (lower(s, hyp, &bad, &hyp) < 0 || decode(hyp, &sc->hyp, &sc->nhyp, &sc->caphyp, &bad) < 0)
         return err_set(e, "invalid UTF-8 at byte %zu of the hypothesis", bad);
     sc->nref = 0;
     for (size_t k = 0; k < nrefs; k++) {
-        if (!ngram_ref_present(refs[k]))
+        if (!ngram_ref_present(refs[k], s->keep_empty))
             continue;
         sc->roff[nkept++] = sc->nref;
-        if (decode(refs[k], &sc->ref, &sc->nref, &sc->capref, &bad) < 0)
+        const char *r = refs[k];
+        if (lower(s, r, &bad, &r) < 0 || decode(r, &sc->ref, &sc->nref, &sc->capref, &bad) < 0)
             return err_set(e, "invalid UTF-8 at byte %zu of reference %zu", bad, k + 1);
     }
     sc->roff[nkept] = sc->nref;
@@ -199,5 +216,6 @@ void chrf_signature(const ChrfStats *s, Buf *out)
         buf_puts(out, "nrefs:var");
     else
         buf_printf(out, "nrefs:%ld", s->nrefs);
-    buf_printf(out, "|case:mixed|eff:yes|nc:%d|nw:0|space:no", CHRF_CHAR_ORDER);
+    buf_printf(out, "|case:%s|eff:yes|nc:%d|nw:0|space:no", s->lowercase ? "lc" : "mixed",
+               CHRF_CHAR_ORDER);
 }

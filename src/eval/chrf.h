@@ -21,12 +21,14 @@
  * match/hyp and recall match/ref; no such order, or both averages 0, scores 0;
  * else 100·(1+β²)·P·R / (β²·P + R) with β = 2.
  *
- * References: missing (NULL) and empty ("") references are dropped; a segment
- * left with none is an error, as in sacreBLEU. Invalid UTF-8 is an error.
+ * References: missing (NULL) and empty ("") references are dropped (sacreBLEU 2.0
+ * and 2.1; keep_empty keeps "", as 2.2 and later); a segment left with none is an
+ * error, as in sacreBLEU. Invalid UTF-8 is an error.
  */
 #ifndef S2S_EVAL_CHRF_H
 #define S2S_EVAL_CHRF_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "base/buf.h"
@@ -48,9 +50,12 @@ typedef struct ChrfStats {
     /* References per segment (after dropping empty ones): 0 before the first
        segment, CHRF_NREFS_VAR once two segments disagree. */
     long nrefs;
+    bool lowercase;  /* Python's str.lower() first (eval/ngram.h); case:lc */
+    bool keep_empty; /* "" is a reference (no n-grams), as from sacreBLEU 2.2 on */
     struct ChrfScratch *scratch;
 } ChrfStats;
 
+/* chrf_init: the defaults; set lowercase and keep_empty after it. */
 void chrf_init(ChrfStats *s);
 void chrf_free(ChrfStats *s);
 
@@ -76,7 +81,7 @@ void chrf_format(double score, const char *signature, Buf *out);
 
 /*
  * Appends "nrefs:N|case:mixed|eff:yes|nc:6|nw:0|space:no": sacreBLEU's
- * signature without "|version:...". N is "var" when segments had different
+ * signature without "|version:..." (case:lc with lowercase). N is "var" when segments had different
  * numbers of references, and 0 for an empty corpus.
  */
 void chrf_signature(const ChrfStats *s, Buf *out);

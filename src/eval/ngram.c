@@ -119,12 +119,89 @@ int ngram_utf8_next_slow(const char *s, size_t len, uint32_t *cp)
     return (int)n;
 }
 
-size_t ngram_refs_present(const char *const *refs, size_t nrefs)
+size_t ngram_refs_present(const char *const *refs, size_t nrefs, bool keep_empty)
 {
     size_t kept = 0;
     for (size_t k = 0; k < nrefs; k++)
-        kept += ngram_ref_present(refs[k]);
+        kept += ngram_ref_present(refs[k], keep_empty);
     return kept;
 }
 
 int ngram_no_ref_error(Err *e) { return err_set(e, "no reference (empty references are ignored)"); }
+
+/* ---- Python's str.lower() ------------------------------------------------------ */
+
+/* Python's "cased": letters with case (Lu, Ll, Lt) and anything with a case mapping. */
+static bool is_cased(uint32_t cp)
+{
+    utf8proc_category_t c = utf8proc_category((utf8proc_int32_t)cp);
+    return c == UTF8PROC_CATEGORY_LU || c == UTF8PROC_CATEGORY_LL || c == UTF8PROC_CATEGORY_LT ||
+           utf8proc_tolower((utf8proc_int32_t)cp) != (utf8proc_int32_t)cp ||
+           utf8proc_toupper((utf8proc_int32_t)cp) != (utf8proc_int32_t)cp;
+}
+
+/* Unicode's Case_Ignorable: Mn, Me, Cf, Lm, Sk and the word-internal punctuation of
+   Word_Break MidLetter, MidNumLet and Single_Quote. */
+static bool is_case_ignorable(uint32_t cp)
+{
+    switch (cp) {
+    case 0x0027: case 0x002E: case 0x003A: case 0x00B7: case 0x0387: case 0x055F:
+    case 0x05F4: case 0x2018: case 0x2019: case 0x2024: case 0x2027: case 0xFE13:
+    case 0xFE52: case 0xFE55: case 0xFF07: case 0xFF0E: case 0xFF1A:
+        return true;
+    default:
+        break;
+    }
+    utf8proc_category_t c = utf8proc_category((utf8proc_int32_t)cp);
+    return c == UTF8PROC_CATEGORY_MN || c == UTF8PROC_CATEGORY_ME || c == UTF8PROC_CATEGORY_CF ||
+           c == UTF8PROC_CATEGORY_LM || c == UTF8PROC_CATEGORY_SK;
+}
+
+static void put_cp(Buf *out, uint32_t cp)
+{
+    utf8proc_uint8_t enc[4];
+    utf8proc_ssize_t k = utf8proc_encode_char((utf8proc_int32_t)cp, enc);
+    buf_append(out, enc, (size_t)k);
+}
+
+int ngram_lower(const char *s, Buf *out, size_t *bad)
+{
+    size_t n = strlen(s);
+    uint32_t *cps = xmalloc_array(n ? n : 1, sizeof *cps);
+    size_t m = 0;
+    for (size_t i = 0; i < n;) {
+        int k = ngram_utf8_next(s + i, n - i, &cps[m]);
+        if (k < 0) {
+            free(cps);
+            *bad = i;
+            return -1;
+        }
+        i += (size_t)k;
+        m++;
+    }
+    for (size_t i = 0; i < m; i++) {
+        uint32_t cp = cps[i];
+        if (cp == 0x0130) { /* İ: Python's full lowercase mapping */
+            put_cp(out, 'i');
+            put_cp(out, 0x0307);
+        } else if (cp == 0x03A3) {
+            size_t j = i;
+            while (j > 0 && is_case_ignorable(cps[j - 1]))
+                j--;
+            bool final = j > 0 && is_cased(cps[j - 1]);
+            if (final) {
+                j = i + 1;
+                while (j < m && is_case_ignorable(cps[j]))
+                    j++;
+                final = j == m || !is_cased(cps[j]);
+            }
+            put_cp(out, final ? 0x03C2 : 0x03C3);
+        } else if (cp < 0x80) {
+            buf_putc(out, (char)(cp >= 'A' && cp <= 'Z' ? cp + 32 : cp));
+        } else {
+            put_cp(out, (uint32_t)utf8proc_tolower((utf8proc_int32_t)cp));
+        }
+    }
+    free(cps);
+    return 0;
+}

@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/buf.h"
 #include "base/err.h"
 
 /* Longest n-gram the table holds (chrF uses 6 characters, BLEU 4 words). */
@@ -95,11 +96,25 @@ static inline int ngram_utf8_next(const char *s, size_t len, uint32_t *cp)
     return ngram_utf8_next_slow(s, len, cp);
 }
 
-/* sacreBLEU drops NULL and empty references; a reference of spaces is kept. */
-static inline bool ngram_ref_present(const char *r) { return r != NULL && r[0] != '\0'; }
+/* sacreBLEU 2.0 and 2.1 drop NULL and empty references (a reference of spaces is
+   kept); from 2.2 on only NULL ones, and "" is a reference of length 0 (keep_empty). */
+static inline bool ngram_ref_present(const char *r, bool keep_empty)
+{
+    return r != NULL && (keep_empty || r[0] != '\0');
+}
 /* The references of one segment that count; 0 is the caller's error
    (ngram_no_ref_error). */
-size_t ngram_refs_present(const char *const *refs, size_t nrefs);
+size_t ngram_refs_present(const char *const *refs, size_t nrefs, bool keep_empty);
 int ngram_no_ref_error(Err *e);
+
+/*
+ * Python's str.lower() on the UTF-8 string s, appended to out: each code point's
+ * lowercase mapping (utf8proc's), U+0130 to "i" and U+0307 as Python's full mapping
+ * has it, and a capital sigma to a final sigma (U+03C2) when a cased letter comes
+ * before it and none after it (case-ignorable code points skipped on both sides),
+ * else to U+03C3. Returns 0, or -1 with *bad the byte offset (0-based) of invalid
+ * UTF-8 (out then holds a part of the text).
+ */
+int ngram_lower(const char *s, Buf *out, size_t *bad);
 
 #endif

@@ -1,9 +1,14 @@
 /* End-to-end tests of `s2s translate`. */
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <math.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "decode/translate.h"
 #include "text/tokenize.h"
@@ -581,5 +586,179 @@ Test(cli_translate, attention_svg_files)
     free(p1);
     free(p3);
     free(dir);
+    fix_free(&f);
+}
+
+/* ---- streaming stdin ------------------------------------------------------------ */
+
+/* A running `s2s translate` with pipes on its stdin and stdout. */
+typedef struct Coproc {
+    pid_t pid;
+    int in, out; /* our ends: its stdin, its stdout */
+} Coproc;
+
+static Coproc coproc_start(const char *const *args)
+{
+    const char *bin = getenv("S2S");
+    if (!bin || !*bin)
+        bin = "./s2s";
+    int to[2], from[2];
+    cr_assert_eq(pipe(to), 0);
+    cr_assert_eq(pipe(from), 0);
+    pid_t pid = fork();
+    cr_assert(pid >= 0);
+    if (pid == 0) {
+        dup2(to[0], 0);
+        dup2(from[1], 1);
+        close(to[0]);
+        close(to[1]);
+        close(from[0]);
+        close(from[1]);
+        size_t n = 0;
+        while (args[n])
+            n++;
+        const char **argv = calloc(n + 2, sizeof *argv);
+        argv[0] = bin;
+        for (size_t i = 0; i < n; i++)
+            argv[i + 1] = args[i];
+        execv(bin, (char *const *)argv);
+        _exit(127);
+    }
+    close(to[0]);
+    close(from[1]);
+    signal(SIGPIPE, SIG_IGN);
+    return (Coproc){pid, to[1], from[0]};
+}
+
+static void coproc_write(Coproc *c, const char *s)
+{
+    size_t n = strlen(s);
+    cr_assert_eq(write(c->in, s, n), (ssize_t)n, "write: %s", strerror(errno));
+}
+
+/* Reads one line (its '\n' included) within timeout_ms; fails the test (and kills the
+   process) when none comes. */
+static char *coproc_read_line(Coproc *c, int timeout_ms)
+{
+    Buf b = {0};
+    for (;;) {
+        struct pollfd p = {.fd = c->out, .events = POLLIN};
+        int ready = poll(&p, 1, timeout_ms);
+        if (ready <= 0) {
+            kill(c->pid, SIGKILL);
+            waitpid(c->pid, NULL, 0);
+            cr_assert_fail("no output line within %d ms (got \"%s\")", timeout_ms, b.data ? b.data : "");
+        }
+        char ch;
+        ssize_t got = read(c->out, &ch, 1);
+        cr_assert_eq(got, 1, "translate closed its output early (got \"%s\")", b.data ? b.data : "");
+        buf_putc(&b, ch);
+        if (ch == '\n')
+            return buf_take(&b);
+    }
+}
+
+/* Closes stdin, reads the rest of the output and waits: the exit status. */
+static int coproc_finish(Coproc *c, char **rest)
+{
+    close(c->in);
+    Buf b = {0};
+    char tmp[4096];
+    ssize_t got;
+    while ((got = read(c->out, tmp, sizeof tmp)) > 0)
+        buf_append(&b, tmp, (size_t)got);
+    close(c->out);
+    *rest = buf_take(&b);
+    int st;
+    cr_assert_eq(waitpid(c->pid, &st, 0), c->pid);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* Each line's translation comes back while stdin is still open, with --batch 1 and
+   with the default batch (a partial batch is translated when no more input waits). */
+Test(cli_translate, stdin_streams_each_translation_before_eof)
+{
+    Fix f = fix_new();
+    RunResult want = RUN_S2S(NULL, "translate", f.random, "the cat", "a dog eats");
+    cr_assert_eq(want.status, 0, "%s", want.err);
+    char *nl = strchr(want.out, '\n');
+    cr_assert(nl);
+    char *want1 = strndup(want.out, (size_t)(nl - want.out + 1)), *want2 = strdup(nl + 1);
+    cr_assert_neq(strlen(want1), 1, "the fixture translates to a non-empty line");
+
+    const char *batch[2] = {"1", "64"};
+    for (int k = 0; k < 2; k++) {
+        Coproc c = coproc_start((const char *const[]){"translate", f.random, "--batch", batch[k], NULL});
+        coproc_write(&c, "the cat\n");
+        char *got = coproc_read_line(&c, 60000);
+        cr_assert_str_eq(got, want1, "--batch %s, first line", batch[k]);
+        free(got);
+        coproc_write(&c, "a dog eats\n");
+        got = coproc_read_line(&c, 60000);
+        cr_assert_str_eq(got, want2, "--batch %s, second line", batch[k]);
+        free(got);
+        char *rest;
+        cr_assert_eq(coproc_finish(&c, &rest), 0);
+        cr_assert_str_eq(rest, "");
+        free(rest);
+    }
+    free(want1);
+    free(want2);
+    run_free(&want);
+    fix_free(&f);
+}
+
+/* Streamed in many batches, stdin gives what -i FILE (translated in one piece) and
+   -o give: the same lines, n-best indices and attention line numbers. */
+Test(cli_translate, streamed_output_equals_whole_file_output)
+{
+    Fix f = fix_new();
+    const char *pool[] = {"the cat", "", "a dog eats", "hello", "the big black cat sleeps"};
+    Buf in = {0};
+    for (int i = 0; i < 150; i++)
+        buf_printf(&in, "%s %s\n", pool[i % 5], pool[(i / 5) % 5]);
+    char *path = strf("%s/in.txt", f.dir), *o = strf("%s/out.txt", f.dir);
+    write_file(path, in.data);
+
+    RunResult whole = RUN_S2S(NULL, "translate", f.random, "-i", path);
+    cr_assert_eq(whole.status, 0, "%s", whole.err);
+    cr_assert_eq(count_lines(whole.out), 150);
+    const char *batches[] = {"1", "7", "64"};
+    for (int k = 0; k < 3; k++) {
+        RunResult r = RUN_S2S(in.data, "translate", f.random, "--batch", batches[k]);
+        expect_ok(&r, whole.out);
+    }
+    RunResult r = RUN_S2S(in.data, "translate", f.random, "--batch", "7", "-o", o);
+    expect_ok(&r, "");
+    char *got = slurp(o, NULL);
+    cr_assert_str_eq(got, whole.out);
+    free(got);
+
+    RunResult nb = RUN_S2S(NULL, "translate", f.random, "-i", path, "--nbest", "2", "--show-attention");
+    cr_assert_eq(nb.status, 0, "%s", nb.err);
+    r = RUN_S2S(in.data, "translate", f.random, "--batch", "7", "--nbest", "2", "--show-attention");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    expect_same_nbest(nb.out, r.out);
+    cr_assert(strstr(r.out, "\n149 ||| "), "n-best indices count across batches");
+    cr_assert_str_eq(r.err, nb.err);
+    cr_assert(strstr(r.err, "line 150: "), "attention line numbers count across batches");
+    run_free(&r);
+    run_free(&nb);
+    run_free(&whole);
+    free(path);
+    free(o);
+    buf_free(&in);
+    fix_free(&f);
+}
+
+/* A bad line stops the stream there: the batches before it have been written. */
+Test(cli_translate, streamed_bad_line_stops_after_earlier_batches)
+{
+    Fix f = fix_new();
+    RunResult r = RUN_S2S("the cat\nhello\nbad \xC3\x28\nthe cat\n", "translate", f.chain, "--batch", "1");
+    cr_assert_eq(r.status, 1);
+    cr_assert_str_eq(r.err, "s2s: <stdin>:3: invalid UTF-8 at byte 5\n");
+    cr_assert_str_eq(r.out, CHAIN_OUT "\n" CHAIN_OUT "\n");
+    run_free(&r);
     fix_free(&f);
 }

@@ -172,6 +172,80 @@ Test(bleu_tok, invalid_utf8_is_an_error)
     buf_free(&b);
 }
 
+static void assert_tok_opts(const char *in, BleuTokenizer tok, bool lowercase, const char *want, long ntok)
+{
+    Buf b = {0};
+    Err e;
+    BleuOpts o = {.tok = tok, .lowercase = lowercase};
+    long n = bleu_tokenize_opts(in, &o, &b, &e);
+    cr_assert_eq(n, ntok, "token count of \"%s\": %ld", in, n);
+    cr_assert_str_eq(b.data ? b.data : "", want, "tokenizing \"%s\"", in);
+    buf_free(&b);
+}
+
+Test(bleu_tok, intl_splits_punctuation_and_symbols_by_category)
+{
+    /* (\P{N})(\p{P}) -> "\1 \2 ", (\p{P})(\P{N}) -> " \1 \2", (\p{S}) -> " \1 ". */
+    assert_tok_opts("«Bonjour», dit-il.", BLEU_TOK_INTL, false, "« Bonjour » , dit - il .", 8);
+    /* "¿" (Po) before a letter; "€" (Sc), "+" and "=" (Sm) are symbols. */
+    assert_tok_opts("¿Qué? x+y=z 5€", BLEU_TOK_INTL, false, "¿ Qué ? x + y = z 5 €", 10);
+    /* Punctuation between digits stays ("1,000", "3.5"); so does a final "." after a
+       digit, mteval-v14's quirk: nothing follows it for the second pattern. */
+    assert_tok_opts("Il a payé 1,000 pour 3.5 kg en 2024.", BLEU_TOK_INTL, false,
+                    "Il a payé 1,000 pour 3.5 kg en 2024.", 9);
+    assert_tok_opts("en 2024. Oui", BLEU_TOK_INTL, false, "en 2024 . Oui", 4);
+    /* Matches do not overlap: "a!!" -> "a ! " + "!" in pass 1. */
+    assert_tok_opts("a!!", BLEU_TOK_INTL, false, "a ! !", 3);
+    assert_tok_opts("  ", BLEU_TOK_INTL, false, "", 0);
+}
+
+Test(bleu_tok, none_splits_on_whitespace_only)
+{
+    assert_tok_opts("a,b  c.\t&amp; ", BLEU_TOK_NONE, false, "a,b c. &amp;", 3);
+    assert_tok_opts("", BLEU_TOK_NONE, false, "", 0);
+}
+
+Test(bleu_tok, lowercase_as_python)
+{
+    /* Python's str.lower(): "İ" -> "i" + U+0307; a capital sigma is final (ς) after
+       a cased letter when no cased letter follows (case-ignorable "." skipped), else
+       σ: "ΑΣ." -> "ας.", a lone "Σ" -> "σ", "ΣΑ" -> "σα". */
+    assert_tok_opts("İstanbul ΑΣ. Σ ΣΑ ÉTÉ", BLEU_TOK_NONE, true,
+                    "i\xcc\x87stanbul ας. σ σα été", 5);
+    /* Lowercasing comes before 13a's rules. */
+    assert_tok_opts("The CAT.", BLEU_TOK_13A, true, "the cat .", 3);
+}
+
+Test(bleu, empty_references_kept_with_keep_empty)
+{
+    /* sacreBLEU 2.2 and later: "" is a reference of length 0 and counts in nrefs. */
+    BleuOpts o = {.keep_empty = true};
+    BleuStats s;
+    bleu_init_opts(&s, &o);
+    Err e;
+    const char *refs[2] = {"", "a b c d"};
+    cr_assert_eq(bleu_add(&s, "a b c d", refs, 2, &e), 0);
+    cr_assert_eq(s.nrefs, 2);
+    cr_assert_eq(s.ref_len, 4);
+    cr_assert_eq(bleu_add(&s, "a b", refs, 1, &e), 0);
+    cr_assert_eq(s.nrefs, BLEU_NREFS_VAR);
+    cr_assert_eq(s.ref_len, 4); /* "" has length 0 */
+    Buf sig = {0};
+    bleu_signature_opts(&s, true, &sig);
+    cr_assert_str_eq(sig.data, "nrefs:var|case:mixed|eff:yes|tok:13a|smooth:exp");
+    buf_free(&sig);
+    bleu_free(&s);
+
+    o = (BleuOpts){.tok = BLEU_TOK_INTL, .lowercase = true};
+    bleu_init_opts(&s, &o);
+    cr_assert_eq(bleu_add(&s, "a", refs, 2, &e), 0);
+    cr_assert_eq(s.nrefs, 1);
+    bleu_signature(&s, &sig);
+    cr_assert_str_eq(sig.data, "nrefs:1|case:lc|eff:no|tok:intl|smooth:exp");
+    buf_free(&sig);
+    bleu_free(&s);
+}
+
 /* ---- scores ------------------------------------------------------------------ */
 
 Test(bleu, identical_hypothesis_scores_100)

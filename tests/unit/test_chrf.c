@@ -266,3 +266,23 @@ Test(chrf, compute_from_statistics)
     long long h1[6] = {2, 0, 0, 0, 0, 0}, r1[6] = {1, 0, 0, 0, 0, 0}, m1[6] = {1, 0, 0, 0, 0, 0};
     assert_rel(chrf_compute(h1, r1, m1), 100.0 * 5.0 / 6.0, 1e-12);
 }
+
+Test(chrf, lowercase_and_empty_references)
+{
+    /* "AB" vs "ab": no common character (0); lowercased, identical (100), case:lc. */
+    cr_assert_eq(sent("AB", REFS("ab")), 0.0);
+    ChrfStats s;
+    chrf_init(&s);
+    s.lowercase = true;
+    s.keep_empty = true;
+    Err e;
+    /* "" is kept: its statistics are all 0 and the other reference wins. */
+    cr_assert_eq(chrf_add(&s, "AB", REFS("", "ab"), &e), 0, "%s", e.msg);
+    cr_assert_eq(s.nrefs, 2);
+    cr_assert_eq(chrf_score(&s), 100.0);
+    Buf sig = {0};
+    chrf_signature(&s, &sig);
+    cr_assert_str_eq(sig.data, "nrefs:2|case:lc|eff:yes|nc:6|nw:0|space:no");
+    buf_free(&sig);
+    chrf_free(&s);
+}

@@ -1,0 +1,377 @@
+/* s2s score: BLEU and chrF of a hypothesis file against reference files, as sacreBLEU. */
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/buf.h"
+#include "base/err.h"
+#include "base/file.h"
+#include "base/opt.h"
+#include "commands.h"
+#include "eval/bleu.h"
+#include "eval/chrf.h"
+#include "text/tokenize.h"
+
+/* The sacreBLEU release whose command line `s2s score` reproduces, as its signatures
+   say (2.2 and later keep empty references; 2.4.3 to 2.6.0 compute and print alike). */
+#define SACREBLEU_VERSION "2.6.0"
+
+static const char usage[] =
+    "usage: s2s score HYP REF [REF...] [options]\n"
+    "\n"
+    "Scores the lines of HYP against the references: line i of each REF is a\n"
+    "reference for line i of HYP, and every file must have as many lines as HYP.\n"
+    "BLEU and chrF are computed, and printed, as sacreBLEU " SACREBLEU_VERSION "'s command line\n"
+    "does ('sacrebleu REF... -i HYP -m bleu chrf -f text'), signatures included:\n"
+    "\n"
+    "    BLEU|nrefs:2|case:mixed|eff:no|tok:13a|smooth:exp|version:" SACREBLEU_VERSION " = 48.5 82.4/50.0/...\n"
+    "  chrF2|nrefs:2|case:mixed|eff:yes|nc:6|nw:0|space:no|version:" SACREBLEU_VERSION " = 59.7\n"
+    "\n"
+    "Files are UTF-8 text; lines end at '\\n' and trailing whitespace is ignored. An\n"
+    "empty reference line is a reference with no words. Invalid UTF-8 or a NUL byte\n"
+    "is an error naming FILE:LINE. '-' reads one of the files from stdin.\n"
+    "\n"
+    "options:\n"
+    "  -m, --metrics LIST   bleu, chrf or bleu,chrf (default: both)\n"
+    "  -tok, --tokenize T   BLEU's tokenizer: 13a (default), none (split on\n"
+    "                       whitespace only) or intl (punctuation and symbols split\n"
+    "                       off by Unicode category, mteval-v14)\n"
+    "  -lc, --lowercase     case-insensitive BLEU (case:lc), as sacreBLEU's -lc\n"
+    "  --chrf-lowercase     case-insensitive chrF, as sacreBLEU's --chrf-lowercase\n"
+    "  -sl, --sentence      a score line per line of HYP and metric (BLEU with\n"
+    "                       effective order, eff:yes), as sacreBLEU's -sl\n"
+    "  -w, --width N        decimals of the score (default 1, as sacreBLEU's -w)\n"
+    "  --json               sacreBLEU's JSON form (its -f json, its default) instead\n"
+    "                       of the text lines; not with --sentence\n"
+    "  -h, --help           this help\n";
+
+typedef struct ScoreOpts {
+    const char **files; /* HYP, then the references */
+    int nfiles;
+    bool bleu, chrf;
+    BleuOpts bo;
+    bool chrf_lowercase;
+    bool sentence, json;
+    int width;
+} ScoreOpts;
+
+static void parse_args(ScoreOpts *p, int argc, char **argv)
+{
+    *p = (ScoreOpts){.bleu = true, .chrf = true, .width = 1, .bo = {.keep_empty = true}};
+    p->files = XNEW(const char *, argc > 0 ? argc : 1);
+    bool stdin_used = false;
+    Opts o;
+    opts_init(&o, "score", argc, argv);
+    while (opts_next(&o)) {
+        if (opts_positional(&o)) {
+            const char *f = opts_arg(&o, p->nfiles ? "REF" : "HYP");
+            if (strcmp(f, "-") == 0) {
+                if (stdin_used)
+                    die_usage("score: only one file can be read from stdin ('-')");
+                stdin_used = true;
+            }
+            p->files[p->nfiles++] = f;
+        } else if (opts_is(&o, "--help") || opts_is(&o, "-h")) {
+            fputs(usage, stdout);
+            exit(0);
+        } else if (opts_is(&o, "--metrics") || opts_is(&o, "-m")) {
+            const char *v = opts_str(&o);
+            if (strcmp(v, "bleu") == 0)
+                p->bleu = true, p->chrf = false;
+            else if (strcmp(v, "chrf") == 0)
+                p->bleu = false, p->chrf = true;
+            else if (strcmp(v, "bleu,chrf") == 0 || strcmp(v, "chrf,bleu") == 0)
+                p->bleu = p->chrf = true;
+            else
+                die_usage("score: option --metrics must be bleu, chrf or bleu,chrf, got '%s'", v);
+        } else if (opts_is(&o, "--tokenize") || opts_is(&o, "-tok")) {
+            const char *v = opts_str(&o);
+            int t = bleu_tokenizer_parse(v);
+            if (t < 0)
+                die_usage("score: option --tokenize must be 13a, none or intl, got '%s'", v);
+            p->bo.tok = (BleuTokenizer)t;
+        } else if (opts_is(&o, "--lowercase") || opts_is(&o, "-lc")) {
+            opts_bool(&o);
+            p->bo.lowercase = true;
+        } else if (opts_is(&o, "--chrf-lowercase")) {
+            opts_bool(&o);
+            p->chrf_lowercase = true;
+        } else if (opts_is(&o, "--sentence") || opts_is(&o, "-sl")) {
+            opts_bool(&o);
+            p->sentence = true;
+        } else if (opts_is(&o, "--width") || opts_is(&o, "-w")) {
+            p->width = (int)opts_long(&o, 0, 17);
+        } else if (opts_is(&o, "--json")) {
+            opts_bool(&o);
+            p->json = true;
+        } else {
+            opts_unknown(&o);
+        }
+    }
+    if (p->nfiles < 2)
+        die_usage("score: missing %s argument (see 's2s score --help')", p->nfiles ? "REF" : "HYP");
+    if (p->json && p->sentence)
+        die_usage("score: --json and --sentence cannot be combined (sentence scores are text lines)");
+}
+
+/* One input file: its lines, NUL-terminated in place. */
+typedef struct Lines {
+    const char *name;
+    char *data;
+    char **line;
+    size_t n;
+} Lines;
+
+/* Reads path and splits it at '\n' as Python's text files with newline="\n" do (a
+   last line without '\n' counts; nothing else ends a line). Dies on a file that
+   cannot be read and, naming NAME:LINE, on invalid UTF-8 or a NUL byte. */
+static void lines_read(Lines *l, const char *path)
+{
+    Err e;
+    size_t len;
+    l->name = strcmp(path, "-") == 0 ? "<stdin>" : path;
+    if (file_read_all(path, &l->data, &len, &e) != 0)
+        die_err(&e);
+    size_t cap = 1;
+    for (size_t i = 0; i < len; i++)
+        cap += l->data[i] == '\n';
+    l->line = XNEW(char *, cap);
+    l->n = 0;
+    for (size_t start = 0; start < len;) {
+        char *p = l->data + start;
+        char *nl = memchr(p, '\n', len - start);
+        size_t n = nl ? (size_t)(nl - p) : len - start;
+        size_t lineno = l->n + 1;
+        const char *nul = memchr(p, '\0', n);
+        if (tok_check_utf8(p, nul ? (size_t)(nul - p) : n, &e) != 0)
+            die("%s:%zu: %s", l->name, lineno, e.msg);
+        if (nul)
+            die("%s:%zu: NUL byte at byte %zu", l->name, lineno, (size_t)(nul - p) + 1);
+        p[n] = '\0'; /* the '\n', or the buffer's terminating NUL */
+        l->line[l->n++] = p;
+        start += n + 1;
+    }
+}
+
+static void lines_free(Lines *l)
+{
+    free(l->line);
+    free(l->data);
+}
+
+/* sacreBLEU's score text: f"{score:.{width}f}". */
+static void put_score(Buf *b, double score, int width) { buf_printf(b, "%.*f", width, score); }
+
+/* The JSON number of float(f"{score:.{width}f}") as Python's json writes it (repr:
+   the shortest round-trip digits, ".0" for integers, exponent form below 1e-4). */
+static void put_json_score(Buf *b, double score, int width)
+{
+    char tmp[64];
+    snprintf(tmp, sizeof tmp, "%.*f", width, score);
+    double x = strtod(tmp, NULL);
+    int prec = 1;
+    for (; prec < 17; prec++) {
+        snprintf(tmp, sizeof tmp, "%.*e", prec - 1, x);
+        if (strtod(tmp, NULL) == x)
+            break;
+    }
+    snprintf(tmp, sizeof tmp, "%.*e", prec - 1, x);
+    int exp10 = atoi(strchr(tmp, 'e') + 1);
+    if (x != 0 && (exp10 < -4 || exp10 >= 16)) {
+        buf_puts(b, tmp); /* d.ddde-XX: Python's form too */
+        return;
+    }
+    int decimals = prec - 1 - exp10;
+    snprintf(tmp, sizeof tmp, "%.*f", decimals > 0 ? decimals : 0, x);
+    buf_puts(b, tmp);
+    if (!strchr(tmp, '.'))
+        buf_puts(b, ".0");
+}
+
+/* The parts of one metric's result line: NAME|SIGNATURE = SCORE[ VERBOSE]. */
+typedef struct Result {
+    const char *name;
+    Buf sig, verbose;
+    double score;
+} Result;
+
+static void bleu_result(Result *r, const BleuStats *s, const BleuResult *br, bool eff)
+{
+    r->name = "BLEU";
+    bleu_signature_opts(s, eff, &r->sig);
+    buf_puts(&r->sig, "|version:" SACREBLEU_VERSION);
+    buf_printf(&r->verbose, "%.1f/%.1f/%.1f/%.1f (BP = %.3f ratio = %.3f hyp_len = %lld ref_len = %lld)",
+               br->precisions[0], br->precisions[1], br->precisions[2], br->precisions[3], br->bp,
+               br->ratio, br->sys_len, br->ref_len);
+    r->score = br->score;
+}
+
+static void chrf_result(Result *r, const ChrfStats *s)
+{
+    r->name = "chrF2";
+    chrf_signature(s, &r->sig);
+    buf_puts(&r->sig, "|version:" SACREBLEU_VERSION);
+    r->score = chrf_score(s);
+}
+
+static void result_free(Result *r)
+{
+    buf_free(&r->sig);
+    buf_free(&r->verbose);
+}
+
+/* Appends "NAME|SIG = SCORE[ VERBOSE]", the name and signature right-aligned to pad. */
+static void put_text(Buf *b, const Result *r, int width, size_t pad)
+{
+    size_t left = strlen(r->name) + 1 + r->sig.len;
+    for (size_t i = left; i < pad; i++)
+        buf_putc(b, ' ');
+    buf_printf(b, "%s|%s = ", r->name, r->sig.data);
+    put_score(b, r->score, width);
+    if (r->verbose.len)
+        buf_printf(b, " %s", r->verbose.data);
+    buf_putc(b, '\n');
+}
+
+/* json.dumps(d, indent=1) of sacreBLEU's Score.format: name, score, signature,
+   verbose_score (when there is one), then each signature field. */
+static void put_json(Buf *b, const Result *r, int width)
+{
+    buf_puts(b, "{\n \"name\": ");
+    buf_json_str(b, r->name, strlen(r->name));
+    buf_puts(b, ",\n \"score\": ");
+    put_json_score(b, r->score, width);
+    buf_puts(b, ",\n \"signature\": ");
+    buf_json_str(b, r->sig.data, r->sig.len);
+    if (r->verbose.len) {
+        buf_puts(b, ",\n \"verbose_score\": ");
+        buf_json_str(b, r->verbose.data, r->verbose.len);
+    }
+    for (const char *f = r->sig.data; *f;) {
+        const char *bar = strchr(f, '|'), *end = bar ? bar : f + strlen(f);
+        const char *colon = memchr(f, ':', (size_t)(end - f));
+        CHECK(colon);
+        buf_puts(b, ",\n ");
+        buf_json_str(b, f, (size_t)(colon - f));
+        buf_puts(b, ": ");
+        buf_json_str(b, colon + 1, (size_t)(end - colon - 1));
+        f = bar ? bar + 1 : end;
+    }
+    buf_puts(b, "\n}");
+}
+
+static void flush_stdout(Buf *b)
+{
+    if (b->len && fwrite(b->data, 1, b->len, stdout) != b->len)
+        die("cannot write to stdout: %s", strerror(errno));
+    buf_clear(b);
+}
+
+int cmd_score(int argc, char **argv)
+{
+    ScoreOpts po;
+    parse_args(&po, argc, argv);
+    int nref = po.nfiles - 1;
+    Lines *f = XCNEW(Lines, po.nfiles);
+    for (int k = 0; k < po.nfiles; k++)
+        lines_read(&f[k], po.files[k]);
+    for (int k = 1; k < po.nfiles; k++)
+        if (f[k].n != f[0].n)
+            die("line counts differ: %s has %zu, %s has %zu", f[0].name, f[0].n, f[k].name, f[k].n);
+    if (f[0].n == 0)
+        die("%s: no lines to score", f[0].name);
+
+    Err e;
+    const char **refs = XNEW(const char *, nref);
+    BleuStats bs;
+    ChrfStats cs;
+    bleu_init_opts(&bs, &po.bo);
+    chrf_init(&cs);
+    cs.lowercase = po.chrf_lowercase;
+    cs.keep_empty = true;
+    Buf out = {0};
+    for (size_t i = 0; i < f[0].n; i++) {
+        const char *hyp = f[0].line[i];
+        for (int k = 0; k < nref; k++)
+            refs[k] = f[k + 1].line[i];
+        if (po.sentence) {
+            /* sacreBLEU's -sl: each line scored on its own, its signature with it. */
+            bleu_init_opts(&bs, &po.bo);
+            chrf_free(&cs);
+            cs.lowercase = po.chrf_lowercase;
+            cs.keep_empty = true;
+        }
+        if ((po.bleu && bleu_add(&bs, hyp, refs, (size_t)nref, &e) != 0) ||
+            (po.chrf && chrf_add(&cs, hyp, refs, (size_t)nref, &e) != 0))
+            die("%s:%zu: %s", f[0].name, i + 1, e.msg);
+        if (!po.sentence)
+            continue;
+        Result r = {0};
+        if (po.bleu) {
+            BleuResult br;
+            bleu_compute(bs.counts, bs.totals, bs.sys_len, bs.ref_len, true, &br);
+            bleu_result(&r, &bs, &br, true);
+            put_text(&out, &r, po.width, 0);
+            result_free(&r);
+            bleu_free(&bs);
+        }
+        if (po.chrf) {
+            chrf_result(&r, &cs);
+            put_text(&out, &r, po.width, 0);
+            result_free(&r);
+        }
+        if (out.len >= 1 << 16)
+            flush_stdout(&out);
+    }
+
+    if (!po.sentence) {
+        Result res[2] = {{0}};
+        int n = 0;
+        if (po.bleu) {
+            BleuResult br;
+            bleu_score(&bs, &br);
+            bleu_result(&res[n++], &bs, &br, false);
+        }
+        if (po.chrf)
+            chrf_result(&res[n++], &cs);
+        if (po.json) {
+            /* one object alone; several as a list, as sacreBLEU prints them */
+            if (n > 1)
+                buf_puts(&out, "[\n");
+            for (int k = 0; k < n; k++) {
+                put_json(&out, &res[k], po.width);
+                buf_puts(&out, k + 1 < n ? ",\n" : "\n");
+            }
+            if (n > 1)
+                buf_puts(&out, "]\n");
+        } else {
+            /* several lines: aligned at '=' */
+            size_t pad = 0;
+            for (int k = 0; k < n; k++) {
+                size_t left = strlen(res[k].name) + 1 + res[k].sig.len;
+                if (left > pad)
+                    pad = left;
+            }
+            for (int k = 0; k < n; k++)
+                put_text(&out, &res[k], po.width, pad);
+        }
+        for (int k = 0; k < n; k++)
+            result_free(&res[k]);
+    }
+    flush_stdout(&out);
+    if (fflush(stdout) != 0 || ferror(stdout))
+        die("cannot write to stdout: %s", strerror(errno));
+
+    buf_free(&out);
+    bleu_free(&bs);
+    chrf_free(&cs);
+    free(refs);
+    for (int k = 0; k < po.nfiles; k++)
+        lines_free(&f[k]);
+    free(f);
+    free(po.files);
+    return 0;
+}
