@@ -1,9 +1,11 @@
 /* The decoding options that `translate` and `eval` share: parsed by one function, so
    that both spell, bound and default them alike. */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "base/file.h"
 #include "commands.h"
+#include "model/match.h"
 #include "nn/linalg.h"
 
 const char decode_options_help[] =
@@ -55,4 +57,35 @@ void decode_args_start(const DecodeArgs *d, const char *const *inputs, size_t n)
     if (d->output && file_check_text_output(d->output, "-o", inputs, n, &e) != 0)
         die_err(&e);
     nn_set_threads(d->threads);
+}
+
+void decode_models_load(DecodeModels *dm, const char *const *paths, int n)
+{
+    CHECK(n >= 1);
+    Err e;
+    dm->n = n;
+    dm->files = XNEW(ModelFile, n);
+    dm->members = XNEW(Model, n);
+    for (int i = 0; i < n; i++) {
+        if (model_file_load(&dm->files[i], paths[i], false, &e) != 0)
+            die_err(&e);
+        if (i && model_match_for_ensemble(&dm->files[0], paths[0], &dm->files[i], paths[i], &e) != 0)
+            die_err(&e);
+        dm->members[i] = dm->files[i].model;
+    }
+    dm->use = dm->files[0];
+    if (n > 1)
+        model_ensemble_init(&dm->use.model, dm->members, n);
+}
+
+void decode_models_free(DecodeModels *dm)
+{
+    if (dm->n > 1)
+        model_ensemble_free(&dm->use.model);
+    for (int i = 0; i < dm->n; i++) {
+        dm->files[i].model = dm->members[i];
+        model_file_free(&dm->files[i]);
+    }
+    free(dm->files);
+    free(dm->members);
 }

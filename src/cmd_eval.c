@@ -13,6 +13,7 @@
 #include "base/err.h"
 #include "base/file.h"
 #include "base/opt.h"
+#include "base/safetensors.h"
 #include "commands.h"
 #include "nn/linalg.h"
 #include "decode/translate.h"
@@ -22,7 +23,7 @@
 #include "text/corpus.h"
 
 static const char usage[] =
-    "usage: s2s eval MODEL TSV [options]\n"
+    "usage: s2s eval MODEL [MODEL...] TSV [options]\n"
     "\n"
     "Translates the first column of TSV with the model file MODEL and scores the\n"
     "translations against the second column. TSV holds source<TAB>reference a line\n"
@@ -37,11 +38,16 @@ static const char usage[] =
     "smoothing); the line and token counts; the decoding settings and time. With\n"
     "--json, one JSON object with the same figures instead.\n"
     "\n"
+    "Several MODEL files decode as an ensemble (the mean of their log-probabilities\n"
+    "at each step; see s2s translate --help); the perplexity is then not computed.\n"
+    "\n"
     "options:\n"
     "  --json               print one JSON object instead of the text block\n";
 
 typedef struct EvalOpts {
-    const char *model, *tsv;
+    const char *model, *tsv; /* model: the first of models */
+    const char **models;
+    int nmodels;
     DecodeArgs d;
     bool json;
 } EvalOpts;
@@ -49,16 +55,16 @@ typedef struct EvalOpts {
 static void parse_args(EvalOpts *p, int argc, char **argv)
 {
     *p = (EvalOpts){.d = decode_args_default()};
+    p->models = XNEW(const char *, argc > 0 ? argc : 0);
+    const char *last = NULL; /* the last positional: TSV */
     Opts o;
     opts_init(&o, "eval", argc, argv);
     while (opts_next(&o)) {
         if (opts_positional(&o)) {
-            if (!p->model)
-                p->model = opts_arg(&o, "MODEL");
-            else if (!p->tsv)
-                p->tsv = opts_arg(&o, "TSV");
-            else
-                opts_unknown(&o);
+            const char *a = opts_arg(&o, last ? "TSV" : "MODEL");
+            if (last)
+                p->models[p->nmodels++] = last;
+            last = a;
         } else if (opts_is(&o, "--help") || opts_is(&o, "-h")) {
             fputs(usage, stdout);
             fputs(decode_options_help, stdout);
@@ -72,21 +78,33 @@ static void parse_args(EvalOpts *p, int argc, char **argv)
             opts_unknown(&o);
         }
     }
-    if (!p->model || !p->tsv)
-        die_usage("eval: missing %s argument (see 's2s eval --help')", p->model ? "TSV" : "MODEL");
+    if (!p->nmodels)
+        die_usage("eval: missing %s argument (see 's2s eval --help')", last ? "TSV" : "MODEL");
+    /* the models after the first must be model files: anything else is one argument
+       too many (the TSV is the last) */
+    for (int i = 1; i < p->nmodels; i++)
+        if (!st_has_format(p->models[i], ST_FORMAT_MODEL))
+            die_usage("eval: unexpected argument '%s' (see 's2s eval --help')",
+                      i + 1 < p->nmodels ? p->models[i + 1] : last);
+    p->model = p->models[0];
+    p->tsv = last;
 }
 
 int cmd_eval(int argc, char **argv)
 {
     EvalOpts po;
     parse_args(&po, argc, argv);
-    const char *inputs[] = {po.model, po.tsv};
-    decode_args_start(&po.d, inputs, 2);
+    const char **inputs = XNEW(const char *, po.nmodels + 1);
+    for (int i = 0; i < po.nmodels; i++)
+        inputs[i] = po.models[i];
+    inputs[po.nmodels] = po.tsv;
+    decode_args_start(&po.d, inputs, (size_t)po.nmodels + 1);
+    free(inputs);
     Err e;
 
-    ModelFile mf;
-    if (model_file_load(&mf, po.model, false, &e) != 0)
-        die_err(&e);
+    DecodeModels dm;
+    decode_models_load(&dm, po.models, po.nmodels);
+    ModelFile mf = dm.use;
     Corpus c;
     CorpusOpts co = {.dir = DIR_EN_FR, .skip_bad = false}; /* columns as they are */
     if (corpus_read(&c, po.tsv, &co, &e) != 0)
@@ -134,10 +152,13 @@ int cmd_eval(int argc, char **argv)
         prl[i] = p->tgt_len;
         pline[i] = (long)p->line;
     }
-    double nll;
-    long ntok;
-    if (translate_nll(&mf.model, mf.src, mf.tgt, &mf.text, psrc, psl, pref, prl, (int)n, c.name,
-                      pline, &nll, &ntok, &e) != 0)
+    /* the references' perplexity: one model's (an ensemble's distribution is formed step
+       by step in decoding only) */
+    double nll = 0;
+    long ntok = 0;
+    bool have_ppl = dm.n == 1;
+    if (have_ppl && translate_nll(&mf.model, mf.src, mf.tgt, &mf.text, psrc, psl, pref, prl, (int)n, c.name,
+                                  pline, &nll, &ntok, &e) != 0)
         die_err(&e);
     double ppl = ntok ? exp(nll / (double)ntok) : 0;
     free(psrc);
@@ -192,7 +213,18 @@ int cmd_eval(int argc, char **argv)
         buf_puts(&text, ", \"chrf_signature\": ");
         buf_json_str(&text, csig.data, csig.len);
         buf_puts(&text, ", \"perplexity\": ");
-        buf_json_f64(&text, ppl);
+        if (have_ppl)
+            buf_json_f64(&text, ppl);
+        else
+            buf_puts(&text, "null");
+        if (dm.n > 1) {
+            buf_puts(&text, ", \"ensemble\": [");
+            for (int i = 0; i < dm.n; i++) {
+                buf_puts(&text, i ? ", " : "");
+                buf_json_str(&text, po.models[i], strlen(po.models[i]));
+            }
+            buf_puts(&text, "]");
+        }
         buf_printf(&text, ", \"ref_tokens\": %ld, \"lines\": %zu, \"sources\": %zu, "
                           "\"src_tokens\": %ld, \"src_unk\": %ld, \"hyp_tokens\": %ld, "
                           "\"beam\": %d, \"length_penalty\": ",
@@ -204,8 +236,11 @@ int cmd_eval(int argc, char **argv)
         buf_printf(&text, "%s\nBLEU signature: %s\n", bline.data, sig.data);
         chrf_format(chrf, NULL, &text);
         buf_printf(&text, "\nchrF2 signature: %s\n", csig.data);
-        buf_printf(&text, "perplexity = %.2f (%ld reference tokens with <eos>, no label smoothing)\n",
-                   ppl, ntok);
+        if (have_ppl)
+            buf_printf(&text, "perplexity = %.2f (%ld reference tokens with <eos>, no label smoothing)\n",
+                       ppl, ntok);
+        else
+            buf_printf(&text, "perplexity: not computed for an ensemble of %d models\n", dm.n);
         buf_printf(&text, "lines = %zu, distinct sources = %zu, source tokens = %ld, unknown = %ld "
                           "(%.2f%%), output tokens = %ld\n",
                    n, nseg, ts.src_tokens, ts.src_unk, unk_pct, ts.hyp_tokens);
@@ -229,6 +264,7 @@ int cmd_eval(int argc, char **argv)
     free(src);
     source_groups_free(&g);
     corpus_free(&c);
-    model_file_free(&mf);
+    decode_models_free(&dm);
+    free(po.models);
     return 0;
 }

@@ -12,6 +12,7 @@
 #include "base/err.h"
 #include "base/file.h"
 #include "base/opt.h"
+#include "base/safetensors.h"
 #include "commands.h"
 #include "nn/linalg.h"
 #include "decode/align.h"
@@ -21,7 +22,7 @@
 #include "text/tokenize.h"
 
 static const char usage[] =
-    "usage: s2s translate MODEL [SENTENCE...] [options]\n"
+    "usage: s2s translate MODEL [MODEL...] [SENTENCE...] [options]\n"
     "\n"
     "Translates with the model file MODEL: each SENTENCE argument, or else each line\n"
     "of -i FILE or of stdin, gives one output line, in order (an empty or blank line\n"
@@ -38,6 +39,11 @@ static const char usage[] =
     "flushed at once (with --batch 1, each line right after it is read), so a pipe or\n"
     "a coprocess gets answers before the input ends; a bad line then stops after the\n"
     "batches before it were written. -o FILE is still written only at the end.\n"
+    "\n"
+    "Several MODEL files (the arguments after the first that are s2s model files)\n"
+    "decode as an ensemble: each step's scores are the mean of the models'\n"
+    "log-probabilities. They need the same vocabularies and tokenizer settings;\n"
+    "the attention shown is the first model's.\n"
     "\n"
     "When stdin and stdout are terminals and neither SENTENCE, -i nor -o is given, an\n"
     "interactive prompt opens instead, with line editing and history: each line typed\n"
@@ -60,7 +66,9 @@ static const char usage[] =
     "                       that layer, as DIR/NNNN.hK.svg (K the 1-based head)\n";
 
 typedef struct TrOpts {
-    const char *model;
+    const char *model; /* the first of models */
+    const char **models;
+    int nmodels;
     const char *input, *svg_dir;
     DecodeArgs d;
     char **sentences;
@@ -75,12 +83,15 @@ static void parse_args(TrOpts *p, int argc, char **argv)
     *p = (TrOpts){.d = decode_args_default()};
     bool nbest_given = false;
     p->sentences = XNEW(char *, argc > 0 ? argc : 0);
+    p->models = XNEW(const char *, argc > 0 ? argc : 0);
     Opts o;
     opts_init(&o, "translate", argc, argv);
     while (opts_next(&o)) {
         if (opts_positional(&o)) {
             if (!p->model)
-                p->model = opts_arg(&o, "MODEL");
+                p->model = p->models[p->nmodels++] = opts_arg(&o, "MODEL");
+            else if (!p->nsent && st_has_format(o.argv[o.i], ST_FORMAT_MODEL))
+                p->models[p->nmodels++] = o.argv[o.i];
             else
                 p->sentences[p->nsent++] = o.argv[o.i];
         } else if (opts_is(&o, "--help") || opts_is(&o, "-h")) {
@@ -275,6 +286,8 @@ static void translate_chunk(const TrOpts *po, ModelFile *mf, const TranslateOpts
     /* every head of the layer: the same search (deterministic), each head's weights */
     for (int h = 0; po->attention_heads && h < mf->model.cfg.heads; h++) {
         mf->model.show_head = h;
+        if (mf->model.members)
+            mf->model.members[0].show_head = h;
         TranslateResult rh;
         if (translate_run(&mf->model, mf->src, mf->tgt, &mf->text, lines, lens, n, name, line_no,
                           to, &rh, NULL, &e) != 0)
@@ -300,13 +313,17 @@ int cmd_translate(int argc, char **argv)
 {
     TrOpts po;
     parse_args(&po, argc, argv);
-    const char *inputs[] = {po.model, po.input && strcmp(po.input, "-") != 0 ? po.input : NULL};
-    decode_args_start(&po.d, inputs, 2);
+    const char **inputs = XNEW(const char *, po.nmodels + 1);
+    for (int i = 0; i < po.nmodels; i++)
+        inputs[i] = po.models[i];
+    inputs[po.nmodels] = po.input && strcmp(po.input, "-") != 0 ? po.input : NULL;
+    decode_args_start(&po.d, inputs, (size_t)po.nmodels + 1);
+    free(inputs);
     Err e;
 
-    ModelFile mf;
-    if (model_file_load(&mf, po.model, false, &e) != 0)
-        die_err(&e);
+    DecodeModels dm;
+    decode_models_load(&dm, po.models, po.nmodels);
+    ModelFile mf = dm.use;
 
     if ((po.attention_layer || po.attention_heads) && mf.model.cfg.arch != ARCH_TRANSFORMER)
         die_usage("translate: --attention-%s needs a Transformer model (%s is %s)",
@@ -315,6 +332,8 @@ int cmd_translate(int argc, char **argv)
         die_usage("translate: --attention-layer %d: %s has %d decoder layers", po.attention_layer, po.model,
                   mf.model.cfg.layers);
     mf.model.show_layer = po.attention_layer - 1;
+    if (mf.model.members)
+        mf.model.members[0].show_layer = mf.model.show_layer;
     TranslateOpts to = po.d.to;
     to.nbest = po.d.to.nbest ? po.d.to.nbest : 1;
     to.attention = po.show_attention || po.svg_dir;
@@ -324,7 +343,8 @@ int cmd_translate(int argc, char **argv)
         to.attention = false;
         int rc = repl_run(&mf, po.model, &to, po.show_attention, po.svg_dir, &e);
         free(po.sentences);
-        model_file_free(&mf);
+        free(po.models);
+        decode_models_free(&dm);
         if (rc != 0)
             die_err(&e);
         return 0;
@@ -409,6 +429,7 @@ int cmd_translate(int argc, char **argv)
 
     buf_free(&text);
     free(po.sentences);
-    model_file_free(&mf);
+    free(po.models);
+    decode_models_free(&dm);
     return 0;
 }

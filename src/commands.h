@@ -7,6 +7,7 @@
 
 #include "base/opt.h"
 #include "decode/translate.h"
+#include "model/file.h"
 
 int cmd_prepare(int argc, char **argv);
 int cmd_tokenize(int argc, char **argv);
@@ -29,6 +30,19 @@ extern const char decode_options_help[];
 DecodeArgs decode_args_default(void);
 /* Takes the current option of o when it is one of them; false otherwise. */
 bool decode_args_parse(Opts *o, DecodeArgs *d);
+/* The model files translate and eval decode with: one, or an ensemble of several with
+   the same vocabularies and tokenizer settings (model/match.h). use is what decoding
+   takes: the first file's vocabularies and settings, and the ensemble's model when
+   there are several. Dies with the first file that cannot be loaded or does not match. */
+typedef struct DecodeModels {
+    ModelFile *files;
+    Model *members;
+    int n;
+    ModelFile use;
+} DecodeModels;
+void decode_models_load(DecodeModels *dm, const char *const *paths, int n);
+void decode_models_free(DecodeModels *dm);
+
 /* Before decoding: refuses an output that is an input, the model or a binary file
    (base/file.h; exits 1), and sets the threads. */
 void decode_args_start(const DecodeArgs *d, const char *const *inputs, size_t n);

@@ -9,15 +9,17 @@ int decode_limit(const ModelConfig *c, int src_len, int max_len)
     CHECK(src_len >= 0 && src_len <= (1 << 28) && max_len >= 0);
     int lim = max_len > 0 ? max_len : 2 * src_len + 10;
     /* learned positions: the table's rows are the most steps (the last feeds <eos>) */
-    if (c->arch == ARCH_TRANSFORMER && c->positions == POS_LEARNED && lim > c->max_positions - 1)
-        lim = c->max_positions - 1;
+    int rows = model_max_positions(c);
+    if (rows && lim > rows - 1)
+        lim = rows - 1;
     return lim;
 }
 
 /* The most source tokens the model itself can take (its learned positions). */
 static int model_src_cap(const ModelConfig *c)
 {
-    return c->arch == ARCH_TRANSFORMER && c->positions == POS_LEARNED ? c->max_positions : 1 << 20;
+    int rows = model_max_positions(c);
+    return rows ? rows : 1 << 20;
 }
 
 size_t decode_rows_bytes(const ModelConfig *c, int S, int T, int rows, size_t per_t,

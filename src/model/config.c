@@ -141,3 +141,17 @@ int model_config_check(const ModelConfig *c, Err *e)
         return err_set(e, "--window must be between 1 and 8192, got %d", c->window);
     return common_check(c, e);
 }
+
+int model_max_positions(const ModelConfig *c)
+{
+    if (c->n_members) {
+        int lim = 0;
+        for (int i = 0; i < c->n_members; i++) {
+            int k = model_max_positions(&c->member_cfg[i]);
+            if (k && (!lim || k < lim))
+                lim = k;
+        }
+        return lim;
+    }
+    return c->arch == ARCH_TRANSFORMER && c->positions == POS_LEARNED ? c->max_positions : 0;
+}

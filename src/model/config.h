@@ -69,6 +69,10 @@ typedef struct ModelConfig {
     float label_smoothing;
     bool tie_embeddings; /* out.proj.weight is tgt_emb.weight (needs P == E, or d) */
     int src_vocab, tgt_vocab;
+    /* An ensemble (model/ensemble.h): its members' configurations; 0 and NULL for one
+       model. Never part of a file. */
+    int n_members;
+    const struct ModelConfig *member_cfg;
 } ModelConfig;
 
 /* The reference configuration (bi-GRU 256, Bahdanau 256, deep output 256). */
@@ -76,6 +80,9 @@ ModelConfig model_config_default(void);
 /* The Transformer's defaults: d 256, 3 + 3 layers, 4 heads, ff 1024, post-norm,
    sinusoidal positions, dropout 0.1, label smoothing 0.1. */
 ModelConfig model_config_transformer(void);
+/* The most positions the model can take (its learned position tables; for an ensemble
+   the least of its members'), or 0 when there is no limit. */
+int model_max_positions(const ModelConfig *c);
 /* Checks sizes and option combinations; the message names the option. */
 int model_config_check(const ModelConfig *c, Err *e);
 /* K: size of one encoder state (2H when bidirectional). */

@@ -110,5 +110,7 @@ int model_match_for_ensemble(const ModelFile *a, const char *an, const ModelFile
 {
     if (config_diff(a, an, b, bn, true, e) != 0)
         return -1;
+    if (vocab_diff(a->src, an, b->src, bn, "s2s.vocab.src", e) != 0)
+        return -1;
     return vocab_diff(a->tgt, an, b->tgt, bn, "s2s.vocab.tgt", e);
 }

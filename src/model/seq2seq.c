@@ -10,6 +10,7 @@
 
 #include "model/attend.h"
 #include "model/transformer.h"
+#include "model/ensemble.h"
 #include "model/work.h"
 
 #include <math.h>
@@ -248,6 +249,8 @@ size_t work_bytes(const ModelConfig *cfg, int max_b, int max_s, int max_t, WorkK
 {
     Work w = {.cfg = *cfg, .max_b = max_b, .max_s = max_s, .max_t = max_t, .kind = kind,
               .training = kind == WORK_TRAIN};
+    if (cfg->n_members)
+        return sizeof w + ens_work_bytes(&w);
     if (cfg->arch == ARCH_TRANSFORMER)
         return sizeof w + tf_work_bytes(&w);
     Carver count = {0};
@@ -267,6 +270,10 @@ Work *work_new(const ModelConfig *cfg, int max_b, int max_s, int max_t, WorkKind
     w->max_t = max_t;
     w->kind = kind;
     w->training = kind == WORK_TRAIN;
+    if (cfg->n_members) {
+        w->ens = ens_work_new(w);
+        return w;
+    }
     if (cfg->arch == ARCH_TRANSFORMER) {
         w->tf = tf_work_new(w);
         return w;
@@ -288,6 +295,7 @@ void work_free(Work *w)
     if (!w)
         return;
     tf_work_free(w->tf);
+    ens_work_free(w->ens);
     free(w->mem);
     free(w->lo);
     free(w->hi);
@@ -813,6 +821,10 @@ double model_forward_backward(Model *m, Work *w, const Batch *b, Rng *rng)
 
 void model_encode(Model *m, Work *w, const Batch *b)
 {
+    if (w->ens) {
+        ens_encode(m, w, b);
+        return;
+    }
     if (w->tf) {
         tf_encode(m, w, b);
         return;
@@ -826,6 +838,10 @@ void model_encode(Model *m, Work *w, const Batch *b)
 
 void model_decode_step(Model *m, Work *w, const Batch *b, const int *prev, int t)
 {
+    if (w->ens) {
+        ens_decode_step(m, w, b, prev, t);
+        return;
+    }
     if (w->tf) {
         tf_decode_step(m, w, b, prev, t);
         return;
@@ -841,10 +857,12 @@ void model_decode_step(Model *m, Work *w, const Batch *b, const int *prev, int t
     w->T = t + 1;
 }
 
-const real *work_step_logits(const Work *w) { return w->logits; }
+const real *work_step_logits(const Work *w) { return w->ens ? ens_step_logits(w) : w->logits; }
 
 const real *work_step_attention(const Work *w)
 {
+    if (w->ens)
+        return ens_step_attention(w);
     if (w->tf)
         return tf_step_attention(w);
     return attend_weights(w, w->T - 1);
@@ -888,6 +906,10 @@ static real *state_at(real *steps, real *first, int t, int B, int D)
 
 void model_expand_rows(Model *m, Work *w, Batch *b, const int *from, int n)
 {
+    if (w->ens) {
+        ens_expand_rows(m, w, b, from, n);
+        return;
+    }
     if (w->tf) {
         tf_expand_rows(m, w, b, from, n);
         return;
@@ -920,6 +942,10 @@ void model_expand_rows(Model *m, Work *w, Batch *b, const int *from, int n)
 
 void model_select_rows(Model *m, Work *w, const Batch *b, const int *from, int t)
 {
+    if (w->ens) {
+        ens_select_rows(m, w, b, from, t);
+        return;
+    }
     if (w->tf) {
         tf_select_rows(m, w, b, from, t);
         return;

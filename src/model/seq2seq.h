@@ -35,7 +35,15 @@ typedef struct Model {
        not part of the model): layer 0-based, -1 the last; head 0-based, -1 the mean of
        the heads. */
     int show_layer, show_head;
+    struct Model *members; /* an ensemble's models (cfg.n_members), else NULL */
 } Model;
+
+/* An ensemble of n models over the same vocabularies, for decoding only (model/ensemble.h):
+   model_encode, model_decode_step and the row moves run every member, and a step's
+   logits are the mean of the members' log-probabilities. e holds no weights and points
+   to members, which must outlive it; model_ensemble_free releases what init allocated. */
+void model_ensemble_init(Model *e, Model *members, int n);
+void model_ensemble_free(Model *e);
 
 /* Allocates parameters (zeroed) and, when with_grads, gradients. */
 void model_init(Model *m, const ModelConfig *cfg, bool with_grads);

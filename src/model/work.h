@@ -39,6 +39,7 @@ struct Work {
     bool training; /* kind == WORK_TRAIN */
     struct TfWork *tf; /* the Transformer's activations (transformer.c); the fields
                           below then hold only logits and probs, pointing into it */
+    struct EnsWork *ens; /* an ensemble's member Works (ensemble.c); nothing below used */
     real *mem;
     /* encoder */
     real *xs, *xs_mask;                       /* (S,B,E) */

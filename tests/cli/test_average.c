@@ -10,6 +10,14 @@
 #define SMALL_RNN "--arch", "rnn", "--emb", "16", "--hidden", "16", "--dec-hidden", "16", "--attn-size", "16", \
                   "--deep-out", "16", "--threads", "1", "--quiet", "--valid-every", "0"
 
+static int count_lines(const char *s)
+{
+    int n = 0;
+    for (; *s; s++)
+        n += *s == '\n';
+    return n;
+}
+
 static void load(const char *path, ModelFile *mf)
 {
     Err e;
@@ -139,6 +147,59 @@ Test(average, refuses_files_that_differ_and_writes_nothing)
     free(after);
     free(before);
     free(a); free(w); free(v); free(out); free(text); free(data2);
+    rm_rf(dir);
+    free(dir);
+}
+
+/* translate and eval with several model files: an ensemble; a model with itself gives
+   the model's translations; files that do not match are refused, nothing written. */
+Test(ensemble_cli, translate_and_eval_decode_with_several_models)
+{
+    char *dir = sample_prepared_dir();
+    char *a = small_model(dir, "a.s2s", "30", "1", "16"), *b = small_model(dir, "b.s2s", "30", "2", "16");
+    char *test = strf("%s/data/test.tsv", dir), *out = strf("%s/out.txt", dir);
+    RunResult one = RUN_S2S(NULL, "translate", a, "I have a cat.", "Where is the station?", "--threads", "1");
+    RunResult two = RUN_S2S(NULL, "translate", a, a, "I have a cat.", "Where is the station?", "--threads", "1");
+    cr_assert_eq(one.status, 0, "%s", one.err);
+    cr_assert_eq(two.status, 0, "%s", two.err);
+    cr_expect_str_eq(two.out, one.out);
+    run_free(&one);
+    run_free(&two);
+    RunResult ab = RUN_S2S(NULL, "translate", a, b, "I have a cat.", "--threads", "1", "--nbest", "2");
+    cr_expect_eq(ab.status, 0, "%s", ab.err);
+    cr_expect_eq(count_lines(ab.out), 2, "%s", ab.out);
+    run_free(&ab);
+    RunResult ev = RUN_S2S(NULL, "eval", a, b, test, "--threads", "1", "--beam", "2");
+    cr_expect_eq(ev.status, 0, "%s", ev.err);
+    cr_expect(strstr(ev.out, "perplexity: not computed for an ensemble of 2 models\n") != NULL, "%s", ev.out);
+    run_free(&ev);
+    ev = RUN_S2S(NULL, "eval", a, b, test, "--threads", "1", "--beam", "2", "--json");
+    cr_expect_eq(ev.status, 0, "%s", ev.err);
+    char *want = strf("\"perplexity\": null, \"ensemble\": [\"%s\", \"%s\"]", a, b);
+    cr_expect(strstr(ev.out, want) != NULL, "%s", ev.out);
+    free(want);
+    run_free(&ev);
+
+    /* other vocabularies: refused naming the file and the first difference */
+    char *data2 = strf("%s/data2", dir), *v = strf("%s/v.s2s", dir);
+    RunResult r = RUN_S2S(NULL, "prepare", "data/sample.tsv", "-o", data2, "--min-freq", "3");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    run_free(&r);
+    r = RUN_S2S(NULL, "train", data2, "-o", v, "--steps", "1", SMALL_RNN);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    run_free(&r);
+    r = RUN_S2S(NULL, "translate", a, v, "I have a cat.", "-o", out);
+    cr_expect_eq(r.status, 1);
+    want = strf("s2s: %s: s2s.vocab.src has 140 tokens, %s has 227\n", v, a);
+    cr_expect_str_eq(r.err, want);
+    free(want);
+    cr_expect(!file_exists(out));
+    run_free(&r);
+    r = RUN_S2S(NULL, "eval", a, v, test);
+    cr_expect_eq(r.status, 1);
+    cr_expect(strstr(r.err, "s2s.vocab.src has 140 tokens") != NULL, "%s", r.err);
+    run_free(&r);
+    free(a); free(b); free(test); free(out); free(data2); free(v);
     rm_rf(dir);
     free(dir);
 }

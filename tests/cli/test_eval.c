@@ -206,7 +206,7 @@ Test(cli_eval, errors)
     expect_fail(&r, 2, "s2s: eval: unknown option '--bleu' (see 's2s eval --help')\n");
     r = RUN_S2S(NULL, "eval", "--help");
     cr_assert_eq(r.status, 0);
-    cr_assert(strncmp(r.out, "usage: s2s eval MODEL TSV [options]\n", 36) == 0, "%s", r.out);
+    cr_assert(strncmp(r.out, "usage: s2s eval MODEL [MODEL...] TSV [options]\n", 47) == 0, "%s", r.out);
     run_free(&r);
     cr_assert(!file_exists(f.out));
     free(missing);

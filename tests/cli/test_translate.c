@@ -322,7 +322,8 @@ Test(cli_translate, usage_errors)
     expect_fail(&r, 2, "s2s: translate: option --threads needs a value\n");
     r = RUN_S2S(NULL, "translate", "--help");
     cr_assert_eq(r.status, 0);
-    cr_assert(strncmp(r.out, "usage: s2s translate MODEL [SENTENCE...] [options]\n", 51) == 0, "%s", r.out);
+    cr_assert(strncmp(r.out, "usage: s2s translate MODEL [MODEL...] [SENTENCE...] [options]\n", 62) == 0, "%s",
+              r.out);
     cr_assert_str_eq(r.err, "");
     run_free(&r);
     fix_free(&f);
