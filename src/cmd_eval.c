@@ -88,7 +88,7 @@ int cmd_eval(int argc, char **argv)
     if (model_file_load(&mf, po.model, false, &e) != 0)
         die_err(&e);
     Corpus c;
-    CorpusOpts co = {.dir = DIR_EN_FR, .skip_bad = false}; /* columns as they are */
+    CorpusOpts co = corpus_opts_pairs(mf.text.dir); /* source<TAB>target */
     if (corpus_read(&c, po.tsv, &co, &e) != 0)
         die_err(&e);
     size_t n = c.n;

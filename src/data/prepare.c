@@ -20,7 +20,7 @@
 
 PrepareOpts prepare_opts_default(void)
 {
-    return (PrepareOpts){.direction = DIR_EN_FR, .valid = -1, .test = -1, .seed = 1, .min_freq = 2,
+    return (PrepareOpts){.direction = DIRECTION_EN_FR, .valid = -1, .test = -1, .seed = 1, .min_freq = 2,
                          .max_len = 50, .keep_case = true};
 }
 
@@ -41,11 +41,11 @@ static char *parent_dir(const char *path)
 
 /* DIR may be absent (its parent must exist), or a directory holding only our outputs,
    none of which is the corpus itself (the same file under any name). */
-static int check_outdir(const char *dir, const char *corpus, Err *e)
+static int check_outdir(const char *dir, const char *const *inputs, size_t n_inputs, Err *e)
 {
     for (size_t i = 0; i < PREPARED_NFILES; i++) {
         char *out = path_join(dir, prepared_files[i]);
-        int rc = file_check_not_input(out, "-o", &corpus, 1, e);
+        int rc = file_check_not_input(out, "-o", inputs, n_inputs, e);
         free(out);
         if (rc != 0)
             return -1;
@@ -156,20 +156,19 @@ int prepare_run(const PrepareOpts *o, Buf *summary, Err *e)
 {
     const PrepareOpts po = *o;
     Progress pr = {.tty = o->progress && isatty(2) == 1, .t0 = clock_now()};
-    if (check_outdir(po.dir, po.corpus, e) != 0)
+    const char *inputs[] = {po.corpus, po.src_file, po.tgt_file};
+    if (check_outdir(po.dir, inputs, 3, e) != 0)
         return -1;
 
     Corpus c;
-    CorpusOpts co = {.dir = po.direction, .skip_bad = po.skip_bad};
-    if (corpus_read(&c, po.corpus, &co, e) != 0)
+    if (prepare_read_input(&po, &c, e) != 0)
         return -1;
     int rc = -1;
     Err inner;
 
-    const char *side_name[2] = {po.direction == DIR_EN_FR ? "English" : "French",
-                                po.direction == DIR_EN_FR ? "French" : "English"};
-    TokOpts sopt = {.lang = direction_src_lang(po.direction), .keep_case = po.keep_case};
-    TokOpts topt = {.lang = direction_tgt_lang(po.direction), .keep_case = po.keep_case};
+    const char *side_name[2] = {lang_label(&po.direction.src), lang_label(&po.direction.tgt)};
+    TokOpts sopt = {.lang = po.direction.src, .keep_case = po.keep_case};
+    TokOpts topt = {.lang = po.direction.tgt, .keep_case = po.keep_case};
 
     /* Tokenize every pair once. */
     Buf arena = {0}, report = {0}, out[SPLIT_COUNT] = {{0}};
@@ -188,7 +187,7 @@ int prepare_run(const PrepareOpts *o, Buf *summary, Err *e)
         t->soff = arena.len;
         long sn = tok_line(p->src, p->src_len, &sopt, &arena, &inner);
         if (sn < 0) {
-            err_set(e, "%s:%zu: %s", c.name, p->line, inner.msg);
+            err_set(e, "%s:%zu: %s", corpus_file(&c, 0), p->line, inner.msg);
             goto out;
         }
         t->slen = (uint32_t)(arena.len - t->soff);
@@ -196,7 +195,7 @@ int prepare_run(const PrepareOpts *o, Buf *summary, Err *e)
         t->toff = arena.len;
         long tn = tok_line(p->tgt, p->tgt_len, &topt, &arena, &inner);
         if (tn < 0) {
-            err_set(e, "%s:%zu: %s", c.name, p->line, inner.msg);
+            err_set(e, "%s:%zu: %s", corpus_file(&c, 1), p->line, inner.msg);
             goto out;
         }
         t->tlen = (uint32_t)(arena.len - t->toff);
@@ -204,8 +203,8 @@ int prepare_run(const PrepareOpts *o, Buf *summary, Err *e)
         t->sn = (uint32_t)sn;
         t->tn = (uint32_t)tn;
         if (sn == 0 || tn == 0) {
-            err_set(&inner, "%s:%zu: %s side has no tokens", c.name, p->line,
-                    side_name[sn == 0 ? 0 : 1]);
+            err_set(&inner, "%s:%zu: %s side has no tokens", corpus_file(&c, sn == 0 ? 0 : 1),
+                    p->line, side_name[sn == 0 ? 0 : 1]);
             if (!po.skip_bad) {
                 *e = inner;
                 goto out;
@@ -308,10 +307,10 @@ int prepare_run(const PrepareOpts *o, Buf *summary, Err *e)
 
     /* The report. */
     buf_puts(&report, "{\n  \"corpus\": ");
-    buf_json_str(&report, po.corpus, strlen(po.corpus));
-    buf_printf(&report, ",\n  \"options\": {\n    \"direction\": \"%s\",\n", direction_name(po.direction));
+    prepare_json_inputs(&report, &po);
+    buf_printf(&report, ",\n  \"options\": {\n    \"direction\": \"%s\",\n", po.direction.name);
     buf_printf(&report, "    \"source_lang\": \"%s\",\n    \"target_lang\": \"%s\",\n",
-               lang_name(sopt.lang), lang_name(topt.lang));
+               sopt.lang.code, topt.lang.code);
     buf_printf(&report, "    \"keep_case\": %s,\n    \"seed\": %ld,\n", po.keep_case ? "true" : "false",
                po.seed);
     buf_printf(&report, "    \"valid\": %zu,\n    \"test\": %zu,\n    \"min_freq\": %ld,\n", n_valid,
@@ -380,7 +379,7 @@ int prepare_run(const PrepareOpts *o, Buf *summary, Err *e)
             buf_printf(summary, "prepare: %zu pairs read and kept (no length limit)\n", n_read);
         buf_printf(summary, "prepare: train %zu, valid %zu, test %zu pairs; vocab %s %zu, %s %zu\n",
                 st[SPLIT_TRAIN].pairs, st[SPLIT_VALID].pairs, st[SPLIT_TEST].pairs,
-                lang_name(sopt.lang), vocab_size(voc[0]), lang_name(topt.lang), vocab_size(voc[1]));
+                sopt.lang.code, vocab_size(voc[0]), topt.lang.code, vocab_size(voc[1]));
         buf_printf(summary, "prepare: wrote %s in %.2f s\n", po.dir, clock_now() - pr.t0);
     }
     rc = 0;

@@ -50,7 +50,7 @@ static char *save_random(Model *m, Vocab **vs, Vocab **vt, char **dir, Cell cell
     model_init_random(m, &r);
     *dir = tmpdir_new();
     char *path = strf("%s/m.s2s", *dir);
-    TextConfig t = {.dir = DIR_FR_EN, .keep_case = true};
+    TextConfig t = {.dir = DIRECTION_FR_EN, .keep_case = true};
     Err e;
     cr_assert_eq(model_file_save(path, m, *vs, *vt, &t, "{\"steps\": 3}", &e), 0, "%s", e.msg);
     return path;
@@ -71,7 +71,7 @@ Test(model_file, round_trip_keeps_everything)
         cr_expect_eq(mf.model.cfg.dec_hidden, 7);
         cr_expect_eq(mf.model.cfg.src_vocab, 7);
         cr_expect_eq(mf.model.cfg.tgt_vocab, 8);
-        cr_expect_eq(mf.text.dir, DIR_FR_EN);
+        cr_expect_str_eq(mf.text.dir.name, "fr-en");
         cr_expect(mf.text.keep_case);
         cr_expect_str_eq(vocab_token(mf.tgt, 7), "w");
         cr_expect_str_eq(mf.history, "{\"steps\": 3}");
@@ -92,7 +92,7 @@ Test(model_file, round_trip_keeps_everything)
 Test(model_file, config_json_has_the_documented_keys_in_order)
 {
     ModelConfig c = small_config(CELL_LSTM, 7, 8);
-    TextConfig t = {.dir = DIR_EN_FR, .keep_case = false};
+    TextConfig t = {.dir = DIRECTION_EN_FR, .keep_case = false};
     Buf b = {0};
     model_config_json(&c, &t, &b);
     cr_expect_str_eq(b.data,
@@ -143,7 +143,7 @@ Test(model_file, variant_configs_round_trip)
     c.window = 3;
     c.input_feed = true;
     c.bridge = BRIDGE_ATTN_POOL;
-    TextConfig t = {.dir = DIR_FR_EN, .keep_case = true};
+    TextConfig t = {.dir = DIRECTION_FR_EN, .keep_case = true};
     Buf b = {0};
     model_config_json(&c, &t, &b);
     cr_expect(strstr(b.data, "\"attention\": \"multihead\", \"heads\": 2, \"local\": \"p\", \"window\": 3, "
@@ -265,7 +265,7 @@ Test(model_file, killed_during_saves_the_file_is_one_of_the_versions)
     model_init(&b, &a.cfg, false);
     for (size_t i = 0; i < b.layout.total; i++)
         b.params[i] = a.params[i] + 1;
-    TextConfig t = {.dir = DIR_FR_EN, .keep_case = true};
+    TextConfig t = {.dir = DIRECTION_FR_EN, .keep_case = true};
     srand(99);
     int saw_a = 0, saw_b = 0;
     for (int round = 0; round < 30; round++) {
@@ -339,7 +339,7 @@ Test(model_file, a_tensor_of_the_wrong_shape_is_named)
     /* The same file with a config that says hidden 6: every encoder shape is wrong. */
     ModelConfig c = m.cfg;
     c.hidden = 6;
-    TextConfig t = {.dir = DIR_FR_EN, .keep_case = true};
+    TextConfig t = {.dir = DIRECTION_FR_EN, .keep_case = true};
     char *bad = strf("%s/bad.s2s", dir);
     rewrite_config(path, bad, &c, &t);
     ModelFile mf;
@@ -404,7 +404,7 @@ Test(model_file, fuzz_found_config_sizes_are_not_allocated_before_the_tensors_ch
         c.dec_hidden = cases[i].dec_hidden;
         c.attn = cases[i].attn;
         c.deep_out = cases[i].deep_out;
-        TextConfig t = {.dir = DIR_FR_EN, .keep_case = true};
+        TextConfig t = {.dir = DIRECTION_FR_EN, .keep_case = true};
         char *bad = strf("%s/big%zu.s2s", dir, i);
         rewrite_config(path, bad, &c, &t);
         char *want = strf("%s: %s", bad, cases[i].msg);

@@ -1,0 +1,48 @@
+/* The inputs of s2s prepare: a Tatoeba file or parallel plain files (see prepare.h). */
+#include "data/prepare.h"
+
+#include <string.h>
+
+int prepare_lang_from_name(const char *path, Lang *out)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    size_t n = strlen(base);
+    if (n > 3 && strcmp(base + n - 3, ".gz") == 0)
+        n -= 3;
+    size_t dot = n;
+    while (dot > 0 && base[dot - 1] != '.')
+        dot--;
+    if (dot == 0 || n - dot > 3)
+        return -1;
+    char ext[4];
+    memcpy(ext, base + dot, n - dot);
+    ext[n - dot] = '\0';
+    return lang_parse(ext, out);
+}
+
+int prepare_read_input(const PrepareOpts *o, Corpus *c, Err *e)
+{
+    CorpusOpts co;
+    if (o->corpus) {
+        co = corpus_opts_tatoeba(o->direction);
+        co.skip_bad = o->skip_bad;
+        return corpus_read(c, o->corpus, &co, e);
+    }
+    co = corpus_opts_pairs(o->direction);
+    co.skip_bad = o->skip_bad;
+    return corpus_read_parallel(c, o->src_file, o->tgt_file, &co, e);
+}
+
+void prepare_json_inputs(Buf *j, const PrepareOpts *o)
+{
+    if (o->corpus) {
+        buf_json_str(j, o->corpus, strlen(o->corpus));
+        return;
+    }
+    buf_putc(j, '[');
+    buf_json_str(j, o->src_file, strlen(o->src_file));
+    buf_puts(j, ", ");
+    buf_json_str(j, o->tgt_file, strlen(o->tgt_file));
+    buf_putc(j, ']');
+}
