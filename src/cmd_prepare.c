@@ -39,6 +39,11 @@ static void usage(FILE *out)
 "  --valid N               validation pairs (default: 10%% of the pairs after the\n"
 "                          length filter, rounded down, at most %d)\n"
 "  --test N                test pairs (same default as --valid)\n"
+"  --valid-files SRC TGT   the valid split from these parallel files instead\n"
+"  --test-files SRC TGT    the test split from these parallel files instead;\n"
+"                          corpus pairs whose source is in either are dropped\n"
+"                          (counted in prepare.json); the two must not share a\n"
+"                          source sentence\n"
 "  --seed S                shuffling seed (default 1); same seed, same files\n"
 "  --min-freq K            keep tokens seen at least K times in train (default 2)\n"
 "  --max-vocab V           at most V vocabulary entries, the 4 specials included\n"
@@ -96,6 +101,10 @@ static void parse_args(PrepareOpts *p, int argc, char **argv)
                           "language code, got '%s'", v);
             p->direction = d;
             direction_given = true;
+        } else if (opts_is(&o, "--valid-files")) {
+            opts_str2(&o, &p->valid_files[0], &p->valid_files[1]);
+        } else if (opts_is(&o, "--test-files")) {
+            opts_str2(&o, &p->test_files[0], &p->test_files[1]);
         } else if (opts_is(&o, "--valid")) {
             p->valid = opts_long(&o, 0, 100000000);
         } else if (opts_is(&o, "--test")) {
@@ -143,6 +152,10 @@ static void parse_args(PrepareOpts *p, int argc, char **argv)
     } else if (!p->corpus) {
         die_usage("prepare: missing CORPUS argument (see 's2s prepare --help')");
     }
+    if (p->valid_files[0] && p->valid >= 0)
+        die_usage("prepare: options --valid and --valid-files exclude each other");
+    if (p->test_files[0] && p->test >= 0)
+        die_usage("prepare: options --test and --test-files exclude each other");
     if (!p->dir)
         die_usage("prepare: missing option -o DIR (see 's2s prepare --help')");
 }

@@ -3,6 +3,8 @@
 
 #include <string.h>
 
+#include "data/outside.h"
+
 int prepare_lang_from_name(const char *path, Lang *out)
 {
     const char *base = strrchr(path, '/');
@@ -45,4 +47,42 @@ void prepare_json_inputs(Buf *j, const PrepareOpts *o)
     buf_puts(j, ", ");
     buf_json_str(j, o->tgt_file, strlen(o->tgt_file));
     buf_putc(j, ']');
+}
+
+int prepare_load_outside(const PrepareOpts *o, Outside x[2], Err *e)
+{
+    memset(x, 0, 2 * sizeof *x);
+    TokOpts so = {.lang = o->direction.src, .keep_case = o->keep_case};
+    TokOpts to = {.lang = o->direction.tgt, .keep_case = o->keep_case};
+    const char *const *files[2] = {o->valid_files, o->test_files};
+    for (int k = 0; k < 2; k++)
+        if (files[k][0] && outside_load(&x[k], files[k][0], files[k][1], &so, &to,
+                                        o->direction.src, o->direction.tgt, e) != 0) {
+            outside_free(&x[0]);
+            return -1;
+        }
+    if (o->valid_files[0] && o->test_files[0] && outside_check_disjoint(&x[0], &x[1], e) != 0) {
+        outside_free(&x[0]);
+        outside_free(&x[1]);
+        return -1;
+    }
+    return 0;
+}
+
+void prepare_json_outside(Buf *j, const PrepareOpts *o)
+{
+    const char *const *files[2] = {o->valid_files, o->test_files};
+    for (int k = 0; k < 2; k++) {
+        buf_printf(j, "    \"%s_files\": ", k ? "test" : "valid");
+        if (!files[k][0]) {
+            buf_puts(j, "null");
+        } else {
+            buf_putc(j, '[');
+            buf_json_str(j, files[k][0], strlen(files[k][0]));
+            buf_puts(j, ", ");
+            buf_json_str(j, files[k][1], strlen(files[k][1]));
+            buf_putc(j, ']');
+        }
+        buf_puts(j, k ? "\n  },\n" : ",\n");
+    }
 }
