@@ -95,8 +95,7 @@ static void parse_args(PrepareOpts *p, int argc, char **argv)
         } else if (opts_is(&o, "--direction")) {
             const char *v = opts_str(&o);
             Direction d;
-            if (direction_parse(v, &d) != 0 || lang_eq(d.src, d.tgt) ||
-                !(lang_eq(d.src, LANG_EN) || lang_eq(d.tgt, LANG_EN)))
+            if (prepare_direction_parse(v, &d) != 0)
                 die_usage("prepare: option --direction must be en-XX or XX-en with XX an ISO 639 "
                           "language code, got '%s'", v);
             p->direction = d;

@@ -40,6 +40,10 @@ typedef struct PrepareOpts {
 /* The defaults of `s2s prepare` (corpus and dir NULL). */
 PrepareOpts prepare_opts_default(void);
 
+/* A --direction of a Tatoeba file: en-XX or XX-en, XX an ISO 639 code other than en
+   (canonical: "en-deu" is "en-de"); 0, or -1 when s is not one. */
+int prepare_direction_parse(const char *s, Direction *d);
+
 /* The language of a parallel file from its name: the extension, after a ".gz"
    ("train.de", "news.deu.gz"), when it is a language code; else -1. */
 int prepare_lang_from_name(const char *path, Lang *out);

@@ -5,6 +5,16 @@
 
 #include "data/outside.h"
 
+int prepare_direction_parse(const char *s, Direction *d)
+{
+    Direction n;
+    if (direction_parse(s, &n) != 0 || lang_eq(n.src, n.tgt) ||
+        !(lang_eq(n.src, LANG_EN) || lang_eq(n.tgt, LANG_EN)))
+        return -1;
+    *d = n;
+    return 0;
+}
+
 int prepare_lang_from_name(const char *path, Lang *out)
 {
     const char *base = strrchr(path, '/');
