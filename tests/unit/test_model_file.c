@@ -214,6 +214,45 @@ Test(model_file, config_errors_name_the_key)
     }
 }
 
+/* Any ISO 639 pair, in the codes' shortest form. */
+#define LANGS(dir, src, tgt)                                                                         \
+    "{\"cell\": \"gru\", \"layers\": 1, \"bidir\": true, \"emb\": 6, \"hidden\": 5, \"dec_hidden\": 7, " \
+    "\"attn\": 4, \"attention\": \"bahdanau\", \"heads\": 1, \"local\": \"none\", \"window\": 0, "       \
+    "\"input_feed\": false, \"bridge\": \"linear\", \"deep_out\": 3, \"dropout\": 0.1, "                \
+    "\"label_smoothing\": 0.1, \"tie_embeddings\": false, \"direction\": \"" dir "\", "                 \
+    "\"src_lang\": \"" src "\", \"tgt_lang\": \"" tgt "\", \"keep_case\": false}"
+
+Test(model_file, config_languages)
+{
+    static const struct { const char *json, *msg; } cases[] = {
+        {LANGS("de-en", "de", "en"), NULL},
+        {LANGS("cmn-de", "cmn", "de"), NULL},
+        {LANGS("en-xx", "en", "fr"),
+         "cfg: 'direction' must be two ISO 639 language codes joined by '-' (\"en-fr\")"},
+        {LANGS("en-deu", "en", "de"),
+         "cfg: 'direction' must be two ISO 639 language codes joined by '-' (\"en-fr\")"},
+        {LANGS("en-de", "en", "deu"), "cfg: 'tgt_lang' must be an ISO 639 language code"},
+        {LANGS("en-de", "xx", "de"), "cfg: 'src_lang' must be an ISO 639 language code"},
+        {LANGS("en-de", "en", "fr"), "cfg: 'src_lang' and 'tgt_lang' (en, fr) disagree with 'direction' en-de"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        ModelConfig c = model_config_default();
+        TextConfig t;
+        Err e = {{0}};
+        int rc = model_config_parse(&c, &t, cases[i].json, strlen(cases[i].json), "cfg", &e);
+        if (!cases[i].msg) {
+            cr_expect_eq(rc, 0, "%s", e.msg);
+            Buf b = {0};
+            model_config_json(&c, &t, &b);
+            cr_expect_str_eq(b.data, cases[i].json);
+            buf_free(&b);
+        } else {
+            cr_expect_eq(rc, -1);
+            cr_expect_str_eq(e.msg, cases[i].msg);
+        }
+    }
+}
+
 Test(model_file, truncated_and_foreign_files_are_refused)
 {
     Model m;
