@@ -5,7 +5,7 @@
 #   make bench    benchmarks against the PyTorch reference (not part of test)
 #   make fuzz     libFuzzer targets fuzz/*.c (clang, ASan+UBSan) in build/fuzz/ (not part of test)
 
-PKGS      := openblas libutf8proc libedit
+PKGS      := openblas libutf8proc libedit zlib
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
@@ -47,7 +47,7 @@ all: $(BIN)
 
 check-deps:
 	@pkg-config --exists $(PKGS) || { echo "s2s: missing libraries; install them with:"; \
-	  echo "  sudo apt-get install -y build-essential pkg-config libopenblas-dev libutf8proc-dev libcriterion-dev libedit-dev"; exit 1; }
+	  echo "  sudo apt-get install -y build-essential pkg-config libopenblas-dev libutf8proc-dev libcriterion-dev libedit-dev zlib1g-dev"; exit 1; }
 
 $(BUILD)/libs2s.a: $(LIB_OBJ)
 	@rm -f $@
@@ -105,7 +105,7 @@ bench: $(BIN) $(BENCH_BIN)
 # prints executions, exec/s, coverage and findings per target; FUZZ_TARGETS picks some.
 # `make fuzz-seeds` regenerates the model files of fuzz/seeds/model_file/.
 FUZZ_CC      ?= /usr/bin/clang
-FUZZ_TARGETS ?= corpus tokenize vocab json model_file
+FUZZ_TARGETS ?= corpus gz_corpus tokenize vocab json model_file
 FUZZ_SECONDS ?= 60
 FUZZ_SAN     := -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer \
                 -fno-sanitize-recover=undefined

@@ -42,7 +42,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     for (int skip = 0; skip < 2; skip++) {
         Corpus c;
-        CorpusOpts o = {.dir = skip ? DIR_FR_EN : DIR_EN_FR, .skip_bad = skip};
+        CorpusOpts o = corpus_opts_tatoeba(skip ? direction_make(LANG_FR, LANG_EN) : DIRECTION_EN_FR);
+        o.skip_bad = skip;
         Err e;
         if (corpus_parse(&c, "fuzz.tsv", fuzz_cstr(data, size), size, &o, &e) == 0) {
             check_corpus(&c);

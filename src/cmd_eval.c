@@ -106,7 +106,7 @@ int cmd_eval(int argc, char **argv)
     decode_models_load(&dm, po.models, po.nmodels);
     ModelFile mf = dm.use;
     Corpus c;
-    CorpusOpts co = {.dir = DIR_EN_FR, .skip_bad = false}; /* columns as they are */
+    CorpusOpts co = corpus_opts_pairs(mf.text.dir); /* source<TAB>target */
     if (corpus_read(&c, po.tsv, &co, &e) != 0)
         die_err(&e);
     size_t n = c.n;

@@ -148,8 +148,8 @@ int cmd_info(int argc, char **argv)
     const TextConfig *t = &mf.text;
     Buf o = {0};
     buf_printf(&o, "file: %s\nsize: %lld bytes\n", path, (long long)st.st_size);
-    buf_printf(&o, "direction: %s (%s to %s)\nkeep_case: %s\n", direction_name(t->dir),
-               lang_name(direction_src_lang(t->dir)), lang_name(direction_tgt_lang(t->dir)),
+    buf_printf(&o, "direction: %s (%s to %s)\nkeep_case: %s\n", t->dir.name,
+               t->dir.src.code, t->dir.tgt.code,
                t->keep_case ? "true" : "false");
     buf_printf(&o, "vocabulary: source %zu, target %zu\n", vocab_size(mf.src), vocab_size(mf.tgt));
     buf_printf(&o, "parameters: %zu (%d tensors)\n", m->layout.total, m->layout.n);

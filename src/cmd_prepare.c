@@ -8,6 +8,7 @@
 #include "base/opt.h"
 #include "commands.h"
 #include "data/prepare.h"
+#include "text/lang.h"
 #include "text/split.h"
 #include "text/vocab.h"
 
@@ -15,10 +16,13 @@ static void usage(FILE *out)
 {
     fprintf(out,
 "usage: s2s prepare CORPUS -o DIR [options]\n"
+"       s2s prepare --src FILE --tgt FILE -o DIR [options]\n"
 "\n"
-"Reads a Tatoeba/manythings file (English<TAB>French[<TAB>attribution] a line),\n"
-"tokenizes it, drops over-long pairs, splits it into train/valid/test and builds\n"
-"the source and target vocabularies from the training split. Writes to DIR:\n"
+"Reads a Tatoeba/manythings file (English<TAB>Other[<TAB>attribution] a line), or\n"
+"two parallel plain files (line i of --tgt translates line i of --src); .gz files\n"
+"are decompressed. Tokenizes the pairs, drops over-long ones, splits them into\n"
+"train/valid/test and builds the source and target vocabularies from the training\n"
+"split. Writes to DIR:\n"
 "  train.tsv valid.tsv test.tsv  source<TAB>target a line, the original text\n"
 "  vocab.src vocab.tgt           token<TAB>count a line; <pad> <unk> <bos> <eos> first\n"
 "  prepare.json                  options, counts, OOV rates, length histograms\n"
@@ -28,10 +32,19 @@ static void usage(FILE *out)
 "\n"
 "options:\n"
 "  -o, --output DIR        output directory (required)\n"
-"  --direction en-fr|fr-en source and target columns (default en-fr)\n"
+"  --direction en-XX|XX-en CORPUS's languages, English first, and which column\n"
+"                          is the source; XX an ISO 639 code (default en-fr)\n"
+"  --src FILE, --tgt FILE  parallel files instead of CORPUS\n"
+"  --src-lang CODE         the language of --src (default: its extension, as in\n"
+"  --tgt-lang CODE         train.de or train.de.gz, when that is a code)\n"
 "  --valid N               validation pairs (default: 10%% of the pairs after the\n"
 "                          length filter, rounded down, at most %d)\n"
 "  --test N                test pairs (same default as --valid)\n"
+"  --valid-files SRC TGT   the valid split from these parallel files instead\n"
+"  --test-files SRC TGT    the test split from these parallel files instead;\n"
+"                          corpus pairs whose source is in either are dropped\n"
+"                          (counted in prepare.json); the two must not share a\n"
+"                          source sentence\n"
 "  --seed S                shuffling seed (default 1); same seed, same files\n"
 "  --min-freq K            keep tokens seen at least K times in train (default 2)\n"
 "  --max-vocab V           at most V vocabulary entries, the 4 specials included\n"
@@ -55,6 +68,8 @@ static void parse_args(PrepareOpts *p, int argc, char **argv)
 {
     *p = prepare_opts_default();
     p->progress = true;
+    int langs_given = 0; /* bit 0: --src-lang, bit 1: --tgt-lang */
+    bool direction_given = false;
     Opts o;
     opts_init(&o, "prepare", argc, argv);
     while (opts_next(&o)) {
@@ -62,6 +77,17 @@ static void parse_args(PrepareOpts *p, int argc, char **argv)
             if (p->corpus)
                 opts_unknown(&o);
             p->corpus = opts_arg(&o, "CORPUS");
+        } else if (opts_is(&o, "--src")) {
+            p->src_file = opts_str(&o);
+        } else if (opts_is(&o, "--tgt")) {
+            p->tgt_file = opts_str(&o);
+        } else if (opts_is(&o, "--src-lang") || opts_is(&o, "--tgt-lang")) {
+            bool src = opts_is(&o, "--src-lang");
+            const char *v = opts_str(&o);
+            if (lang_parse(v, src ? &p->direction.src : &p->direction.tgt) != 0)
+                die_usage("prepare: option --%s-lang must be an ISO 639 language code, got '%s'",
+                          src ? "src" : "tgt", v);
+            langs_given |= src ? 1 : 2;
         } else if (opts_is(&o, "--help") || opts_is(&o, "-h")) {
             usage(stdout);
             exit(0);
@@ -69,10 +95,16 @@ static void parse_args(PrepareOpts *p, int argc, char **argv)
             p->dir = opts_str(&o);
         } else if (opts_is(&o, "--direction")) {
             const char *v = opts_str(&o);
-            int d = direction_parse(v);
-            if (d < 0)
-                die_usage("prepare: option --direction must be en-fr or fr-en, got '%s'", v);
-            p->direction = (Direction)d;
+            Direction d;
+            if (prepare_direction_parse(v, &d) != 0)
+                die_usage("prepare: option --direction must be en-XX or XX-en with XX an ISO 639 "
+                          "language code, got '%s'", v);
+            p->direction = d;
+            direction_given = true;
+        } else if (opts_is(&o, "--valid-files")) {
+            opts_str2(&o, &p->valid_files[0], &p->valid_files[1]);
+        } else if (opts_is(&o, "--test-files")) {
+            opts_str2(&o, &p->test_files[0], &p->test_files[1]);
         } else if (opts_is(&o, "--valid")) {
             p->valid = opts_long(&o, 0, 100000000);
         } else if (opts_is(&o, "--test")) {
@@ -98,8 +130,32 @@ static void parse_args(PrepareOpts *p, int argc, char **argv)
             opts_unknown(&o);
         }
     }
-    if (!p->corpus)
+    if (p->src_file || p->tgt_file) {
+        if (p->corpus)
+            die_usage("prepare: give CORPUS or --src and --tgt, not both");
+        if (!p->src_file || !p->tgt_file)
+            die_usage("prepare: option %s needs %s too", p->src_file ? "--src" : "--tgt",
+                      p->src_file ? "--tgt" : "--src");
+        if (direction_given)
+            die_usage("prepare: option --direction is for a CORPUS file; name the languages of "
+                      "--src and --tgt with --src-lang and --tgt-lang");
+        const char *file[2] = {p->src_file, p->tgt_file};
+        Lang *lang[2] = {&p->direction.src, &p->direction.tgt};
+        for (int k = 0; k < 2; k++)
+            if (!(langs_given & (1 << k)) && prepare_lang_from_name(file[k], lang[k]) != 0)
+                die_usage("prepare: cannot tell the language of %s from its name; give --%s-lang",
+                          file[k], k ? "tgt" : "src");
+        p->direction = direction_make(p->direction.src, p->direction.tgt);
+    } else if (langs_given) {
+        die_usage("prepare: options --src-lang and --tgt-lang name the languages of --src and "
+                  "--tgt; for a CORPUS file use --direction");
+    } else if (!p->corpus) {
         die_usage("prepare: missing CORPUS argument (see 's2s prepare --help')");
+    }
+    if (p->valid_files[0] && p->valid >= 0)
+        die_usage("prepare: options --valid and --valid-files exclude each other");
+    if (p->test_files[0] && p->test >= 0)
+        die_usage("prepare: options --test and --test-files exclude each other");
     if (!p->dir)
         die_usage("prepare: missing option -o DIR (see 's2s prepare --help')");
 }

@@ -11,14 +11,15 @@
 #include "text/tokenize.h"
 
 static const char usage[] =
-    "usage: s2s tokenize [--lang en|fr] [--lowercase] [--detok] < IN > OUT\n"
+    "usage: s2s tokenize [--lang CODE] [--lowercase] [--detok] < IN > OUT\n"
     "\n"
     "Reads lines on stdin and prints, for each, its tokens separated by single\n"
     "spaces (an empty line for an empty or blank one). Text is normalised (NFKC,\n"
     "typographic apostrophes and no-break spaces); case is kept, as s2s prepare\n"
     "keeps it by default.\n"
     "\n"
-    "  --lang L      en (default) or fr: French splits elisions (j'ai -> j' ai)\n"
+    "  --lang CODE   an ISO 639 code (default en): fr splits elisions (j'ai -> j' ai);\n"
+    "                languages other than en and fr get the generic rules (README)\n"
     "  --lowercase   fold case (as s2s prepare --lowercase)\n"
     "  --keep-case   keep case (the default)\n"
     "  --detok       the reverse: join tokens into natural text for --lang\n"
@@ -45,10 +46,8 @@ int cmd_tokenize(int argc, char **argv)
             return 0;
         } else if (opts_is(&op, "--lang")) {
             const char *v = opts_str(&op);
-            int l = lang_parse(v);
-            if (l < 0)
-                die_usage("tokenize: option --lang must be en or fr, got '%s'", v);
-            to.lang = (Lang)l;
+            if (lang_parse(v, &to.lang) != 0)
+                die_usage("tokenize: option --lang must be an ISO 639 language code, got '%s'", v);
         } else if (opts_is(&op, "--keep-case")) {
             opts_bool(&op);
             to.keep_case = true;

@@ -27,7 +27,7 @@ static void usage(FILE *out)
 "\n"
 "Trains an encoder-decoder with attention. DATA is a directory written by\n"
 "'s2s prepare', or a corpus file, which is first prepared with default options\n"
-"into MODEL.d/. Writes MODEL (the best model by valid BLEU), MODEL.last (the\n"
+"(and --direction) into MODEL.d/. Writes MODEL (the best model by valid BLEU), MODEL.last (the\n"
 "latest), MODEL.state (for --resume) and MODEL.log.jsonl (one JSON object per\n"
 "step and per validation). Ctrl-C finishes the step, saves, and exits.\n"
 "It replaces only files of those kinds: any other file at one of those paths, or\n"
@@ -71,6 +71,8 @@ static void usage(FILE *out)
 "  --tie-embeddings         output projection shares the target embeddings\n"
 "                           (recurrent: needs --deep-out equal to --emb)\n"
 "training:\n"
+"  --direction en-XX|XX-en  the languages of a corpus DATA (as s2s prepare's;\n"
+"                           default en-fr)\n"
 "  --batch B                sentences per batch (default %d; 0: no limit)\n"
 "  --batch-tokens N         at most N padded target tokens per batch (default: off)\n"
 "  --lr R                   Adam learning rate (default %g)\n"
@@ -265,6 +267,8 @@ int cmd_train(int argc, char **argv)
     int heads = 0, window = 0, layers = 0, max_positions = 0; /* 0: not given */
     Arch arch = ARCH_TRANSFORMER;
     bool sched_set = false;
+    Direction direction = DIRECTION_EN_FR; /* of a corpus DATA */
+    bool direction_given = false;
     Opts op;
     opts_init(&op, "train", argc, argv);
     const char **given = XNEW(const char *, argc); /* the options on the command line */
@@ -281,6 +285,12 @@ int cmd_train(int argc, char **argv)
             exit(0);
         } else if (opts_is(&op, "-o") || opts_is(&op, "--output")) {
             o.model = opts_str(&op);
+        } else if (opts_is(&op, "--direction")) {
+            const char *v = opts_str(&op);
+            if (prepare_direction_parse(v, &direction) != 0)
+                die_usage("train: option --direction must be en-XX or XX-en with XX an ISO 639 "
+                          "language code, got '%s'", v);
+            direction_given = true;
         } else if (opts_is(&op, "--arch")) {
             const char *v = opts_str(&op);
             int k = arch_from_name(v);
@@ -484,6 +494,9 @@ int cmd_train(int argc, char **argv)
     /* Nothing is written before the outputs are known to be ours and the lock is held. */
     if (access(data, F_OK) != 0)
         die("%s: cannot open: %s", data, strerror(errno));
+    if (direction_given && is_dir(data))
+        die_usage("train: option --direction is for a corpus DATA; %s was prepared with its own",
+                  data);
     if (train_claim(&claim, o.model, data, o.resume, o.force, &e) != 0)
         die_err(&e);
     atexit(release_claim);
@@ -499,6 +512,7 @@ int cmd_train(int argc, char **argv)
             PrepareOpts po = prepare_opts_default();
             po.corpus = data;
             po.dir = prepared;
+            po.direction = direction;
             po.progress = !o.quiet;
             Buf summary = {0};
             if (prepare_run(&po, &summary, &e) != 0)

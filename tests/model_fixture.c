@@ -151,7 +151,7 @@ void fixture_save(const char *path, const Model *m, const char *history)
 {
     Vocab *s, *t;
     fixture_vocabs(&s, &t);
-    TextConfig tc = {.dir = DIR_EN_FR, .keep_case = false};
+    TextConfig tc = {.dir = DIRECTION_EN_FR, .keep_case = false};
     Err e;
     cr_assert_eq(model_file_save(path, m, s, t, &tc, history, &e), 0, "%s", e.msg);
     vocab_free(s);

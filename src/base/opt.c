@@ -80,6 +80,15 @@ const char *opts_str(Opts *o)
     return v;
 }
 
+void opts_str2(Opts *o, const char **a, const char **b)
+{
+    *a = opts_str(o);
+    o->inline_val = NULL;
+    if (o->i + 1 >= o->argc)
+        die_usage("%s: option %s needs two values", o->cmd, flag_name(o));
+    *b = opts_str(o);
+}
+
 const char *opts_arg(const Opts *o, const char *what)
 {
     if (!*o->cur)

@@ -25,6 +25,9 @@ bool opts_is(Opts *o, const char *name);
 /* The value of the current flag; dies "option --x needs a value" when missing and
    "option --x has an empty value" when it is "". */
 const char *opts_str(Opts *o);
+/* The two values of a flag that takes two (`--flag A B`, `--flag=A B`); dies "option
+   --x needs two values" when the second is missing, as opts_str for an empty one. */
+void opts_str2(Opts *o, const char **a, const char **b);
 /* The current positional argument, which names a file; dies "empty WHAT argument"
    when it is "". */
 const char *opts_arg(const Opts *o, const char *what);

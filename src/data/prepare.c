@@ -14,13 +14,14 @@
 
 #include "base/clock.h"
 #include "base/file.h"
+#include "data/outside.h"
 #include "text/split.h"
 #include "text/tokenize.h"
 #include "text/vocab.h"
 
 PrepareOpts prepare_opts_default(void)
 {
-    return (PrepareOpts){.direction = DIR_EN_FR, .valid = -1, .test = -1, .seed = 1, .min_freq = 2,
+    return (PrepareOpts){.direction = DIRECTION_EN_FR, .valid = -1, .test = -1, .seed = 1, .min_freq = 2,
                          .max_len = 50, .keep_case = true};
 }
 
@@ -41,11 +42,11 @@ static char *parent_dir(const char *path)
 
 /* DIR may be absent (its parent must exist), or a directory holding only our outputs,
    none of which is the corpus itself (the same file under any name). */
-static int check_outdir(const char *dir, const char *corpus, Err *e)
+static int check_outdir(const char *dir, const char *const *inputs, size_t n_inputs, Err *e)
 {
     for (size_t i = 0; i < PREPARED_NFILES; i++) {
         char *out = path_join(dir, prepared_files[i]);
-        int rc = file_check_not_input(out, "-o", &corpus, 1, e);
+        int rc = file_check_not_input(out, "-o", inputs, n_inputs, e);
         free(out);
         if (rc != 0)
             return -1;
@@ -156,30 +157,36 @@ int prepare_run(const PrepareOpts *o, Buf *summary, Err *e)
 {
     const PrepareOpts po = *o;
     Progress pr = {.tty = o->progress && isatty(2) == 1, .t0 = clock_now()};
-    if (check_outdir(po.dir, po.corpus, e) != 0)
+    const char *inputs[] = {po.corpus, po.src_file, po.tgt_file, po.valid_files[0],
+                            po.valid_files[1], po.test_files[0], po.test_files[1]};
+    if (check_outdir(po.dir, inputs, 7, e) != 0)
         return -1;
 
     Corpus c;
-    CorpusOpts co = {.dir = po.direction, .skip_bad = po.skip_bad};
-    if (corpus_read(&c, po.corpus, &co, e) != 0)
+    if (prepare_read_input(&po, &c, e) != 0)
         return -1;
+    Outside xs[2]; /* valid and test from outside, when given */
+    if (prepare_load_outside(&po, xs, e) != 0) {
+        corpus_free(&c);
+        return -1;
+    }
     int rc = -1;
     Err inner;
 
-    const char *side_name[2] = {po.direction == DIR_EN_FR ? "English" : "French",
-                                po.direction == DIR_EN_FR ? "French" : "English"};
-    TokOpts sopt = {.lang = direction_src_lang(po.direction), .keep_case = po.keep_case};
-    TokOpts topt = {.lang = direction_tgt_lang(po.direction), .keep_case = po.keep_case};
+    const char *side_name[2] = {lang_label(&po.direction.src), lang_label(&po.direction.tgt)};
+    TokOpts sopt = {.lang = po.direction.src, .keep_case = po.keep_case};
+    TokOpts topt = {.lang = po.direction.tgt, .keep_case = po.keep_case};
 
     /* Tokenize every pair once. */
     Buf arena = {0}, report = {0}, out[SPLIT_COUNT] = {{0}};
     buf_reserve(&arena, c.len + c.len / 4);
     TokPair *tp = XNEW(TokPair, c.n);
-    uint8_t *state = XCNEW(uint8_t, c.n); /* 0 kept, 1 no tokens (bad), 2 too long */
+    uint8_t *state = XCNEW(uint8_t, c.n); /* 0 kept, 1 no tokens (bad), 2 too long,
+                                             3 source in valid or test */
     size_t *kept = NULL, *hist[2] = {NULL, NULL};
     uint8_t *split = NULL;
     Vocab *voc[2] = {NULL, NULL};
-    size_t n_read = 0, n_long = 0;
+    size_t n_read = 0, n_long = 0, n_leak = 0;
     for (size_t i = 0; i < c.n; i++) {
         if ((i & 4095) == 0)
             progress(&pr, "tokenizing", i, c.n);
@@ -188,7 +195,7 @@ int prepare_run(const PrepareOpts *o, Buf *summary, Err *e)
         t->soff = arena.len;
         long sn = tok_line(p->src, p->src_len, &sopt, &arena, &inner);
         if (sn < 0) {
-            err_set(e, "%s:%zu: %s", c.name, p->line, inner.msg);
+            err_set(e, "%s:%zu: %s", corpus_file(&c, 0), p->line, inner.msg);
             goto out;
         }
         t->slen = (uint32_t)(arena.len - t->soff);
@@ -196,7 +203,7 @@ int prepare_run(const PrepareOpts *o, Buf *summary, Err *e)
         t->toff = arena.len;
         long tn = tok_line(p->tgt, p->tgt_len, &topt, &arena, &inner);
         if (tn < 0) {
-            err_set(e, "%s:%zu: %s", c.name, p->line, inner.msg);
+            err_set(e, "%s:%zu: %s", corpus_file(&c, 1), p->line, inner.msg);
             goto out;
         }
         t->tlen = (uint32_t)(arena.len - t->toff);
@@ -204,8 +211,8 @@ int prepare_run(const PrepareOpts *o, Buf *summary, Err *e)
         t->sn = (uint32_t)sn;
         t->tn = (uint32_t)tn;
         if (sn == 0 || tn == 0) {
-            err_set(&inner, "%s:%zu: %s side has no tokens", c.name, p->line,
-                    side_name[sn == 0 ? 0 : 1]);
+            err_set(&inner, "%s:%zu: %s side has no tokens", corpus_file(&c, sn == 0 ? 0 : 1),
+                    p->line, side_name[sn == 0 ? 0 : 1]);
             if (!po.skip_bad) {
                 *e = inner;
                 goto out;
@@ -215,7 +222,11 @@ int prepare_run(const PrepareOpts *o, Buf *summary, Err *e)
             continue;
         }
         n_read++;
-        if (po.max_len && (sn > po.max_len || tn > po.max_len)) {
+        if ((po.valid_files[0] && outside_find(&xs[0], arena.data + t->soff, t->slen)) ||
+            (po.test_files[0] && outside_find(&xs[1], arena.data + t->soff, t->slen))) {
+            state[i] = 3; /* its source is in valid or test */
+            n_leak++;
+        } else if (po.max_len && (sn > po.max_len || tn > po.max_len)) {
             state[i] = 2;
             n_long++;
         }
@@ -225,15 +236,20 @@ int prepare_run(const PrepareOpts *o, Buf *summary, Err *e)
         err_set(e, "%s: no sentence pairs (all %zu non-blank lines are bad)", c.name, c.bad);
         goto out;
     }
-    size_t n_kept = n_read - n_long;
+    size_t n_kept = n_read - n_long - n_leak;
+    if (n_kept == 0 && n_leak) {
+        err_set(e, "%s: no pairs left for training: %zu have their source in the valid or test "
+                   "files, the others more than %ld tokens on a side", c.name, n_leak, po.max_len);
+        goto out;
+    }
     if (n_kept == 0) {
         err_set(e, "%s: no pairs left: all %zu have more than %ld tokens on a side (see --max-len)",
                 c.name, n_read, po.max_len);
         goto out;
     }
 
-    size_t n_valid = po.valid >= 0 ? (size_t)po.valid : split_default_size(n_kept);
-    size_t n_test = po.test >= 0 ? (size_t)po.test : split_default_size(n_kept);
+    size_t n_valid = po.valid_files[0] ? 0 : po.valid >= 0 ? (size_t)po.valid : split_default_size(n_kept);
+    size_t n_test = po.test_files[0] ? 0 : po.test >= 0 ? (size_t)po.test : split_default_size(n_kept);
     if (n_valid + n_test >= n_kept) {
         err_set(e, "%s: --valid %zu and --test %zu leave no pairs for training (%zu pairs after "
                    "filtering)", c.name, n_valid, n_test, n_kept);
@@ -306,12 +322,19 @@ int prepare_run(const PrepareOpts *o, Buf *summary, Err *e)
         buf_putc(b, '\n');
     }
 
+    for (int x = 0; x < 2; x++) /* valid and test from outside */
+        if (xs[x].c.name) {
+            SplitStats *sx = &st[x ? SPLIT_TEST : SPLIT_VALID];
+            outside_write(&xs[x], voc[0], voc[1], &out[x ? SPLIT_TEST : SPLIT_VALID], &sx->pairs,
+                          sx->tokens, sx->unk);
+        }
+
     /* The report. */
     buf_puts(&report, "{\n  \"corpus\": ");
-    buf_json_str(&report, po.corpus, strlen(po.corpus));
-    buf_printf(&report, ",\n  \"options\": {\n    \"direction\": \"%s\",\n", direction_name(po.direction));
+    prepare_json_inputs(&report, &po);
+    buf_printf(&report, ",\n  \"options\": {\n    \"direction\": \"%s\",\n", po.direction.name);
     buf_printf(&report, "    \"source_lang\": \"%s\",\n    \"target_lang\": \"%s\",\n",
-               lang_name(sopt.lang), lang_name(topt.lang));
+               sopt.lang.code, topt.lang.code);
     buf_printf(&report, "    \"keep_case\": %s,\n    \"seed\": %ld,\n", po.keep_case ? "true" : "false",
                po.seed);
     buf_printf(&report, "    \"valid\": %zu,\n    \"test\": %zu,\n    \"min_freq\": %ld,\n", n_valid,
@@ -324,12 +347,17 @@ int prepare_run(const PrepareOpts *o, Buf *summary, Err *e)
         buf_printf(&report, "    \"max_len\": %ld,\n", po.max_len);
     else
         buf_puts(&report, "    \"max_len\": null,\n");
-    buf_printf(&report, "    \"skip_bad\": %s\n  },\n", po.skip_bad ? "true" : "false");
+    buf_printf(&report, "    \"skip_bad\": %s%s\n", po.skip_bad ? "true" : "false",
+               po.valid_files[0] || po.test_files[0] ? "," : "\n  },");
+    if (po.valid_files[0] || po.test_files[0])
+        prepare_json_outside(&report, &po);
     buf_printf(&report, "  \"lines_read\": %zu,\n  \"blank_lines\": %zu,\n", c.lines, c.blank);
     buf_printf(&report, "  \"bad_lines_skipped\": %zu,\n  \"bad_line_numbers\": [", c.bad);
     for (size_t i = 0; i < c.n_first_bad; i++)
         buf_printf(&report, "%s%zu", i ? ", " : "", c.first_bad[i].line);
     buf_printf(&report, "],\n  \"pairs_read\": %zu,\n  \"filtered_by_length\": %zu,\n", n_read, n_long);
+    if (po.valid_files[0] || po.test_files[0])
+        buf_printf(&report, "  \"dropped_in_valid_or_test\": %zu,\n", n_leak);
     buf_printf(&report, "  \"pairs_kept\": %zu,\n  \"source_groups\": %zu,\n  \"splits\": {\n", n_kept,
                n_groups);
     for (int s = 0; s < SPLIT_COUNT; s++) {
@@ -378,9 +406,12 @@ int prepare_run(const PrepareOpts *o, Buf *summary, Err *e)
                     n_read, n_long, po.max_len, n_kept);
         else
             buf_printf(summary, "prepare: %zu pairs read and kept (no length limit)\n", n_read);
+        if (po.valid_files[0] || po.test_files[0])
+            buf_printf(summary, "prepare: %zu training pair%s dropped: source in the valid or test "
+                                "files\n", n_leak, n_leak == 1 ? "" : "s");
         buf_printf(summary, "prepare: train %zu, valid %zu, test %zu pairs; vocab %s %zu, %s %zu\n",
                 st[SPLIT_TRAIN].pairs, st[SPLIT_VALID].pairs, st[SPLIT_TEST].pairs,
-                lang_name(sopt.lang), vocab_size(voc[0]), lang_name(topt.lang), vocab_size(voc[1]));
+                sopt.lang.code, vocab_size(voc[0]), topt.lang.code, vocab_size(voc[1]));
         buf_printf(summary, "prepare: wrote %s in %.2f s\n", po.dir, clock_now() - pr.t0);
     }
     rc = 0;
@@ -399,6 +430,8 @@ out:
     free(state);
     free(tp);
     buf_free(&arena);
+    outside_free(&xs[0]);
+    outside_free(&xs[1]);
     corpus_free(&c);
     return rc;
 }

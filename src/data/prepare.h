@@ -18,10 +18,13 @@
 
 #include "base/buf.h"
 #include "base/err.h"
+#include "data/outside.h"
 #include "text/corpus.h"
 
 typedef struct PrepareOpts {
-    const char *corpus;  /* input file */
+    const char *corpus;  /* input file (Tatoeba layout: English first), or NULL and: */
+    const char *src_file, *tgt_file; /* parallel files, in direction.src and .tgt */
+    const char *valid_files[2], *test_files[2]; /* outside sets (data/outside.h), or NULL */
     const char *dir;     /* output directory */
     Direction direction;
     long valid, test;    /* pairs of valid and test; -1: split_default_size */
@@ -37,7 +40,29 @@ typedef struct PrepareOpts {
 /* The defaults of `s2s prepare` (corpus and dir NULL). */
 PrepareOpts prepare_opts_default(void);
 
-/* Prepares o->corpus into o->dir. On success appends the summary lines ("prepare: ..."
+/* A --direction of a Tatoeba file: en-XX or XX-en, XX an ISO 639 code other than en
+   (canonical: "en-deu" is "en-de"); 0, or -1 when s is not one. */
+int prepare_direction_parse(const char *s, Direction *d);
+
+/* The language of a parallel file from its name: the extension, after a ".gz"
+   ("train.de", "news.deu.gz"), when it is a language code; else -1. */
+int prepare_lang_from_name(const char *path, Lang *out);
+
+/* Reads the input of o: o->corpus in o->direction, or the parallel files. */
+int prepare_read_input(const PrepareOpts *o, Corpus *c, Err *e);
+
+/* Loads the outside valid and test sets of o into x[0], x[1] (zeroed when not given)
+   and checks that they do not overlap. */
+int prepare_load_outside(const PrepareOpts *o, Outside x[2], Err *e);
+
+/* The "corpus" value of prepare.json: the file, or [source, target] files. */
+void prepare_json_inputs(Buf *j, const PrepareOpts *o);
+
+/* The "valid_files" and "test_files" lines that end prepare.json's options, when
+   either is given (null for the other), and the options' closing brace. */
+void prepare_json_outside(Buf *j, const PrepareOpts *o);
+
+/* Prepares o->corpus (or the parallel files) into o->dir. On success appends the summary lines ("prepare: ..."
    with newlines) to summary when not NULL and returns 0; else -1 with e set (one line
    naming the file and line) and nothing written. */
 int prepare_run(const PrepareOpts *o, Buf *summary, Err *e);

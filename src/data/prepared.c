@@ -25,12 +25,11 @@ static int load_text_config(TextConfig *t, const char *dir, Err *e)
     const JsonVal *opts = doc.root->type == JSON_OBJECT ? json_get(doc.root, "options") : NULL;
     const JsonVal *dir_v = opts && opts->type == JSON_OBJECT ? json_get(opts, "direction") : NULL;
     const JsonVal *kc = opts && opts->type == JSON_OBJECT ? json_get(opts, "keep_case") : NULL;
-    int d = dir_v && dir_v->type == JSON_STRING ? direction_parse(dir_v->u.str.s) : -1;
+    int d = dir_v && dir_v->type == JSON_STRING ? direction_parse(dir_v->u.str.s, &t->dir) : -1;
     if (d < 0 || !kc || kc->type != JSON_BOOL) {
         err_set(e, "%s: not written by 's2s prepare' (options.direction and options.keep_case expected)", path);
         goto out;
     }
-    t->dir = (Direction)d;
     t->keep_case = kc->b;
     rc = 0;
 out:
@@ -64,7 +63,8 @@ static int load_split(Split *sp, const char *dir, const char *name, const Prepar
     memset(sp, 0, sizeof *sp);
     char *path = path_join(dir, name);
     /* an empty split (prepare --valid 0) is allowed */
-    CorpusOpts co = {.dir = DIR_EN_FR, .skip_bad = false, .allow_empty = true};
+    CorpusOpts co = corpus_opts_pairs(d->text.dir);
+    co.allow_empty = true;
     int rc = corpus_read(&sp->text, path, &co, e);
     if (rc != 0) {
         free(path);

@@ -156,7 +156,7 @@ int repl_run(ModelFile *mf, const char *model_path, const TranslateOpts *o, bool
     if (!le)
         return -1;
     printf("s2s translate %s (%s), beam %d; :help lists the commands, Ctrl-D quits\n",
-           model_path, direction_name(mf->text.dir), r.o.beam);
+           model_path, mf->text.dir.name, r.o.beam);
     fflush(stdout);
     for (;;) {
         const char *got = lineedit_get(le);

@@ -18,8 +18,7 @@ _Static_assert(sizeof(real) == sizeof(float), "model files hold float32 weights"
 static void text_config_json(const TextConfig *t, Buf *out)
 {
     buf_printf(out, "\"direction\": \"%s\", \"src_lang\": \"%s\", \"tgt_lang\": \"%s\", \"keep_case\": %s}",
-               direction_name(t->dir), lang_name(direction_src_lang(t->dir)),
-               lang_name(direction_tgt_lang(t->dir)), t->keep_case ? "true" : "false");
+               t->dir.name, t->dir.src.code, t->dir.tgt.code, t->keep_case ? "true" : "false");
 }
 
 void model_config_json(const ModelConfig *c, const TextConfig *t, Buf *out)
@@ -131,24 +130,33 @@ static int cfg_unit(const JsonVal *root, const char *key, float *out, const char
     return 0;
 }
 
+/* A language code in canonical form (text/lang.h); -1 with e set when the value is not. */
+static int cfg_lang(const JsonVal *root, const char *key, Lang *out, const char *where, Err *e)
+{
+    const JsonVal *v = json_get(root, key);
+    if (v->type != JSON_STRING || lang_parse(v->u.str.s, out) != 0 ||
+        strcmp(out->code, v->u.str.s) != 0)
+        return err_set(e, "%s: '%s' must be an ISO 639 language code", where, key);
+    return 0;
+}
+
 /* The tokenizer keys, shared by every architecture. */
 static int parse_text(const JsonVal *root, TextConfig *out, const char *where, Err *e)
 {
-    static const char *const dirs[] = {"en-fr", "fr-en"}, *const langs[] = {"en", "fr"};
     TextConfig nt = {0};
     if (cfg_bool(root, "keep_case", &nt.keep_case, where, e))
         return -1;
-    int dir = cfg_str(root, "direction", dirs, 2, where, e);
-    if (dir < 0)
+    const JsonVal *d = json_get(root, "direction");
+    if (d->type != JSON_STRING || direction_parse(d->u.str.s, &nt.dir) != 0 ||
+        strcmp(nt.dir.name, d->u.str.s) != 0)
+        return err_set(e, "%s: 'direction' must be two ISO 639 language codes joined by '-' "
+                          "(\"en-fr\")", where);
+    Lang sl, tl;
+    if (cfg_lang(root, "src_lang", &sl, where, e) || cfg_lang(root, "tgt_lang", &tl, where, e))
         return -1;
-    nt.dir = (Direction)dir;
-    int sl = cfg_str(root, "src_lang", langs, 2, where, e);
-    int tl = sl < 0 ? -1 : cfg_str(root, "tgt_lang", langs, 2, where, e);
-    if (tl < 0)
-        return -1;
-    if ((Lang)sl != direction_src_lang(nt.dir) || (Lang)tl != direction_tgt_lang(nt.dir)) {
+    if (!lang_eq(sl, nt.dir.src) || !lang_eq(tl, nt.dir.tgt)) {
         return err_set(e, "%s: 'src_lang' and 'tgt_lang' (%s, %s) disagree with 'direction' %s",
-                       where, langs[sl], langs[tl], direction_name(nt.dir));
+                       where, sl.code, tl.code, nt.dir.name);
     }
     *out = nt;
     return 0;

@@ -1,35 +1,52 @@
 #include "text/corpus.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/file.h"
+#include "base/gzip.h"
 #include "base/utf8.h"
 
-int direction_parse(const char *s)
+Direction direction_make(Lang src, Lang tgt)
 {
-    if (strcmp(s, "en-fr") == 0)
-        return DIR_EN_FR;
-    if (strcmp(s, "fr-en") == 0)
-        return DIR_FR_EN;
-    return -1;
+    Direction d = {.src = src, .tgt = tgt};
+    snprintf(d.name, sizeof d.name, "%s-%s", src.code, tgt.code);
+    return d;
 }
 
-const char *direction_name(Direction d) { return d == DIR_FR_EN ? "fr-en" : "en-fr"; }
-
-Lang direction_src_lang(Direction d) { return d == DIR_FR_EN ? LANG_FR : LANG_EN; }
-
-Lang direction_tgt_lang(Direction d) { return d == DIR_FR_EN ? LANG_EN : LANG_FR; }
+int direction_parse(const char *s, Direction *out)
+{
+    const char *dash = strchr(s, '-');
+    char a[4];
+    Lang src, tgt;
+    if (!dash || dash - s > 3)
+        return -1;
+    memcpy(a, s, (size_t)(dash - s));
+    a[dash - s] = '\0';
+    if (lang_parse(a, &src) != 0 || lang_parse(dash + 1, &tgt) != 0)
+        return -1;
+    *out = direction_make(src, tgt);
+    return 0;
+}
 
 TokOpts text_src_opts(const TextConfig *t)
 {
-    return (TokOpts){.lang = direction_src_lang(t->dir), .keep_case = t->keep_case};
+    return (TokOpts){.lang = t->dir.src, .keep_case = t->keep_case};
 }
 
 TokOpts text_tgt_opts(const TextConfig *t)
 {
-    return (TokOpts){.lang = direction_tgt_lang(t->dir), .keep_case = t->keep_case};
+    return (TokOpts){.lang = t->dir.tgt, .keep_case = t->keep_case};
 }
+
+CorpusOpts corpus_opts_tatoeba(Direction d)
+{
+    bool second = lang_eq(d.tgt, LANG_EN) && !lang_eq(d.src, LANG_EN);
+    return (CorpusOpts){.cols = {second ? d.tgt : d.src, second ? d.src : d.tgt},
+                        .src_second = second};
+}
+
+CorpusOpts corpus_opts_pairs(Direction d) { return (CorpusOpts){.cols = {d.src, d.tgt}}; }
 
 void corpus_note_bad(Corpus *c, size_t line, const Err *msg)
 {
@@ -53,14 +70,14 @@ void corpus_note_bad(Corpus *c, size_t line, const Err *msg)
 void corpus_free(Corpus *c)
 {
     free(c->name);
+    free(c->tgt_name);
     free(c->data);
+    free(c->tgt_data);
     free(c->pairs);
     memset(c, 0, sizeof *c);
 }
 
-/* Checks one line (without its line end) and fills p; returns -1 with e set on a fault. */
-static int parse_line(const Corpus *c, size_t lineno, char *s, size_t n, Direction dir,
-                      Pair *p, Err *e)
+int corpus_check_line(const char *name, size_t lineno, const char *s, size_t n, Err *e)
 {
     /* The first fault in the line is reported: a NUL, a CR (only a line end's is
        accepted, and it was taken off) or invalid UTF-8. */
@@ -72,32 +89,46 @@ static int parse_line(const Corpus *c, size_t lineno, char *s, size_t n, Directi
         stop = (size_t)(cr - s);
     size_t bad = utf8_check(s, stop);
     if (bad == stop && stop < n && s[stop] == '\0')
-        return err_set(e, "%s:%zu: NUL byte at byte %zu", c->name, lineno, bad + 1);
+        return err_set(e, "%s:%zu: NUL byte at byte %zu", name, lineno, bad + 1);
     if (bad == stop && stop < n)
-        return err_set(e, "%s:%zu: carriage return inside the line at byte %zu", c->name,
+        return err_set(e, "%s:%zu: carriage return inside the line at byte %zu", name,
                        lineno, bad + 1);
     if (bad < n)
-        return err_set(e, "%s:%zu: invalid UTF-8 at byte %zu", c->name, lineno, bad + 1);
+        return err_set(e, "%s:%zu: invalid UTF-8 at byte %zu", name, lineno, bad + 1);
+    return 0;
+}
+
+const char *corpus_file(const Corpus *c, int side)
+{
+    return side == 1 && c->tgt_name ? c->tgt_name : c->name;
+}
+
+/* Checks one line (without its line end) and fills p; returns -1 with e set on a fault. */
+static int parse_line(const Corpus *c, size_t lineno, char *s, size_t n, const CorpusOpts *o,
+                      Pair *p, Err *e)
+{
+    if (corpus_check_line(c->name, lineno, s, n, e) != 0)
+        return -1;
     char *tab = memchr(s, '\t', n);
     if (!tab)
-        return err_set(e, "%s:%zu: only one column (expected English<TAB>French)", c->name,
-                       lineno);
-    char *en = s, *fr = tab + 1;
-    size_t en_len = (size_t)(tab - s);
-    char *tab2 = memchr(fr, '\t', n - en_len - 1);
-    size_t fr_len = tab2 ? (size_t)(tab2 - fr) : n - en_len - 1;
-    if (utf8_blank(en, en_len))
-        return err_set(e, "%s:%zu: empty English side", c->name, lineno);
-    if (utf8_blank(fr, fr_len))
-        return err_set(e, "%s:%zu: empty French side", c->name, lineno);
-    en[en_len] = '\0';
-    fr[fr_len] = '\0';
-    if (dir == DIR_FR_EN) {
-        p->src = fr, p->src_len = fr_len;
-        p->tgt = en, p->tgt_len = en_len;
+        return err_set(e, "%s:%zu: only one column (expected %s<TAB>%s)", c->name, lineno,
+                       lang_label(&o->cols[0]), lang_label(&o->cols[1]));
+    char *a = s, *b = tab + 1;
+    size_t a_len = (size_t)(tab - s);
+    char *tab2 = memchr(b, '\t', n - a_len - 1);
+    size_t b_len = tab2 ? (size_t)(tab2 - b) : n - a_len - 1;
+    if (utf8_blank(a, a_len))
+        return err_set(e, "%s:%zu: empty %s side", c->name, lineno, lang_label(&o->cols[0]));
+    if (utf8_blank(b, b_len))
+        return err_set(e, "%s:%zu: empty %s side", c->name, lineno, lang_label(&o->cols[1]));
+    a[a_len] = '\0';
+    b[b_len] = '\0';
+    if (o->src_second) {
+        p->src = b, p->src_len = b_len;
+        p->tgt = a, p->tgt_len = a_len;
     } else {
-        p->src = en, p->src_len = en_len;
-        p->tgt = fr, p->tgt_len = fr_len;
+        p->src = a, p->src_len = a_len;
+        p->tgt = b, p->tgt_len = b_len;
     }
     p->line = lineno;
     return 0;
@@ -150,7 +181,7 @@ int corpus_parse(Corpus *c, const char *name, char *data, size_t len, const Corp
             continue;
         }
         Err le;
-        if (parse_line(c, lineno, p, n, o->dir, &c->pairs[c->n], &le) != 0) {
+        if (parse_line(c, lineno, p, n, o, &c->pairs[c->n], &le) != 0) {
             if (!o->skip_bad) {
                 err_set(e, "%s", le.msg);
                 corpus_free(c);
@@ -180,7 +211,7 @@ int corpus_read(Corpus *c, const char *path, const CorpusOpts *o, Err *e)
     memset(c, 0, sizeof *c);
     char *data;
     size_t len;
-    if (file_read_all(path, &data, &len, e) != 0)
+    if (file_read_text(path, &data, &len, e) != 0)
         return -1;
     return corpus_parse(c, strcmp(path, "-") == 0 ? "<stdin>" : path, data, len, o, e);
 }

@@ -1,7 +1,10 @@
 /*
  * Reader for Tatoeba / manythings.org sentence-pair files: one pair a line,
- * `English<TAB>French`, or `English<TAB>French<TAB>attribution` (columns after the
- * second are ignored). UTF-8; a leading BOM, CRLF line ends and blank lines are
+ * `English<TAB>Other`, or `English<TAB>Other<TAB>attribution` (columns after the
+ * second are ignored; the column languages are those of CorpusOpts, English and
+ * French in the messages below), and for the source<TAB>target files prepare writes.
+ * A file whose name ends in .gz, or whose bytes start as gzip's, is decompressed
+ * first (base/gzip.h). UTF-8; a leading BOM, CRLF line ends and blank lines are
  * accepted. A line is blank when it holds nothing but spaces (and a CR); blank
  * lines are skipped but still counted in line numbers.
  *
@@ -28,17 +31,21 @@
 #include "base/err.h"
 #include "text/tokenize.h"
 
-/* Which column is the source: en-fr (English → French, the default) or fr-en. */
-typedef enum Direction { DIR_EN_FR = 0, DIR_FR_EN = 1 } Direction;
+/* The source and the target language; name is "SRC-TGT" ("en-fr", "de-en"). */
+typedef struct Direction {
+    Lang src, tgt;
+    char name[8];
+} Direction;
 
-/* "en-fr" / "fr-en" to Direction; -1 when unknown. */
-int direction_parse(const char *s);
-const char *direction_name(Direction d);
-Lang direction_src_lang(Direction d);
-Lang direction_tgt_lang(Direction d);
+Direction direction_make(Lang src, Lang tgt);
+/* "X-Y" with X and Y language codes (text/lang.h) to a Direction in canonical codes
+   ("en-deu" is "en-de"): 0, or -1 when either is not a code. */
+int direction_parse(const char *s, Direction *out);
+#define DIRECTION_EN_FR direction_make(LANG_EN, LANG_FR)
+#define DIRECTION_FR_EN direction_make(LANG_FR, LANG_EN)
 
 /* The tokenizer settings of a prepared corpus and of the model trained on it
-   (prepare.json, and s2s.config in a model file). Languages follow the direction. */
+   (prepare.json, and s2s.config in a model file). */
 typedef struct TextConfig {
     Direction dir;
     bool keep_case;
@@ -66,8 +73,10 @@ typedef struct CorpusBad {
 } CorpusBad;
 
 typedef struct Corpus {
-    char *name;    /* the file name used in messages */
+    char *name;    /* the file name used in messages (parallel files: the source's) */
+    char *tgt_name; /* parallel files: the target file's name; NULL for one file */
     char *data;    /* the whole file, modified in place */
+    char *tgt_data; /* parallel files: the target file */
     size_t len;
     Pair *pairs;
     size_t n;      /* number of pairs */
@@ -79,10 +88,17 @@ typedef struct Corpus {
 } Corpus;
 
 typedef struct CorpusOpts {
-    Direction dir;
+    Lang cols[2];    /* the languages of the two columns (messages) */
+    bool src_second; /* the source is the second column */
     bool skip_bad;
     bool allow_empty; /* a file without pairs (and without bad lines) is not an error */
 } CorpusOpts;
+
+/* A Tatoeba file in direction d: English first, the source the second column when
+   the target is English. */
+CorpusOpts corpus_opts_tatoeba(Direction d);
+/* A source<TAB>target file in direction d (prepare's outputs, eval's input). */
+CorpusOpts corpus_opts_pairs(Direction d);
 
 /* Reads and validates the file at path ("-" is standard input, named "<stdin>"). On
    error c is left empty (nothing to free). */
@@ -92,6 +108,26 @@ int corpus_read(Corpus *c, const char *path, const CorpusOpts *o, Err *e);
    with c, also on error). name is used in messages. */
 int corpus_parse(Corpus *c, const char *name, char *data, size_t len, const CorpusOpts *o,
                  Err *e);
+
+/*
+ * Parallel plain files: line i of src_path is the translation of line i of tgt_path
+ * (each file ".gz" or plain as above). The columns of o name the languages and
+ * src_second is ignored. Lines are checked as in a TSV file, with the same messages
+ * naming the file that holds the fault, and besides:
+ *   "SRC has N lines but TGT has M; line i of one must translate line i of the other"
+ *   (nothing else is checked then), "FILE:LINE: tab inside the line at byte BYTE",
+ *   "FILE:LINE: empty line (LINE of OTHER is not)".
+ * A line blank in both files is skipped as blank.
+ */
+int corpus_read_parallel(Corpus *c, const char *src_path, const char *tgt_path,
+                         const CorpusOpts *o, Err *e);
+
+/* The file that holds a side of the pairs (0 source, 1 target), for messages. */
+const char *corpus_file(const Corpus *c, int side);
+
+/* Checks one line s[0..n) (without its line end) of the file name: no NUL, no CR,
+   valid UTF-8; 0, or -1 with the "NAME:LINE: ..." message of the fault. */
+int corpus_check_line(const char *name, size_t lineno, const char *s, size_t n, Err *e);
 
 /* Records a bad line found by a later stage (for instance a side without tokens),
    counting it in c->bad and keeping its message among the lowest-numbered ones. */

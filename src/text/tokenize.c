@@ -1,4 +1,4 @@
-/* Tokenizer and detokenizer for English and French; the rules are in tokenize.h. */
+/* Tokenizer and detokenizer; the rules are in tokenize.h. */
 #include "text/tokenize.h"
 
 #include "base/utf8.h"
@@ -7,24 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <utf8proc.h>
-
-int lang_parse(const char *s)
-{
-    if (strcmp(s, "en") == 0)
-        return LANG_EN;
-    if (strcmp(s, "fr") == 0)
-        return LANG_FR;
-    return -1;
-}
-
-const char *lang_name(Lang l)
-{
-    switch (l) {
-    case LANG_EN: return "en";
-    case LANG_FR: return "fr";
-    }
-    BUG("bad Lang %d", (int)l);
-}
 
 /* ---- Code point buffer: on the stack for ordinary lines, on the heap beyond. */
 
@@ -295,7 +277,7 @@ long tok_line(const char *s, size_t len, const TokOpts *o, Buf *out, Err *e)
         if (k == C_WORD) {
             if (word == SIZE_MAX)
                 word = i;
-        } else if (v[i] == '\'' && j == i + 1 && next != C_SPACE && o->lang == LANG_FR &&
+        } else if (v[i] == '\'' && j == i + 1 && next != C_SPACE && lang_eq(o->lang, LANG_FR) &&
                    word != SIZE_MAX && is_elision(v + word, i - word)) {
             emit(&em, word, j); /* "j'ai", also "d'«" */
             word = SIZE_MAX;
@@ -325,8 +307,10 @@ typedef struct Glue {
 } Glue;
 
 typedef struct DetokState {
-    Lang lang;
+    bool fr, generic;      /* French rules; neither English nor French */
     bool dq_open, sq_open;
+    bool low_open;         /* generic: an opening „ waits for its closing quote */
+    bool guill_open;       /* generic: an opening guillemet waits for its closing one */
     size_t sq_left;        /* lone ' tokens after the current one */
     const char *prev;      /* previous token, NULL at the start */
     size_t prev_len;
@@ -337,7 +321,7 @@ static bool is_lone(const char *t, size_t n, char c) { return n == 1 && t[0] == 
 static Glue glue_of(const char *t, size_t n, DetokState *st)
 {
     Glue g = {false, false};
-    bool fr = st->lang == LANG_FR;
+    bool fr = st->fr;
     utf8proc_int32_t c;
     if (utf8proc_iterate((const uint8_t *)t, (utf8proc_ssize_t)n, &c) != (utf8proc_ssize_t)n) {
         /* several code points (or bytes that are not UTF-8): a word */
@@ -359,6 +343,23 @@ static Glue glue_of(const char *t, size_t n, DetokState *st)
         return g;
     case 0xA1: case 0xBF: /* ¡ ¿ */
         g.right = true;
+        return g;
+    case 0xAB: case 0xBB: case 0x2039: case 0x203A: /* « » ‹ › */
+        if (!st->generic)
+            break;
+        g.left = st->guill_open;
+        g.right = !st->guill_open;
+        st->guill_open = !st->guill_open;
+        return g;
+    case 0x201E: /* „ */
+        if (st->generic)
+            st->low_open = true;
+        break;
+    case 0x201C: case 0x201D: /* “ ” */
+        if (!st->generic || !st->low_open)
+            break;
+        st->low_open = false;
+        g.left = true;
         return g;
     case '"':
         g.left = st->dq_open;
@@ -423,7 +424,8 @@ static bool next_token(const char *s, size_t len, size_t *pos, const char **t, s
 
 void detok_line(const char *tokens, size_t len, Lang lang, Buf *out)
 {
-    DetokState st = {lang, false, false, 0, NULL, 0};
+    bool fr = lang_eq(lang, LANG_FR);
+    DetokState st = {.fr = fr, .generic = !fr && !lang_eq(lang, LANG_EN)};
     const char *t;
     size_t n, pos = 0;
     if (memchr(tokens, '\'', len))

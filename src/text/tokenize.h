@@ -1,5 +1,7 @@
 /*
- * Tokenizer and detokenizer for English and French (utf8proc).
+ * Tokenizer and detokenizer (utf8proc). English and French have rules of their own
+ * (below); every other language (text/lang.h) gets the generic rules: those of English
+ * for tokens, and for spacing English's plus quote pairing (see detok_line).
  *
  * Normalisation (tok_normalize, and the first step of tok_line):
  *   - NFKC (ligatures "ﬁ" -> "fi", fullwidth "Ａ！" -> "A!", "…" -> "...");
@@ -61,18 +63,12 @@
 
 #include "base/buf.h"
 #include "base/err.h"
-
-typedef enum Lang { LANG_EN = 0, LANG_FR = 1 } Lang;
+#include "text/lang.h"
 
 typedef struct TokOpts {
     Lang lang;
     bool keep_case; /* false: lowercase with utf8proc case folding */
 } TokOpts;
-
-/* "en" / "fr" (lowercase, exact) to Lang; -1 when unknown. */
-int lang_parse(const char *s);
-/* "en" / "fr". */
-const char *lang_name(Lang l);
 
 /*
  * Checks that s[0..len) is valid UTF-8: 0, or -1 with e set to
@@ -113,7 +109,11 @@ long tok_line(const char *s, size_t len, const TokOpts *o, Buf *out, Err *e);
  *   - " alternates between opening (attached to the next token) and closing
  *     (attached to the previous one); a lone ' closes an open single quote,
  *     opens one when another lone ' follows later in the line, is a plural
- *     possessive after a token ending in s ("boys' club"), and opens otherwise.
+ *     possessive after a token ending in s ("boys' club"), and opens otherwise;
+ *   - in the generic rules (neither English nor French) quotes pair up: „ opens
+ *     and the next “ or ” closes it („Hallo“, „Hallo”), and of the guillemets
+ *     « » ‹ › the first opens and the next closes, whichever way they point
+ *     («Привет», »Hallo«, »Hej»).
  * detok_line(tok_line(s)) gives tok_normalize(s) for ordinary English and French
  * sentences tokenized with keep_case. Scripts without spaces are not re-joined.
  */

@@ -46,7 +46,7 @@ static const CorpusRow corpus_rows[] = {
     CROW("empty file", "", "%s: no sentence pairs"),
     CROW("only blank lines", "\n   \n\r\n\n", "%s: no sentence pairs"),
     CROW("zip archive", "PK\x03\x04\x14\x00\x00\x00\x08\x00\x1c\x7b", "%s:1: NUL byte at byte 6"),
-    CROW("gzip archive", "\x1f\x8b\x08\x00\x00\x00\x00\x00", "%s:1: invalid UTF-8 at byte 2"),
+    CROW("truncated gzip file", "\x1f\x8b\x08\x00\x00\x00\x00\x00", "%s: corrupt gzip data (unexpected end of file)"),
     CROW("UTF-16 text", "\xff\xfeG\0o\0.\0\t\0V\0a\0", "%s:1: invalid UTF-8 at byte 1"),
     CROW("one column", "Go.\tVa !\nHello.\n", "%s:2: only one column (expected English<TAB>French)"),
     CROW("Latin-1 text", "Go.\tVa !\nSummer.\t\xc9t\xe9.\n", "%s:2: invalid UTF-8 at byte 9"),

@@ -92,7 +92,7 @@ Test(cli_info, fr_en_keep_case_without_history)
     fixture_model(&m, CELL_LSTM, 2, false, fixture_src_size(), fixture_tgt_size(), 2);
     Vocab *s, *t;
     fixture_vocabs(&s, &t);
-    TextConfig tc = {.dir = DIR_FR_EN, .keep_case = true};
+    TextConfig tc = {.dir = DIRECTION_FR_EN, .keep_case = true};
     Err e;
     cr_assert_eq(model_file_save(path, &m, s, t, &tc, NULL, &e), 0, "%s", e.msg);
     RunResult r = RUN_S2S(NULL, "info", path);

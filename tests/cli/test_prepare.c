@@ -527,8 +527,18 @@ Test(cli_prepare, bad_options)
          "--valid", "-1");
     FAIL("a\tb\n", 2, "s2s: prepare: option --max-len expects an integer, got '5x'\n",
          "--max-len", "5x");
-    FAIL("a\tb\n", 2, "s2s: prepare: option --direction must be en-fr or fr-en, got 'de-fr'\n",
-         "--direction", "de-fr");
+    FAIL("a\tb\n", 2, "s2s: prepare: option --direction must be en-XX or XX-en with XX an ISO 639 "
+         "language code, got 'de-fr'\n", "--direction", "de-fr");
+    FAIL("a\tb\n", 2, "s2s: prepare: option --direction must be en-XX or XX-en with XX an ISO 639 "
+         "language code, got 'en-xx'\n", "--direction", "en-xx");
+    FAIL("a\tb\n", 2, "s2s: prepare: option --direction must be en-XX or XX-en with XX an ISO 639 "
+         "language code, got 'en-en'\n", "--direction", "en-en");
+    FAIL("a\tb\n", 2, "s2s: prepare: options --src-lang and --tgt-lang name the languages of --src "
+         "and --tgt; for a CORPUS file use --direction\n", "--src-lang", "de");
+    FAIL("a\tb\n", 2, "s2s: prepare: option --tgt-lang must be an ISO 639 language code, got "
+         "'german'\n", "--tgt-lang", "german");
+    FAIL("a\tb\n", 2, "s2s: prepare: give CORPUS or --src and --tgt, not both\n",
+         "--src", "a.de", "--tgt", "a.en");
     FAIL("a\tb\n", 2, "s2s: prepare: option --keep-case takes no value\n", "--keep-case=yes");
     FAIL("a\tb\n", 2, "s2s: prepare: unexpected argument 'more' (see 's2s prepare --help')\n",
          "more");

@@ -14,7 +14,8 @@ static int parse_n(Corpus *c, const char *text, size_t len, Direction dir, bool 
     char *data = malloc(len + 1);
     memcpy(data, text, len);
     data[len] = '\0';
-    CorpusOpts o = {.dir = dir, .skip_bad = skip_bad};
+    CorpusOpts o = corpus_opts_tatoeba(dir);
+    o.skip_bad = skip_bad;
     return corpus_parse(c, "F", data, len, &o, e);
 }
 
@@ -34,11 +35,19 @@ static void expect_pair(const Corpus *c, size_t i, const char *src, const char *
                  line);
 }
 
+static void expect_error_opts(const char *text, const CorpusOpts *o, const char *want)
+{
+    Corpus c;
+    Err e;
+    cr_assert_eq(corpus_parse(&c, "F", xstrdup(text), strlen(text), o, &e), -1);
+    cr_assert_str_eq(e.msg, want);
+}
+
 static void expect_error(const char *text, size_t len, const char *msg)
 {
     Corpus c;
     Err e = {{0}};
-    cr_assert_eq(parse_n(&c, text, len, DIR_EN_FR, false, &e), -1);
+    cr_assert_eq(parse_n(&c, text, len, DIRECTION_EN_FR, false, &e), -1);
     cr_assert_str_eq(e.msg, msg);
     cr_assert_null(c.pairs);
     cr_assert_null(c.data);
@@ -48,7 +57,7 @@ Test(corpus, two_columns_en_fr)
 {
     Corpus c;
     Err e;
-    cr_assert_eq(parse(&c, "Go.\tVa !\nHi.\tSalut !\n", DIR_EN_FR, false, &e), 0, "%s", e.msg);
+    cr_assert_eq(parse(&c, "Go.\tVa !\nHi.\tSalut !\n", DIRECTION_EN_FR, false, &e), 0, "%s", e.msg);
     cr_assert_eq(c.n, 2);
     cr_assert_eq(c.lines, 2);
     cr_assert_eq(c.blank, 0);
@@ -62,7 +71,7 @@ Test(corpus, fr_en_swaps_columns)
 {
     Corpus c;
     Err e;
-    cr_assert_eq(parse(&c, "Go.\tVa !\nHi.\tSalut !\tCC-BY (x)\n", DIR_FR_EN, false, &e), 0);
+    cr_assert_eq(parse(&c, "Go.\tVa !\nHi.\tSalut !\tCC-BY (x)\n", DIRECTION_FR_EN, false, &e), 0);
     cr_assert_eq(c.n, 2);
     expect_pair(&c, 0, "Va !", "Go.", 1);
     expect_pair(&c, 1, "Salut !", "Hi.", 2);
@@ -75,7 +84,7 @@ Test(corpus, three_columns_attribution_ignored)
     Err e;
     const char *t = "Go.\tVa !\tCC-BY 2.0 (France) Attribution: tatoeba.org #2877272 (CM)\n"
                     "Run!\tCours\u202f!\textra\tmore\n";
-    cr_assert_eq(parse(&c, t, DIR_EN_FR, false, &e), 0, "%s", e.msg);
+    cr_assert_eq(parse(&c, t, DIRECTION_EN_FR, false, &e), 0, "%s", e.msg);
     cr_assert_eq(c.n, 2);
     expect_pair(&c, 0, "Go.", "Va !", 1);
     expect_pair(&c, 1, "Run!", "Cours\u202f!", 2);
@@ -87,7 +96,7 @@ Test(corpus, bom_crlf_blank_lines_and_missing_final_newline)
     Corpus c;
     Err e;
     const char *t = "\xEF\xBB\xBFGo.\tVa !\r\n\r\n\nHi.\tSalut !\tattr\r\n   \nWho?\tQui ?";
-    cr_assert_eq(parse(&c, t, DIR_EN_FR, false, &e), 0, "%s", e.msg);
+    cr_assert_eq(parse(&c, t, DIRECTION_EN_FR, false, &e), 0, "%s", e.msg);
     cr_assert_eq(c.n, 3);
     cr_assert_eq(c.lines, 6);
     cr_assert_eq(c.blank, 3);
@@ -180,7 +189,7 @@ Test(corpus, fuzz_found_stray_carriage_returns)
     /* with skip_bad the line is counted as bad and the others are kept */
     Corpus c;
     Err e;
-    cr_assert_eq(parse(&c, "Go.\tVa !\nA\rB\tC\nHi.\tSalut\n", DIR_EN_FR, true, &e), 0, "%s", e.msg);
+    cr_assert_eq(parse(&c, "Go.\tVa !\nA\rB\tC\nHi.\tSalut\n", DIRECTION_EN_FR, true, &e), 0, "%s", e.msg);
     cr_assert_eq(c.n, 2);
     cr_assert_eq(c.bad, 1);
     cr_assert_str_eq(c.first_bad[0].err.msg, "F:2: carriage return inside the line at byte 2");
@@ -208,7 +217,7 @@ Test(corpus, skip_bad_counts_and_keeps_first_lines)
                     "x\n"             /* 8 bad */
                     "y\n"             /* 9 bad */
                     "Who?\tQui ?\n";  /* 10 */
-    cr_assert_eq(parse(&c, t, DIR_EN_FR, true, &e), 0, "%s", e.msg);
+    cr_assert_eq(parse(&c, t, DIRECTION_EN_FR, true, &e), 0, "%s", e.msg);
     cr_assert_eq(c.n, 3);
     cr_assert_eq(c.lines, 10);
     cr_assert_eq(c.blank, 1);
@@ -231,7 +240,7 @@ Test(corpus, skip_bad_with_no_good_line_is_an_error)
 {
     Corpus c;
     Err e;
-    cr_assert_eq(parse(&c, "a\nb\n\n", DIR_EN_FR, true, &e), -1);
+    cr_assert_eq(parse(&c, "a\nb\n\n", DIRECTION_EN_FR, true, &e), -1);
     cr_assert_str_eq(e.msg, "F: no sentence pairs (all 2 non-blank lines are bad)");
 }
 
@@ -260,7 +269,7 @@ Test(corpus, missing_file)
 {
     Corpus c;
     Err e;
-    CorpusOpts o = {.dir = DIR_EN_FR};
+    CorpusOpts o = corpus_opts_tatoeba(DIRECTION_EN_FR);
     cr_assert_eq(corpus_read(&c, "/nonexistent/fra.txt", &o, &e), -1);
     cr_assert_str_eq(e.msg, "/nonexistent/fra.txt: cannot open: No such file or directory");
 }
@@ -272,7 +281,7 @@ Test(corpus, read_from_file)
     write_file(path, "Go.\tVa !\nHi.\tSalut !\n\nbad\n");
     Corpus c;
     Err e;
-    CorpusOpts o = {.dir = DIR_EN_FR};
+    CorpusOpts o = corpus_opts_tatoeba(DIRECTION_EN_FR);
     cr_assert_eq(corpus_read(&c, path, &o, &e), -1);
     char *want = strf("%s:4: only one column (expected English<TAB>French)", path);
     cr_assert_str_eq(e.msg, want);
@@ -290,14 +299,50 @@ Test(corpus, read_from_file)
 
 Test(corpus, direction_names)
 {
-    cr_assert_eq(direction_parse("en-fr"), DIR_EN_FR);
-    cr_assert_eq(direction_parse("fr-en"), DIR_FR_EN);
-    cr_assert_eq(direction_parse("en-de"), -1);
-    cr_assert_eq(direction_parse("EN-FR"), -1);
-    cr_assert_str_eq(direction_name(DIR_FR_EN), "fr-en");
-    cr_assert_eq(direction_src_lang(DIR_FR_EN), LANG_FR);
-    cr_assert_eq(direction_tgt_lang(DIR_FR_EN), LANG_EN);
-    cr_assert_eq(direction_src_lang(DIR_EN_FR), LANG_EN);
+    Direction d;
+    cr_assert_eq(direction_parse("en-fr", &d), 0);
+    cr_assert_str_eq(d.name, "en-fr");
+    cr_assert_str_eq(d.src.code, "en");
+    cr_assert_str_eq(d.tgt.code, "fr");
+    cr_assert_eq(direction_parse("deu-eng", &d), 0);
+    cr_assert_str_eq(d.name, "de-en");
+    cr_assert_eq(direction_parse("cmn-en", &d), 0);
+    cr_assert_str_eq(d.name, "cmn-en");
+    cr_assert_eq(direction_parse("de-fr", &d), 0);
+    cr_assert_str_eq(d.name, "de-fr");
+    cr_assert_eq(direction_parse("EN-FR", &d), -1);
+    cr_assert_eq(direction_parse("en-xx", &d), -1);
+    cr_assert_eq(direction_parse("en", &d), -1);
+    cr_assert_eq(direction_parse("en-", &d), -1);
+    cr_assert_eq(direction_parse("-en", &d), -1);
+    cr_assert_eq(direction_parse("english-fr", &d), -1);
+    cr_assert_eq(direction_parse("en-fr-de", &d), -1);
+    cr_assert_str_eq(DIRECTION_FR_EN.name, "fr-en");
+}
+
+/* A Tatoeba file in XX-en: English first, the source second; messages name both. */
+Test(corpus, tatoeba_other_languages)
+{
+    Direction d;
+    cr_assert_eq(direction_parse("de-en", &d), 0);
+    CorpusOpts o = corpus_opts_tatoeba(d);
+    const char *t = "Go.\tGeh.\nHi.\tHallo!\tCC-BY (x)\n";
+    Corpus c;
+    Err e;
+    cr_assert_eq(corpus_parse(&c, "F", xstrdup(t), strlen(t), &o, &e), 0, "%s", e.msg);
+    cr_assert_eq(c.n, 2);
+    cr_assert_str_eq(c.pairs[1].src, "Hallo!");
+    cr_assert_str_eq(c.pairs[1].tgt, "Hi.");
+    corpus_free(&c);
+    expect_error_opts("Go.\tGeh.\nHi.\n", &o, "F:2: only one column (expected English<TAB>German)");
+    expect_error_opts("Go.\t \n", &o, "F:1: empty German side");
+    cr_assert_eq(direction_parse("en-el", &d), 0);
+    CorpusOpts g = corpus_opts_tatoeba(d);
+    expect_error_opts("\tΓεια\n", &g, "F:1: empty English side");
+    expect_error_opts("Hi.\t\n", &g, "F:1: empty Greek side");
+    cr_assert_eq(direction_parse("en-cmn", &d), 0);
+    CorpusOpts m = corpus_opts_tatoeba(d);
+    expect_error_opts("Hi.\n", &m, "F:1: only one column (expected English<TAB>cmn)");
 }
 
 Test(corpus, full_corpus_reads)
@@ -307,7 +352,7 @@ Test(corpus, full_corpus_reads)
         cr_skip_test("../shared/data/fra.txt not present");
     Corpus c;
     Err e;
-    CorpusOpts o = {.dir = DIR_EN_FR};
+    CorpusOpts o = corpus_opts_tatoeba(DIRECTION_EN_FR);
     cr_assert_eq(corpus_read(&c, path, &o, &e), 0, "%s", e.msg);
     cr_assert_eq(c.n, 162008);
     cr_assert_eq(c.lines, 162008);
@@ -351,7 +396,8 @@ Test(utf8val, spaces)
 /* allow_empty (an empty valid split): no pairs is fine, but not when lines were bad. */
 Test(corpus, allow_empty_accepts_no_pairs_but_not_only_bad_lines)
 {
-    CorpusOpts o = {.dir = DIR_EN_FR, .allow_empty = true};
+    CorpusOpts o = corpus_opts_tatoeba(DIRECTION_EN_FR);
+    o.allow_empty = true;
     Corpus c;
     Err e;
     cr_assert_eq(corpus_parse(&c, "v.tsv", strdup("\n  \n"), 4, &o, &e), 0, "%s", e.msg);

@@ -50,7 +50,7 @@ static char *save_random(Model *m, Vocab **vs, Vocab **vt, char **dir, Cell cell
     model_init_random(m, &r);
     *dir = tmpdir_new();
     char *path = strf("%s/m.s2s", *dir);
-    TextConfig t = {.dir = DIR_FR_EN, .keep_case = true};
+    TextConfig t = {.dir = DIRECTION_FR_EN, .keep_case = true};
     Err e;
     cr_assert_eq(model_file_save(path, m, *vs, *vt, &t, "{\"steps\": 3}", &e), 0, "%s", e.msg);
     return path;
@@ -71,7 +71,7 @@ Test(model_file, round_trip_keeps_everything)
         cr_expect_eq(mf.model.cfg.dec_hidden, 7);
         cr_expect_eq(mf.model.cfg.src_vocab, 7);
         cr_expect_eq(mf.model.cfg.tgt_vocab, 8);
-        cr_expect_eq(mf.text.dir, DIR_FR_EN);
+        cr_expect_str_eq(mf.text.dir.name, "fr-en");
         cr_expect(mf.text.keep_case);
         cr_expect_str_eq(vocab_token(mf.tgt, 7), "w");
         cr_expect_str_eq(mf.history, "{\"steps\": 3}");
@@ -92,7 +92,7 @@ Test(model_file, round_trip_keeps_everything)
 Test(model_file, config_json_has_the_documented_keys_in_order)
 {
     ModelConfig c = small_config(CELL_LSTM, 7, 8);
-    TextConfig t = {.dir = DIR_EN_FR, .keep_case = false};
+    TextConfig t = {.dir = DIRECTION_EN_FR, .keep_case = false};
     Buf b = {0};
     model_config_json(&c, &t, &b);
     cr_expect_str_eq(b.data,
@@ -143,7 +143,7 @@ Test(model_file, variant_configs_round_trip)
     c.window = 3;
     c.input_feed = true;
     c.bridge = BRIDGE_ATTN_POOL;
-    TextConfig t = {.dir = DIR_FR_EN, .keep_case = true};
+    TextConfig t = {.dir = DIRECTION_FR_EN, .keep_case = true};
     Buf b = {0};
     model_config_json(&c, &t, &b);
     cr_expect(strstr(b.data, "\"attention\": \"multihead\", \"heads\": 2, \"local\": \"p\", \"window\": 3, "
@@ -214,6 +214,45 @@ Test(model_file, config_errors_name_the_key)
     }
 }
 
+/* Any ISO 639 pair, in the codes' shortest form. */
+#define LANGS(dir, src, tgt)                                                                         \
+    "{\"cell\": \"gru\", \"layers\": 1, \"bidir\": true, \"emb\": 6, \"hidden\": 5, \"dec_hidden\": 7, " \
+    "\"attn\": 4, \"attention\": \"bahdanau\", \"heads\": 1, \"local\": \"none\", \"window\": 0, "       \
+    "\"input_feed\": false, \"bridge\": \"linear\", \"deep_out\": 3, \"dropout\": 0.1, "                \
+    "\"label_smoothing\": 0.1, \"tie_embeddings\": false, \"direction\": \"" dir "\", "                 \
+    "\"src_lang\": \"" src "\", \"tgt_lang\": \"" tgt "\", \"keep_case\": false}"
+
+Test(model_file, config_languages)
+{
+    static const struct { const char *json, *msg; } cases[] = {
+        {LANGS("de-en", "de", "en"), NULL},
+        {LANGS("cmn-de", "cmn", "de"), NULL},
+        {LANGS("en-xx", "en", "fr"),
+         "cfg: 'direction' must be two ISO 639 language codes joined by '-' (\"en-fr\")"},
+        {LANGS("en-deu", "en", "de"),
+         "cfg: 'direction' must be two ISO 639 language codes joined by '-' (\"en-fr\")"},
+        {LANGS("en-de", "en", "deu"), "cfg: 'tgt_lang' must be an ISO 639 language code"},
+        {LANGS("en-de", "xx", "de"), "cfg: 'src_lang' must be an ISO 639 language code"},
+        {LANGS("en-de", "en", "fr"), "cfg: 'src_lang' and 'tgt_lang' (en, fr) disagree with 'direction' en-de"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        ModelConfig c = model_config_default();
+        TextConfig t;
+        Err e = {{0}};
+        int rc = model_config_parse(&c, &t, cases[i].json, strlen(cases[i].json), "cfg", &e);
+        if (!cases[i].msg) {
+            cr_expect_eq(rc, 0, "%s", e.msg);
+            Buf b = {0};
+            model_config_json(&c, &t, &b);
+            cr_expect_str_eq(b.data, cases[i].json);
+            buf_free(&b);
+        } else {
+            cr_expect_eq(rc, -1);
+            cr_expect_str_eq(e.msg, cases[i].msg);
+        }
+    }
+}
+
 Test(model_file, truncated_and_foreign_files_are_refused)
 {
     Model m;
@@ -265,7 +304,7 @@ Test(model_file, killed_during_saves_the_file_is_one_of_the_versions)
     model_init(&b, &a.cfg, false);
     for (size_t i = 0; i < b.layout.total; i++)
         b.params[i] = a.params[i] + 1;
-    TextConfig t = {.dir = DIR_FR_EN, .keep_case = true};
+    TextConfig t = {.dir = DIRECTION_FR_EN, .keep_case = true};
     srand(99);
     int saw_a = 0, saw_b = 0;
     for (int round = 0; round < 30; round++) {
@@ -339,7 +378,7 @@ Test(model_file, a_tensor_of_the_wrong_shape_is_named)
     /* The same file with a config that says hidden 6: every encoder shape is wrong. */
     ModelConfig c = m.cfg;
     c.hidden = 6;
-    TextConfig t = {.dir = DIR_FR_EN, .keep_case = true};
+    TextConfig t = {.dir = DIRECTION_FR_EN, .keep_case = true};
     char *bad = strf("%s/bad.s2s", dir);
     rewrite_config(path, bad, &c, &t);
     ModelFile mf;
@@ -404,7 +443,7 @@ Test(model_file, fuzz_found_config_sizes_are_not_allocated_before_the_tensors_ch
         c.dec_hidden = cases[i].dec_hidden;
         c.attn = cases[i].attn;
         c.deep_out = cases[i].deep_out;
-        TextConfig t = {.dir = DIR_FR_EN, .keep_case = true};
+        TextConfig t = {.dir = DIRECTION_FR_EN, .keep_case = true};
         char *bad = strf("%s/big%zu.s2s", dir, i);
         rewrite_config(path, bad, &c, &t);
         char *want = strf("%s: %s", bad, cases[i].msg);

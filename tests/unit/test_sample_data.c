@@ -1,4 +1,5 @@
-/* Shape of the bundled corpus data/sample.tsv: English<TAB>French, one pair a line. */
+/* Shape of the bundled corpora data/sample.tsv (English<TAB>French) and
+   data/sample-de.tsv (English<TAB>German): one pair a line. */
 #include <criterion/criterion.h>
 #include <stdlib.h>
 #include <string.h>
@@ -6,6 +7,7 @@
 #include "helpers.h"
 
 #define SAMPLE_PATH "data/sample.tsv"
+#define SAMPLE_DE_PATH "data/sample-de.tsv"
 
 typedef struct Lines {
     char *text;   /* the whole file, newlines replaced by NULs */
@@ -16,13 +18,13 @@ typedef struct Lines {
 
 /* Reads the file (tests run from the repository root) and splits it at '\n'.
    The file must end with exactly one '\n'. */
-static Lines sample_lines(void)
+static Lines sample_lines(const char *path)
 {
     Lines l = {0};
-    l.text = slurp(SAMPLE_PATH, &l.len);
-    cr_assert_not_null(l.text, "cannot read %s (run the tests from the repository root)", SAMPLE_PATH);
-    cr_assert_gt(l.len, 0, "%s is empty", SAMPLE_PATH);
-    cr_assert_eq(l.text[l.len - 1], '\n', "%s does not end with a newline", SAMPLE_PATH);
+    l.text = slurp(path, &l.len);
+    cr_assert_not_null(l.text, "cannot read %s (run the tests from the repository root)", path);
+    cr_assert_gt(l.len, 0, "%s is empty", path);
+    cr_assert_eq(l.text[l.len - 1], '\n', "%s does not end with a newline", path);
     size_t cap = 0;
     for (size_t i = 0; i < l.len; i++)
         cap += l.text[i] == '\n';
@@ -110,63 +112,78 @@ Test(sample_data, utf8_checker_accepts_and_rejects_known_sequences)
     cr_assert_eq(utf8_first_invalid("x\xFF", 2), 1);
 }
 
-Test(sample_data, is_valid_utf8)
+static void check_is_valid_utf8(const char *path)
 {
-    Lines l = sample_lines();
+    Lines l = sample_lines(path);
     size_t bad = utf8_first_invalid(l.text, l.len);
-    cr_assert_eq(bad, (size_t)-1, "%s: invalid UTF-8 at byte offset %zu", SAMPLE_PATH, bad);
+    cr_assert_eq(bad, (size_t)-1, "%s: invalid UTF-8 at byte offset %zu", path, bad);
     lines_free(&l);
 }
 
-Test(sample_data, has_no_carriage_return_or_other_control_bytes)
+Test(sample_data, is_valid_utf8) { check_is_valid_utf8(SAMPLE_PATH); }
+Test(sample_de_data, is_valid_utf8) { check_is_valid_utf8(SAMPLE_DE_PATH); }
+
+static void check_has_no_carriage_return_or_other_control_bytes(const char *path)
 {
-    Lines l = sample_lines();
+    Lines l = sample_lines(path);
     for (size_t i = 0; i < l.n; i++) {
         for (const char *p = l.line[i]; *p; p++) {
             unsigned char c = (unsigned char)*p;
-            cr_assert_neq(c, '\r', "%s:%zu: carriage return", SAMPLE_PATH, i + 1);
+            cr_assert_neq(c, '\r', "%s:%zu: carriage return", path, i + 1);
             cr_assert(c == '\t' || (c >= 0x20 && c != 0x7F), "%s:%zu: control byte 0x%02x",
-                      SAMPLE_PATH, i + 1, c);
+                      path, i + 1, c);
         }
     }
     lines_free(&l);
 }
 
-Test(sample_data, every_line_has_two_nonempty_tab_separated_columns)
+Test(sample_data, has_no_carriage_return_or_other_control_bytes) { check_has_no_carriage_return_or_other_control_bytes(SAMPLE_PATH); }
+Test(sample_de_data, has_no_carriage_return_or_other_control_bytes) { check_has_no_carriage_return_or_other_control_bytes(SAMPLE_DE_PATH); }
+
+static void check_every_line_has_two_nonempty_tab_separated_columns(const char *path)
 {
-    Lines l = sample_lines();
+    Lines l = sample_lines(path);
     for (size_t i = 0; i < l.n; i++) {
         const char *s = l.line[i];
         const char *tab = strchr(s, '\t');
-        cr_assert_not_null(tab, "%s:%zu: no tab in \"%s\"", SAMPLE_PATH, i + 1, s);
-        cr_assert_null(strchr(tab + 1, '\t'), "%s:%zu: more than two columns", SAMPLE_PATH, i + 1);
-        cr_assert_gt(tab - s, 0, "%s:%zu: empty English column", SAMPLE_PATH, i + 1);
-        cr_assert_neq(tab[1], '\0', "%s:%zu: empty French column", SAMPLE_PATH, i + 1);
+        cr_assert_not_null(tab, "%s:%zu: no tab in \"%s\"", path, i + 1, s);
+        cr_assert_null(strchr(tab + 1, '\t'), "%s:%zu: more than two columns", path, i + 1);
+        cr_assert_gt(tab - s, 0, "%s:%zu: empty first column", path, i + 1);
+        cr_assert_neq(tab[1], '\0', "%s:%zu: empty second column", path, i + 1);
         cr_assert(s[0] != ' ' && tab[-1] != ' ' && tab[1] != ' ' && s[strlen(s) - 1] != ' ',
-                  "%s:%zu: column with leading or trailing space", SAMPLE_PATH, i + 1);
+                  "%s:%zu: column with leading or trailing space", path, i + 1);
     }
     lines_free(&l);
 }
+
+Test(sample_data, every_line_has_two_nonempty_tab_separated_columns) { check_every_line_has_two_nonempty_tab_separated_columns(SAMPLE_PATH); }
+Test(sample_de_data, every_line_has_two_nonempty_tab_separated_columns) { check_every_line_has_two_nonempty_tab_separated_columns(SAMPLE_DE_PATH); }
 
 static int cmp_str_ptr(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-Test(sample_data, has_no_duplicate_line)
+static void check_has_no_duplicate_line(const char *path)
 {
-    Lines l = sample_lines();
+    Lines l = sample_lines(path);
     qsort(l.line, l.n, sizeof *l.line, cmp_str_ptr);
     for (size_t i = 1; i < l.n; i++)
-        cr_assert_str_neq(l.line[i - 1], l.line[i], "%s: duplicate line \"%s\"", SAMPLE_PATH, l.line[i]);
+        cr_assert_str_neq(l.line[i - 1], l.line[i], "%s: duplicate line \"%s\"", path, l.line[i]);
     lines_free(&l);
 }
 
-Test(sample_data, has_between_300_and_1000_lines)
+Test(sample_data, has_no_duplicate_line) { check_has_no_duplicate_line(SAMPLE_PATH); }
+Test(sample_de_data, has_no_duplicate_line) { check_has_no_duplicate_line(SAMPLE_DE_PATH); }
+
+static void check_has_between_300_and_1000_lines(const char *path)
 {
-    Lines l = sample_lines();
-    cr_assert(l.n >= 300 && l.n <= 1000, "%s has %zu lines", SAMPLE_PATH, l.n);
+    Lines l = sample_lines(path);
+    cr_assert(l.n >= 300 && l.n <= 1000, "%s has %zu lines", path, l.n);
     for (size_t i = 0; i < l.n; i++)
-        cr_assert_neq(l.line[i][0], '\0', "%s:%zu: empty line", SAMPLE_PATH, i + 1);
+        cr_assert_neq(l.line[i][0], '\0', "%s:%zu: empty line", path, i + 1);
     lines_free(&l);
 }
+
+Test(sample_data, has_between_300_and_1000_lines) { check_has_between_300_and_1000_lines(SAMPLE_PATH); }
+Test(sample_de_data, has_between_300_and_1000_lines) { check_has_between_300_and_1000_lines(SAMPLE_DE_PATH); }

@@ -21,7 +21,7 @@ static char *tokn(const char *s, size_t len, Lang lang, bool keep_case, long *co
 static void check_tok(Lang lang, bool keep_case, const char *in, const char *want)
 {
     char *got = tokn(in, strlen(in), lang, keep_case, NULL);
-    cr_expect_str_eq(got, want, "tokenizing [%s] (%s%s)", in, lang_name(lang),
+    cr_expect_str_eq(got, want, "tokenizing [%s] (%s%s)", in, lang.code,
                      keep_case ? ", keep case" : "");
     free(got);
 }
@@ -48,7 +48,7 @@ static char *detok(const char *tokens, Lang lang)
 static void check_detok(Lang lang, const char *tokens, const char *want)
 {
     char *got = detok(tokens, lang);
-    cr_expect_str_eq(got, want, "detokenizing [%s] (%s)", tokens, lang_name(lang));
+    cr_expect_str_eq(got, want, "detokenizing [%s] (%s)", tokens, lang.code);
     free(got);
 }
 
@@ -72,16 +72,101 @@ static void check_invalid(const char *s, size_t len, const char *want)
     buf_free(&b);
 }
 
+static const char *canon(const char *s)
+{
+    static Lang l;
+    return lang_parse(s, &l) == 0 ? l.code : "-";
+}
+
 Test(tokenize, lang_parse_and_name)
 {
-    cr_expect_eq(lang_parse("en"), LANG_EN);
-    cr_expect_eq(lang_parse("fr"), LANG_FR);
-    cr_expect_eq(lang_parse("EN"), -1);
-    cr_expect_eq(lang_parse("de"), -1);
-    cr_expect_eq(lang_parse(""), -1);
-    cr_expect_eq(lang_parse("fra"), -1);
-    cr_expect_str_eq(lang_name(LANG_EN), "en");
-    cr_expect_str_eq(lang_name(LANG_FR), "fr");
+    cr_expect_str_eq(canon("en"), "en");
+    cr_expect_str_eq(canon("fr"), "fr");
+    cr_expect_str_eq(canon("de"), "de");
+    cr_expect_str_eq(canon("zu"), "zu");
+    cr_expect_str_eq(canon("deu"), "de");  /* ISO 639-2/T and 639-3 */
+    cr_expect_str_eq(canon("ger"), "de");  /* ISO 639-2/B */
+    cr_expect_str_eq(canon("fra"), "fr");
+    cr_expect_str_eq(canon("fre"), "fr");
+    cr_expect_str_eq(canon("ell"), "el");
+    cr_expect_str_eq(canon("cmn"), "cmn"); /* ISO 639-3 only */
+    cr_expect_str_eq(canon("yue"), "yue");
+    cr_expect_str_eq(canon("kab"), "kab");
+    cr_expect_str_eq(canon("tok"), "tok");
+    cr_expect_str_eq(canon("ber"), "ber"); /* ISO 639-2 collective */
+    cr_expect_str_eq(canon("EN"), "-");
+    cr_expect_str_eq(canon("De"), "-");
+    cr_expect_str_eq(canon("xx"), "-");
+    cr_expect_str_eq(canon("qqq"), "-");
+    cr_expect_str_eq(canon("e"), "-");
+    cr_expect_str_eq(canon(""), "-");
+    cr_expect_str_eq(canon("engl"), "-");
+    cr_expect_str_eq(canon("e1"), "-");
+    cr_expect_str_eq(canon("de-"), "-");
+    Lang l;
+    cr_assert_eq(lang_parse("de", &l), 0);
+    cr_expect_str_eq(lang_label(&l), "German");
+    cr_assert_eq(lang_parse("el", &l), 0);
+    cr_expect_str_eq(lang_label(&l), "Greek");
+    cr_assert_eq(lang_parse("cmn", &l), 0);
+    cr_expect_str_eq(lang_label(&l), "cmn");
+    cr_expect(lang_eq(LANG_EN, (Lang){"en"}));
+    cr_expect(!lang_eq(LANG_EN, LANG_FR));
+}
+
+/* The tables are sorted (binary search) and every 639-1 entry is two letters. */
+Test(tokenize, lang_tables_sorted)
+{
+    cr_assert_eq(iso639_1_n, 184);
+    for (size_t i = 0; i < iso639_1_n; i++) {
+        cr_assert_eq(strlen(iso639_1[i].a2), 2);
+        cr_assert_eq(strlen(iso639_1[i].a3), 3);
+        if (i)
+            cr_assert_lt(strcmp(iso639_1[i - 1].a2, iso639_1[i].a2), 0);
+    }
+    cr_assert_eq(strlen(iso639_3), 3 * iso639_3_n);
+    for (size_t i = 1; i < iso639_3_n; i++)
+        cr_assert_lt(memcmp(iso639_3 + 3 * (i - 1), iso639_3 + 3 * i, 3), 0);
+}
+
+#define DE(in, want) check_tok((Lang){"de"}, false, in, want)
+
+/* Languages without rules of their own: punctuation and symbols split off, letters of
+   every script and their marks kept in words, numbers whole. */
+Test(tokenize, generic_rules)
+{
+    Lang de = {"de"}, es = {"es"}, ru = {"ru"}, el = {"el"}, it = {"it"};
+    check_tok(de, true, "„Das ist groß“, sagte die Frau.",
+              "„ Das ist groß “ , sagte die Frau .");
+    check_tok(de, true, "Äpfel, Öl und Übermut kosten 3,50 € (ca.).",
+              "Äpfel , Öl und Übermut kosten 3,50 € ( ca . ) .");
+    check_tok(de, true, "Er wohnt in der Goethestraße 12; sie nicht!",
+              "Er wohnt in der Goethestraße 12 ; sie nicht !");
+    check_tok(de, true, "»Wie geht's?«", "» Wie geht's ? «");
+    DE("STRASSE Straße", "strasse strasse");
+    check_tok(es, true, "¿Dónde está la estación? ¡Qué bien!",
+              "¿ Dónde está la estación ? ¡ Qué bien !");
+    check_tok(ru, true, "«Привет», — сказал он. Ёлка стоит 1.000,5 рублей.",
+              "« Привет » , — сказал он . Ёлка стоит 1.000,5 рублей .");
+    check_tok(el, true, "Καλημέρα, τι κάνεις; Ελλάδα!", "Καλημέρα , τι κάνεις ; Ελλάδα !");
+    check_tok(el, false, "ΟΔΟΣ", "οδοσ");
+    /* French elision is French only */
+    check_tok(it, true, "L'uomo c'è.", "L'uomo c'è .");
+    check_tok(LANG_FR, true, "L'homme.", "L' homme .");
+}
+
+Test(detok, generic_rules)
+{
+    Lang de = {"de"}, es = {"es"}, ru = {"ru"}, el = {"el"};
+    check_detok(de, "„ Das ist groß “ , sagte die Frau .", "„Das ist groß“, sagte die Frau.");
+    check_detok(de, "» Wie geht's ? «", "»Wie geht's?«");
+    check_detok(de, "Er sagte : „ Nein ” .", "Er sagte: „Nein”.");
+    check_detok(es, "¿ Dónde está la estación ? ¡ Qué bien !", "¿Dónde está la estación? ¡Qué bien!");
+    check_detok(ru, "« Привет » , — сказал он .", "«Привет», — сказал он.");
+    check_detok(ru, "« а » и « б »", "«а» и «б»");
+    check_detok(el, "Καλημέρα , τι κάνεις ;", "Καλημέρα, τι κάνεις;");
+    /* English keeps its own guillemet and quote rules */
+    check_detok(LANG_EN, "“ Hi ” and „ x “", "“Hi” and „x “");
 }
 
 Test(tokenize, english_punctuation_and_contractions)
@@ -370,7 +455,7 @@ static void check_round_trip(Lang lang, const char *s)
     cr_assert_geq(tok_line(s, strlen(s), &o, &toks, &e), 0, "%s", e.msg);
     detok_line(toks.data ? toks.data : "", toks.len, lang, &back);
     cr_expect_str_eq(back.data ? back.data : "", want.data ? want.data : "",
-                     "round trip (%s) of [%s] via [%s]", lang_name(lang), s, toks.data);
+                     "round trip (%s) of [%s] via [%s]", lang.code, s, toks.data);
     buf_free(&toks);
     buf_free(&back);
     buf_free(&want);

@@ -22,7 +22,7 @@ static Fix fix_chain(void)
                          fixture_tgt_id("le"), fixture_tgt_id("chat"), fixture_tgt_id("!")};
     fixture_chain(&f.m, chain, 6, 3);
     fixture_vocabs(&f.src, &f.tgt);
-    f.tc = (TextConfig){.dir = DIR_EN_FR, .keep_case = false};
+    f.tc = (TextConfig){.dir = DIRECTION_EN_FR, .keep_case = false};
     return f;
 }
 
@@ -122,7 +122,7 @@ Test(translate, detok_follows_the_target_language)
     fixture_vocabs(&src, &tgt);
     const int ids[] = {fixture_tgt_id("j'"), fixture_tgt_id("ai"), fixture_tgt_id("vu"), 1,
                        fixture_tgt_id("!"), fixture_tgt_id(".")};
-    TextConfig fr = {.dir = DIR_EN_FR}, en = {.dir = DIR_FR_EN};
+    TextConfig fr = {.dir = DIRECTION_EN_FR}, en = {.dir = DIRECTION_FR_EN};
     Buf b = {0};
     translate_detok(tgt, &fr, ids, 6, &b);
     cr_assert_str_eq(b.data, "j'ai vu <unk> !.");

@@ -1,0 +1,98 @@
+/* The inputs of s2s prepare: a Tatoeba file or parallel plain files (see prepare.h). */
+#include "data/prepare.h"
+
+#include <string.h>
+
+#include "data/outside.h"
+
+int prepare_direction_parse(const char *s, Direction *d)
+{
+    Direction n;
+    if (direction_parse(s, &n) != 0 || lang_eq(n.src, n.tgt) ||
+        !(lang_eq(n.src, LANG_EN) || lang_eq(n.tgt, LANG_EN)))
+        return -1;
+    *d = n;
+    return 0;
+}
+
+int prepare_lang_from_name(const char *path, Lang *out)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    size_t n = strlen(base);
+    if (n > 3 && strcmp(base + n - 3, ".gz") == 0)
+        n -= 3;
+    size_t dot = n;
+    while (dot > 0 && base[dot - 1] != '.')
+        dot--;
+    if (dot == 0 || n - dot > 3)
+        return -1;
+    char ext[4];
+    memcpy(ext, base + dot, n - dot);
+    ext[n - dot] = '\0';
+    return lang_parse(ext, out);
+}
+
+int prepare_read_input(const PrepareOpts *o, Corpus *c, Err *e)
+{
+    CorpusOpts co;
+    if (o->corpus) {
+        co = corpus_opts_tatoeba(o->direction);
+        co.skip_bad = o->skip_bad;
+        return corpus_read(c, o->corpus, &co, e);
+    }
+    co = corpus_opts_pairs(o->direction);
+    co.skip_bad = o->skip_bad;
+    return corpus_read_parallel(c, o->src_file, o->tgt_file, &co, e);
+}
+
+void prepare_json_inputs(Buf *j, const PrepareOpts *o)
+{
+    if (o->corpus) {
+        buf_json_str(j, o->corpus, strlen(o->corpus));
+        return;
+    }
+    buf_putc(j, '[');
+    buf_json_str(j, o->src_file, strlen(o->src_file));
+    buf_puts(j, ", ");
+    buf_json_str(j, o->tgt_file, strlen(o->tgt_file));
+    buf_putc(j, ']');
+}
+
+int prepare_load_outside(const PrepareOpts *o, Outside x[2], Err *e)
+{
+    memset(x, 0, 2 * sizeof *x);
+    TokOpts so = {.lang = o->direction.src, .keep_case = o->keep_case};
+    TokOpts to = {.lang = o->direction.tgt, .keep_case = o->keep_case};
+    const char *const *files[2] = {o->valid_files, o->test_files};
+    for (int k = 0; k < 2; k++)
+        if (files[k][0] && outside_load(&x[k], files[k][0], files[k][1], &so, &to,
+                                        o->direction.src, o->direction.tgt, e) != 0) {
+            outside_free(&x[0]);
+            return -1;
+        }
+    if (o->valid_files[0] && o->test_files[0] && outside_check_disjoint(&x[0], &x[1], e) != 0) {
+        outside_free(&x[0]);
+        outside_free(&x[1]);
+        return -1;
+    }
+    return 0;
+}
+
+void prepare_json_outside(Buf *j, const PrepareOpts *o)
+{
+    const char *const *files[2] = {o->valid_files, o->test_files};
+    for (int k = 0; k < 2; k++) {
+        buf_printf(j, "    \"%s_files\": ", k ? "test" : "valid");
+        if (!files[k][0]) {
+            buf_puts(j, "null");
+        } else {
+            buf_putc(j, '[');
+            buf_json_str(j, files[k][0], strlen(files[k][0]));
+            buf_puts(j, ", ");
+            buf_json_str(j, files[k][1], strlen(files[k][1]));
+            buf_putc(j, ']');
+        }
+        buf_puts(j, k ? "\n  },\n" : ",\n");
+    }
+}
