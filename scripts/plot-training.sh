@@ -6,11 +6,14 @@ set -euo pipefail
 usage() {
     cat <<'USAGE'
 usage: scripts/plot-training.sh MODEL.log.jsonl OUT.png
+       scripts/plot-training.sh --minutes OUT.png LOG.jsonl [LOG.jsonl...]
 
 Three panels against the training step: the training loss (each step, and its mean over
 the last 50 steps) with the validation loss; the training and validation perplexity
-(log scale); the validation BLEU. OUT.png is replaced only once it is drawn. Needs
-gnuplot (Debian: gnuplot-nox).
+(log scale); the validation BLEU. With --minutes, one panel instead: the validation
+BLEU of each log against the minutes of training (validation included, across
+--resume), one curve per log, named after its model. OUT.png is replaced only once it
+is drawn. Needs gnuplot (Debian: gnuplot-nox).
 USAGE
 }
 
@@ -21,6 +24,50 @@ die() {
 
 case "${1:-}" in
 -h | --help) usage; exit 0 ;;
+--minutes)
+    shift
+    if [ $# -lt 2 ]; then
+        echo "plot-training.sh: --minutes expected OUT.png and at least one log, got $# arguments (see scripts/plot-training.sh --help)" >&2
+        exit 2
+    fi
+    out=$1
+    shift
+    command -v gnuplot >/dev/null || die "gnuplot is not installed (Debian: apt-get install gnuplot-nox)"
+    tmp=$(mktemp -d)
+    trap 'rm -rf "$tmp"' EXIT
+    plots=""
+    k=0
+    for log in "$@"; do
+        [ -f "$log" ] || die "$log: no such file"
+        k=$((k + 1))
+        # minutes and BLEU of each validation line ("elapsed": seconds since the run began)
+        awk '/"event": "valid"/ {
+                 e = $0; sub(/.*"elapsed": /, "", e); sub(/[,}].*/, "", e)
+                 b = $0; sub(/.*"bleu": /, "", b); sub(/[,}].*/, "", b)
+                 if (b != "null" && e != $0) printf "%.4f %s\n", e / 60, b
+             }' "$log" >"$tmp/$k.dat"
+        [ -s "$tmp/$k.dat" ] || die "$log: no validation with a BLEU (is it the MODEL.log.jsonl of s2s train?)"
+        name=$(basename "$log" .log.jsonl)
+        name=${name//\"/}
+        plots="$plots${plots:+, }\"$tmp/$k.dat\" using 1:2 with linespoints lw 2 pt 7 title \"$name\""
+    done
+    cat >"$tmp/plot.gp" <<GP
+set terminal pngcairo size 1000,600 font "sans,11"
+set output "$tmp/out.png"
+set title "s2s training: valid BLEU (greedy) against minutes"
+set grid
+set key bottom right
+set xlabel "minutes"
+set ylabel "BLEU"
+set xrange [0:*]
+plot $plots
+GP
+    gnuplot "$tmp/plot.gp" 2>"$tmp/gnuplot.err" || die "gnuplot failed: $(head -n 3 "$tmp/gnuplot.err" | tr '\n' ' ')"
+    [ -s "$tmp/out.png" ] || die "gnuplot wrote no image"
+    cp "$tmp/out.png" "$out.tmp.$$" && mv -f "$out.tmp.$$" "$out" || { rm -f "$out.tmp.$$"; die "$out: cannot write"; }
+    echo "plot-training.sh: $out: $k logs"
+    exit 0
+    ;;
 esac
 if [ $# -ne 2 ] || [ -z "$1" ] || [ -z "$2" ]; then
     echo "plot-training.sh: expected MODEL.log.jsonl OUT.png, got $# arguments (see scripts/plot-training.sh --help)" >&2

@@ -231,3 +231,44 @@ Test(scripts, plot_training_draws_a_png)
     free(png);
     trained_free(&t);
 }
+
+/* --minutes: the valid BLEU of several logs against minutes, one panel. */
+Test(scripts, plot_training_minutes_draws_several_logs)
+{
+    if (!have_gnuplot())
+        cr_skip_test("gnuplot is not installed (Debian: gnuplot-nox): plot-training.sh not checked");
+    Trained t = train_tiny();
+    char *png = strf("%s/minutes.png", t.dir), *copy = strf("%s/other.log.jsonl", t.dir);
+    char *log = slurp(t.log, NULL);
+    write_file(copy, log);
+    RunResult r = RUN_PROG(NULL, "scripts/plot-training.sh", "--minutes", png, t.log, copy);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    char *want = strf("plot-training.sh: %s: 2 logs\n", png);
+    cr_assert_str_eq(r.out, want);
+    free(want);
+    run_free(&r);
+    size_t len;
+    unsigned char *img = (unsigned char *)slurp(png, &len);
+    cr_assert(img && len > 5000 && memcmp(img, "\x89PNG\r\n\x1a\n", 8) == 0, "%zu bytes", len);
+    unsigned w = (unsigned)img[16] << 24 | (unsigned)img[17] << 16 | (unsigned)img[18] << 8 | img[19];
+    unsigned h = (unsigned)img[20] << 24 | (unsigned)img[21] << 16 | (unsigned)img[22] << 8 | img[23];
+    cr_assert(w == 1000 && h == 600, "%ux%u", w, h);
+    free(img);
+    /* a log without validations, and too few arguments */
+    write_file(copy, "{\"event\": \"start\", \"step\": 0}\n");
+    r = RUN_PROG(NULL, "scripts/plot-training.sh", "--minutes", png, t.log, copy);
+    cr_assert_eq(r.status, 1);
+    want = strf("plot-training.sh: %s: no validation with a BLEU (is it the MODEL.log.jsonl of s2s train?)\n", copy);
+    cr_assert_str_eq(r.err, want);
+    free(want);
+    run_free(&r);
+    r = RUN_PROG(NULL, "scripts/plot-training.sh", "--minutes", png);
+    cr_assert_eq(r.status, 2);
+    cr_assert_str_eq(r.err, "plot-training.sh: --minutes expected OUT.png and at least one log, got 1 arguments "
+                            "(see scripts/plot-training.sh --help)\n");
+    run_free(&r);
+    free(log);
+    free(copy);
+    free(png);
+    trained_free(&t);
+}
