@@ -1,5 +1,6 @@
 /* base/crc32: known check values and chunking. */
 #include <criterion/criterion.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/crc32.h"
@@ -44,4 +45,21 @@ Test(crc32, pieces_and_offsets_match_the_definition)
         c = crc32_update(c, buf + off + cut, n - cut);
         cr_assert_eq(c, want, "off %zu n %zu cut %zu", off, n, cut);
     }
+}
+
+/* A buffer past the size where the second half is summed on another thread: the
+   combined checksum is the definition's, whole and continued from a prefix. */
+Test(crc32, long_buffers_split_across_threads)
+{
+    Rng r;
+    rng_seed(&r, 5);
+    size_t n = (9u << 20) + 3;
+    unsigned char *buf = malloc(n);
+    cr_assert_not_null(buf);
+    for (size_t i = 0; i < n; i++)
+        buf[i] = (unsigned char)rng_u64(&r);
+    uint32_t want = crc_bitwise(buf, n);
+    cr_expect_eq(crc32_update(0, buf, n), want);
+    cr_expect_eq(crc32_update(crc32_update(0, buf, 1001), buf + 1001, n - 1001), want);
+    free(buf);
 }
