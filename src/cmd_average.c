@@ -86,8 +86,10 @@ int cmd_average(int argc, char **argv)
             sum[i] += mf.model.params[i];
         model_file_free(&mf);
     }
+    Model mean; /* the loaded weights are read-only (a mapped file) */
+    model_init(&mean, &first.model.cfg, false);
     for (size_t i = 0; i < total; i++)
-        first.model.params[i] = (real)(sum[i] / (double)n);
+        mean.params[i] = (real)(sum[i] / (double)n);
     free(sum);
 
     Buf h = {0};
@@ -98,8 +100,9 @@ int cmd_average(int argc, char **argv)
         buf_json_str(&h, inputs[k], strlen(inputs[k]));
     }
     buf_puts(&h, "]}");
-    if (model_file_save(out, &first.model, first.src, first.tgt, &first.text, h.data, &e) != 0)
+    if (model_file_save(out, &mean, first.src, first.tgt, &first.text, h.data, &e) != 0)
         die_err(&e);
+    model_free(&mean);
     printf("%s: the mean of %zu model files (%zu weights each)\n", out, n, total);
     buf_free(&h);
     model_file_free(&first);

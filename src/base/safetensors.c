@@ -7,6 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -275,7 +279,70 @@ struct StFile {
     size_t nmeta;
     void **owned;     /* copies of misaligned tensors */
     size_t nowned;
+    bool mapped;      /* buf is a read-only mapping of the file (st_map) */
 };
+
+/* Mapped files, for the SIGBUS handler: a page of a mapping past the file's end (the
+   file was truncated by someone else while in use) raises SIGBUS on access; the handler
+   names the file and exits 1 instead of crashing. */
+enum { MAP_SLOTS = 64 };
+static struct {
+    const unsigned char *base;
+    size_t len;
+    char msg[320];
+    size_t msg_len;
+} map_slot[MAP_SLOTS];
+static pthread_mutex_t map_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void on_sigbus(int sig, siginfo_t *si, void *ctx)
+{
+    (void)sig;
+    (void)ctx;
+    const unsigned char *a = si->si_addr;
+    static const char generic[] = "s2s: a mapped file was truncated while in use; nothing written\n";
+    for (int i = 0; i < MAP_SLOTS; i++)
+        if (map_slot[i].base && a >= map_slot[i].base && a < map_slot[i].base + map_slot[i].len) {
+            (void)!write(2, map_slot[i].msg, map_slot[i].msg_len);
+            _exit(1);
+        }
+    (void)!write(2, generic, sizeof generic - 1);
+    _exit(1);
+}
+
+static void map_remember(const unsigned char *base, size_t len, const char *path)
+{
+    static bool installed;
+    pthread_mutex_lock(&map_lock);
+    if (!installed) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_sigaction = on_sigbus;
+        sa.sa_flags = SA_SIGINFO;
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGBUS, &sa, NULL);
+        installed = true;
+    }
+    for (int i = 0; i < MAP_SLOTS; i++)
+        if (!map_slot[i].base) {
+            int n = snprintf(map_slot[i].msg, sizeof map_slot[i].msg,
+                             "s2s: %s: the file was truncated while in use; nothing written\n", path);
+            map_slot[i].msg_len = n < 0 ? 0 : (size_t)n < sizeof map_slot[i].msg ? (size_t)n : sizeof map_slot[i].msg - 1;
+            map_slot[i].len = len;
+            map_slot[i].base = base;
+            break;
+        }
+    pthread_mutex_unlock(&map_lock);
+}
+
+static void map_forget(unsigned char *base, size_t len)
+{
+    pthread_mutex_lock(&map_lock);
+    for (int i = 0; i < MAP_SLOTS; i++)
+        if (map_slot[i].base == base)
+            map_slot[i].base = NULL;
+    pthread_mutex_unlock(&map_lock);
+    munmap(base, len);
+}
 
 void st_close(StFile *f)
 {
@@ -289,7 +356,10 @@ void st_close(StFile *f)
     free(f->by_name);
     free(f->t);
     json_free(&f->doc);
-    free(f->buf);
+    if (f->mapped)
+        map_forget(f->buf, f->len);
+    else
+        free(f->buf);
     free(f->path);
     free(f);
 }
@@ -684,6 +754,33 @@ int st_load(StFile **out, const char *path, const char *expect_format, Err *e)
     f->len = n;
     return finish(f, out, expect_format, e);
 }
+
+int st_map(StFile **out, const char *path, const char *expect_format, Err *e)
+{
+    *out = NULL;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return err_set(e, "%s: cannot open: %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0) {
+        close(fd);
+        return st_load(out, path, expect_format, e); /* not a regular file: read it */
+    }
+    size_t len = (size_t)st.st_size;
+    void *map = mmap(NULL, len, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+    close(fd);
+    if (map == MAP_FAILED)
+        return st_load(out, path, expect_format, e);
+    map_remember(map, len, path);
+    StFile *f = xcalloc(1, sizeof *f);
+    f->path = xstrdup(path);
+    f->buf = map;
+    f->len = len;
+    f->mapped = true;
+    return finish(f, out, expect_format, e);
+}
+
+bool st_is_mapped(const StFile *f) { return f->mapped; }
 
 size_t st_count(const StFile *f) { return f->n; }
 

@@ -24,8 +24,7 @@
  * - Written through AtomicFile: an existing file at path is replaced only when the
  *   new one is complete and synced, and is left unchanged on any error.
  *
- * Reader (st_load): reads the whole file into memory (read(2), not mmap: a file
- * truncated by someone else while in use cannot crash us) and validates
+ * Reader (st_load): reads the whole file into memory (st_map maps it instead) and validates
  * everything before returning: header length, JSON syntax, types of every field,
  * dtypes, shapes, offsets, exact coverage of the data section, metadata values
  * being strings, ST_KEY_CRC32 when present, and ST_KEY_FORMAT when the caller asks
@@ -106,6 +105,14 @@ typedef struct StFile StFile;
  * must have, or NULL not to check. On success *out is an open file (st_close).
  */
 int st_load(StFile **out, const char *path, const char *expect_format, Err *e);
+/* The same, with the file mapped (read-only, private) instead of read into memory: no
+   copy, and the tensors' data point into the mapping for as long as the file is open.
+   The checks are st_load's, the checksum included. A file truncated by someone else
+   while it is mapped makes the next access to a lost page end the process with one line
+   naming the file (exit 1) instead of a crash. Anything but a regular file is read. */
+int st_map(StFile **out, const char *path, const char *expect_format, Err *e);
+/* Whether f was mapped by st_map (its tensors' data then live in the mapping). */
+bool st_is_mapped(const StFile *f);
 /* The same for a file already in memory (bytes are copied); name is used in messages. */
 int st_parse(StFile **out, const char *name, const void *bytes, size_t len,
              const char *expect_format, Err *e);

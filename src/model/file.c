@@ -386,11 +386,22 @@ static int load_from(ModelFile *mf, StFile *f, const char *path, bool with_grads
         param_layout_free(&l);
         goto out;
     }
+    /* in place: a mapped file whose tensors lie one after another in layout order */
+    const real *base = (const real *)tensors[0]->data - l.info[0].offset;
+    bool in_place = st_is_mapped(f) && !with_grads;
+    for (int i = 0; in_place && i < l.n; i++)
+        in_place = (const real *)tensors[i]->data == base + l.info[i].offset;
     param_layout_free(&l);
-    model_init(&mf->model, &c, with_grads);
-    for (int i = 0; i < mf->model.layout.n; i++) {
-        const ParamInfo *p = &mf->model.layout.info[i];
-        memcpy(mf->model.params + p->offset, tensors[i]->data, p->size * sizeof(real));
+    if (in_place) {
+        model_init_view(&mf->model, &c, base);
+        mf->file = f;
+        f = NULL;
+    } else {
+        model_init(&mf->model, &c, with_grads);
+        for (int i = 0; i < mf->model.layout.n; i++) {
+            const ParamInfo *p = &mf->model.layout.info[i];
+            memcpy(mf->model.params + p->offset, tensors[i]->data, p->size * sizeof(real));
+        }
     }
     mf->src = vs;
     mf->tgt = vt;
@@ -412,7 +423,7 @@ int model_file_load(ModelFile *mf, const char *path, bool with_grads, Err *e)
 {
     memset(mf, 0, sizeof *mf);
     StFile *f;
-    if (st_load(&f, path, ST_FORMAT_MODEL, e) != 0)
+    if ((with_grads ? st_load : st_map)(&f, path, ST_FORMAT_MODEL, e) != 0)
         return -1;
     return load_from(mf, f, path, with_grads, e);
 }
@@ -431,6 +442,7 @@ void model_file_free(ModelFile *mf)
 {
     if (mf->model.params)
         model_free(&mf->model);
+    st_close(mf->file);
     vocab_free(mf->src);
     vocab_free(mf->tgt);
     free(mf->history);

@@ -48,8 +48,15 @@ typedef struct ModelFile {
     Vocab *src, *tgt;
     TextConfig text;
     char *history; /* s2s.history, "{}" when the file has none */
+    struct StFile *file; /* loaded without gradients: the mapped file the weights are read
+                            from in place (their order in the file is the layout's, as s2s
+                            writes it), kept open until model_file_free; else NULL */
 } ModelFile;
 
+/* Without gradients the file is mapped (base/safetensors.h st_map) and the weights are
+   used where they lie when the file holds them in the layout's order, as s2s writes
+   them (else copied): mf->model.params is then read-only. With gradients (training, or
+   a caller that changes the weights) they are read and copied. */
 int model_file_load(ModelFile *mf, const char *path, bool with_grads, Err *e);
 /* The same for a file already in memory (bytes are copied); name is used in messages
    where model_file_load uses the path. */

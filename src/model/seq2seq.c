@@ -27,6 +27,8 @@
 
 /* ------------------------------------------------------------------ model */
 
+static void model_bind(Model *m, bool with_grads);
+
 void model_init(Model *m, const ModelConfig *cfg, bool with_grads)
 {
     memset(m, 0, sizeof *m);
@@ -36,6 +38,23 @@ void model_init(Model *m, const ModelConfig *cfg, bool with_grads)
     m->params = xcalloc(m->layout.total, sizeof(real));
     if (with_grads)
         m->grads = xcalloc(m->layout.total, sizeof(real));
+    model_bind(m, with_grads);
+}
+
+void model_init_view(Model *m, const ModelConfig *cfg, const real *params)
+{
+    memset(m, 0, sizeof *m);
+    m->cfg = *cfg;
+    m->show_layer = m->show_head = -1;
+    param_layout_init(&m->layout, cfg);
+    m->params = (real *)params; /* never written: decoding only reads the weights */
+    m->params_borrowed = true;
+    model_bind(m, false);
+}
+
+static void model_bind(Model *m, bool with_grads)
+{
+    const ModelConfig *cfg = &m->cfg;
     if (cfg->arch == ARCH_TRANSFORMER) {
         tf_weights_bind(&m->tw, m->params, cfg);
         if (with_grads)
@@ -50,7 +69,8 @@ void model_init(Model *m, const ModelConfig *cfg, bool with_grads)
 void model_free(Model *m)
 {
     param_layout_free(&m->layout);
-    free(m->params);
+    if (!m->params_borrowed)
+        free(m->params);
     free(m->grads);
     memset(m, 0, sizeof *m);
 }

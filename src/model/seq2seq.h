@@ -36,6 +36,7 @@ typedef struct Model {
        the heads. */
     int show_layer, show_head;
     struct Model *members; /* an ensemble's models (cfg.n_members), else NULL */
+    bool params_borrowed;  /* params belong to someone else (a mapped model file) */
 } Model;
 
 /* An ensemble of n models over the same vocabularies, for decoding only (model/ensemble.h):
@@ -47,6 +48,9 @@ void model_ensemble_free(Model *e);
 
 /* Allocates parameters (zeroed) and, when with_grads, gradients. */
 void model_init(Model *m, const ModelConfig *cfg, bool with_grads);
+/* A model over parameters that stay the caller's (params: the layout's total, in
+   layout order), without gradients; model_free leaves them. */
+void model_init_view(Model *m, const ModelConfig *cfg, const real *params);
 void model_free(Model *m);
 /* Recurrent models: PyTorch's default initialisation, U(-1/sqrt(fan_in), 1/sqrt(fan_in))
    for RNN and linear weights and biases, N(0,1) for embeddings. The Transformer:

@@ -472,3 +472,107 @@ Test(model_file, fuzz_found_config_sizes_are_not_allocated_before_the_tensors_ch
     free(dir);
     free(path);
 }
+
+/* Loaded without gradients, an s2s file's weights are used where they lie in the
+   mapped file; with gradients (or tensors in another order) they are copied. The
+   weights are the same either way. */
+Test(model_file, weights_in_place_in_the_mapped_file_or_copied)
+{
+    Model m;
+    Vocab *vs, *vt;
+    char *dir;
+    char *path = save_random(&m, &vs, &vt, &dir, CELL_GRU);
+    ModelFile a, b;
+    Err e;
+    cr_assert_eq(model_file_load(&a, path, false, &e), 0, "%s", e.msg);
+    cr_assert_eq(model_file_load(&b, path, true, &e), 0, "%s", e.msg);
+    cr_expect_not_null(a.file, "an s2s file loaded for decoding should be mapped");
+    cr_expect(a.model.params_borrowed);
+    cr_expect_null(b.file);
+    cr_expect(!b.model.params_borrowed);
+    cr_expect_not_null(b.model.grads);
+    cr_expect_eq(memcmp(a.model.params, m.params, m.layout.total * sizeof(real)), 0);
+    cr_expect_eq(memcmp(b.model.params, m.params, m.layout.total * sizeof(real)), 0);
+    model_file_free(&b);
+
+    /* the same tensors and metadata, written in reverse order: copied, same weights */
+    StFile *f;
+    cr_assert_eq(st_load(&f, path, NULL, &e), 0, "%s", e.msg);
+    size_t n = st_count(f), nm = st_meta_count(f);
+    StTensor *ts = calloc(n, sizeof *ts);
+    for (size_t i = 0; i < n; i++)
+        ts[i] = *st_at(f, n - 1 - i);
+    const char **keys = calloc(nm, sizeof *keys), **vals = calloc(nm, sizeof *vals);
+    size_t k = 0;
+    for (size_t i = 0; i < nm; i++)
+        if (strcmp(st_meta_key(f, i), ST_KEY_CRC32) != 0) {
+            keys[k] = st_meta_key(f, i);
+            vals[k++] = st_meta_val(f, i);
+        }
+    char *rev = strf("%s/reversed.s2s", dir);
+    cr_assert_eq(st_write(rev, ts, n, keys, vals, k, &e), 0, "%s", e.msg);
+    ModelFile c;
+    cr_assert_eq(model_file_load(&c, rev, false, &e), 0, "%s", e.msg);
+    cr_expect_null(c.file, "tensors out of layout order must be copied");
+    cr_expect_eq(memcmp(c.model.params, m.params, m.layout.total * sizeof(real)), 0);
+    model_file_free(&c);
+    st_close(f);
+    free(ts);
+    free(keys);
+    free(vals);
+    free(rev);
+    model_file_free(&a);
+    model_free(&m);
+    vocab_free(vs);
+    vocab_free(vt);
+    rm_rf(dir);
+    free(dir);
+    free(path);
+}
+
+/* A mapped model file truncated by someone else while in use: touching a lost page
+   ends the process with one line naming the file and status 1, not a crash. */
+Test(model_file, a_mapped_file_truncated_in_use_ends_with_one_line)
+{
+    Model m;
+    Vocab *vs, *vt;
+    char *dir;
+    char *path = save_random(&m, &vs, &vt, &dir, CELL_LSTM);
+    int fds[2];
+    cr_assert_eq(pipe(fds), 0);
+    pid_t pid = fork();
+    cr_assert(pid >= 0);
+    if (pid == 0) {
+        dup2(fds[1], 2);
+        close(fds[0]);
+        ModelFile mf;
+        Err e;
+        if (model_file_load(&mf, path, false, &e) != 0 || !mf.file)
+            _exit(7);
+        if (truncate(path, 0) != 0)
+            _exit(8);
+        volatile real sum = 0;
+        for (size_t i = 0; i < mf.model.layout.total; i += 256)
+            sum += mf.model.params[i];
+        _exit(9); /* not reached: the first page is gone */
+    }
+    close(fds[1]);
+    char buf[512] = {0};
+    ssize_t got = 0, r;
+    while ((r = read(fds[0], buf + got, sizeof buf - 1 - (size_t)got)) > 0)
+        got += r;
+    close(fds[0]);
+    int status;
+    waitpid(pid, &status, 0);
+    cr_assert(WIFEXITED(status), "killed by signal %d", WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+    cr_expect_eq(WEXITSTATUS(status), 1);
+    char *want = strf("s2s: %s: the file was truncated while in use; nothing written\n", path);
+    cr_expect_str_eq(buf, want);
+    free(want);
+    model_free(&m);
+    vocab_free(vs);
+    vocab_free(vt);
+    rm_rf(dir);
+    free(dir);
+    free(path);
+}
