@@ -13,6 +13,7 @@
  *       Training steps (forward, backward, clipping, Adam) over the batches: target
  *       tokens/s per run, model FLOPs per token, CPU times, peak RSS.
  *   bench greedy MODEL DEC [--batch B] [--max-len M] [--threads N] [--runs R] [--first N]
+ *                          [--precision f32|bf16|int8]
  *       Greedy decoding of the (first N) sentences of DEC, model load timed apart.
  *   bench spawn [--runs R] -- COMMAND [ARGS...]
  *       Runs COMMAND R times (stdout to /dev/null): wall time, CPU times, peak RSS.
@@ -601,6 +602,7 @@ static int cmd_greedy(int argc, char **argv)
 {
     const char *model = NULL, *dec = NULL;
     long threads = 2, batch = 1, max_len = 10, runs = 3, first = 0;
+    Precision prec = PREC_F32;
     Opts o;
     opts_init(&o, "greedy", argc, argv);
     while (opts_next(&o)) {
@@ -619,7 +621,12 @@ static int cmd_greedy(int argc, char **argv)
             runs = opts_long(&o, 1, 1000);
         else if (opts_is(&o, "--first"))
             first = opts_long(&o, 1, 1L << 30);
-        else
+        else if (opts_is(&o, "--precision")) {
+            int k = precision_from_name(opts_str(&o));
+            if (k < 0)
+                die_usage("greedy: --precision must be f32, bf16 or int8");
+            prec = (Precision)k;
+        } else
             opts_unknown(&o);
     }
     if (!model || !dec)
@@ -651,6 +658,7 @@ static int cmd_greedy(int argc, char **argv)
     ModelFile mf;
     if (model_file_load(&mf, model, false, &e) != 0)
         die_err(&e);
+    model_set_precision(&mf.model, prec);
     double load_s = clock_now() - t0;
     double *sps = xmalloc((size_t)runs * sizeof *sps);
     long out_tokens = 0;

@@ -21,6 +21,8 @@ const char decode_options_help[] =
     "  --max-len N          at most N output tokens per sentence (default: twice the\n"
     "                       source tokens plus 10)\n"
     "  --batch B            sentences decoded together (default 64)\n"
+    "  --precision P        f32, bf16 or int8: the vocabulary projection's weights\n"
+    "                       in decoding (default f32; int8 with one scale per row)\n"
     "  --threads N          threads (default: all cores)\n";
 
 DecodeArgs decode_args_default(void)
@@ -44,6 +46,13 @@ bool decode_args_parse(Opts *o, DecodeArgs *d)
         d->to.max_len = (int)opts_long(o, 1, 10000);
     else if (opts_is(o, "--batch"))
         d->to.batch = (int)opts_long(o, 1, 100000);
+    else if (opts_is(o, "--precision")) {
+        const char *v = opts_str(o);
+        int k = precision_from_name(v);
+        if (k < 0)
+            die_usage("%s: option --precision must be f32, bf16 or int8, got '%s'", o->cmd, v);
+        d->prec = (Precision)k;
+    }
     else if (opts_is(o, "--threads"))
         d->threads = (int)opts_long(o, 1, 1024);
     else
@@ -59,7 +68,7 @@ void decode_args_start(const DecodeArgs *d, const char *const *inputs, size_t n)
     nn_set_threads(d->threads);
 }
 
-void decode_models_load(DecodeModels *dm, const char *const *paths, int n)
+void decode_models_load(DecodeModels *dm, const char *const *paths, int n, Precision prec)
 {
     CHECK(n >= 1);
     Err e;
@@ -71,6 +80,7 @@ void decode_models_load(DecodeModels *dm, const char *const *paths, int n)
             die_err(&e);
         if (i && model_match_for_ensemble(&dm->files[0], paths[0], &dm->files[i], paths[i], &e) != 0)
             die_err(&e);
+        model_set_precision(&dm->files[i].model, prec);
         dm->members[i] = dm->files[i].model;
     }
     dm->use = dm->files[0];

@@ -103,7 +103,7 @@ int cmd_eval(int argc, char **argv)
     Err e;
 
     DecodeModels dm;
-    decode_models_load(&dm, po.models, po.nmodels);
+    decode_models_load(&dm, po.models, po.nmodels, po.d.prec);
     ModelFile mf = dm.use;
     Corpus c;
     CorpusOpts co = corpus_opts_pairs(mf.text.dir); /* source<TAB>target */

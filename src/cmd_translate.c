@@ -322,7 +322,7 @@ int cmd_translate(int argc, char **argv)
     Err e;
 
     DecodeModels dm;
-    decode_models_load(&dm, po.models, po.nmodels);
+    decode_models_load(&dm, po.models, po.nmodels, po.d.prec);
     ModelFile mf = dm.use;
 
     if ((po.attention_layer || po.attention_heads) && mf.model.cfg.arch != ARCH_TRANSFORMER)

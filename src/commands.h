@@ -23,6 +23,7 @@ typedef struct DecodeArgs {
     TranslateOpts to;    /* beam, length penalty, unknown-word replacement, limits */
     const char *output;  /* -o/--output FILE, or NULL */
     int threads;         /* 0: all cores */
+    Precision prec;      /* --precision: the vocabulary projection's weights */
 } DecodeArgs;
 
 /* Their help lines, and their defaults. */
@@ -40,7 +41,7 @@ typedef struct DecodeModels {
     int n;
     ModelFile use;
 } DecodeModels;
-void decode_models_load(DecodeModels *dm, const char *const *paths, int n);
+void decode_models_load(DecodeModels *dm, const char *const *paths, int n, Precision prec);
 void decode_models_free(DecodeModels *dm);
 
 /* Before decoding: refuses an output that is an input, the model or a binary file

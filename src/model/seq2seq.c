@@ -68,6 +68,7 @@ static void model_bind(Model *m, bool with_grads)
 
 void model_free(Model *m)
 {
+    model_set_precision(m, PREC_F32);
     param_layout_free(&m->layout);
     if (!m->params_borrowed)
         free(m->params);
@@ -872,9 +873,42 @@ void model_decode_step(Model *m, Work *w, const Batch *b, const int *prev, int t
     nn_embedding_forward(w->y + (size_t)t * B * E, prev, m->w.tgt_emb, B, c->tgt_vocab, E);
     dec_step(m, w, b, t, NULL);
     output_forward(m, w, b, t, 1, NULL);
-    nn_linear_forward(w->logits, w->pre_drop + (size_t)t * B * c->deep_out, m->w.proj_w, m->w.proj_b, B,
-                      c->deep_out, c->tgt_vocab);
+    model_step_projection(m, w->logits, w->pre_drop + (size_t)t * B * c->deep_out, m->w.proj_w, m->w.proj_b, B,
+                          c->deep_out, c->tgt_vocab);
     w->T = t + 1;
+}
+
+void model_step_projection(const Model *m, real *y, const real *x, const real *W, const real *b, int B,
+                           int In, int Out)
+{
+#ifndef S2S_REAL_DOUBLE
+    if (m->proj_q) {
+        nn_qmat_forward(y, x, m->proj_q, b, B);
+        return;
+    }
+#endif
+    nn_linear_forward(y, x, W, b, B, In, Out);
+}
+
+void model_set_precision(Model *m, Precision p)
+{
+    for (int i = 0; i < m->cfg.n_members; i++)
+        model_set_precision(&m->members[i], p);
+    if (m->proj_q) {
+        nn_qmat_free(m->proj_q);
+        free(m->proj_q);
+        m->proj_q = NULL;
+    }
+    if (p == PREC_F32 || m->cfg.n_members)
+        return;
+#ifdef S2S_REAL_DOUBLE
+    BUG("model_set_precision: float builds only");
+#else
+    const real *W = m->cfg.arch == ARCH_TRANSFORMER ? m->tw.proj_w : m->w.proj_w;
+    int In = m->cfg.arch == ARCH_TRANSFORMER ? m->cfg.model_dim : m->cfg.deep_out;
+    m->proj_q = XNEW(QMatrix, 1);
+    nn_qmat_init(m->proj_q, W, m->cfg.tgt_vocab, In, p);
+#endif
 }
 
 const real *work_step_logits(const Work *w) { return w->ens ? ens_step_logits(w) : w->logits; }

@@ -11,6 +11,7 @@
 #include "base/rng.h"
 #include "model/config.h"
 #include "model/params.h"
+#include "nn/quant.h"
 #include "nn/real.h"
 
 /* One batch, time-major, sorted by source length (descending): the encoder then runs
@@ -37,6 +38,8 @@ typedef struct Model {
     int show_layer, show_head;
     struct Model *members; /* an ensemble's models (cfg.n_members), else NULL */
     bool params_borrowed;  /* params belong to someone else (a mapped model file) */
+    struct QMatrix *proj_q; /* decoding: the vocabulary projection in bf16 or int8
+                               (model_set_precision), else NULL */
 } Model;
 
 /* An ensemble of n models over the same vocabularies, for decoding only (model/ensemble.h):
@@ -45,6 +48,11 @@ typedef struct Model {
    to members, which must outlive it; model_ensemble_free releases what init allocated. */
 void model_ensemble_init(Model *e, Model *members, int n);
 void model_ensemble_free(Model *e);
+
+/* Decoding steps compute the vocabulary projection from weights in the given precision
+   (nn/quant.h; an ensemble: each member's), quantized now from the float weights;
+   PREC_F32 goes back to them. Training never uses it. Float builds only. */
+void model_set_precision(Model *m, Precision p);
 
 /* Allocates parameters (zeroed) and, when with_grads, gradients. */
 void model_init(Model *m, const ModelConfig *cfg, bool with_grads);

@@ -124,4 +124,9 @@ static inline OutputLayer work_output(const Work *w, const real *W, const real *
                          .logits = w->logits, .probs = w->probs};
 }
 
+/* A decoding step's vocabulary projection y (B,Out) = x (B,In) W^T + b, from the
+   quantized weights when the model has them (model_set_precision). */
+void model_step_projection(const Model *m, real *y, const real *x, const real *W, const real *b, int B,
+                           int In, int Out);
+
 #endif

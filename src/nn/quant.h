@@ -1,0 +1,42 @@
+/* Weights stored in fewer bits for decoding (translate/eval --precision): bf16 (the top
+   16 bits of a float, rounded to nearest even) or int8 with one scale per output row
+   (w ≈ scale·q, scale = max|w| / 127, q = round(w / scale)). The weights are stored in
+   blocks of 16 rows interleaved by column, so that a product updates 16 outputs per
+   vector step (each column's weights converted to float on the fly, the sums in float,
+   over the columns in order) and reads the compact weights once per input row. The vocabulary projection, the largest matrix of a decoder step (17 MB in
+   float for 16,699 × 256), is what decoding spends its time reading. */
+#ifndef S2S_NN_QUANT_H
+#define S2S_NN_QUANT_H
+
+#include <stdint.h>
+
+#include "nn/real.h"
+
+typedef enum Precision { PREC_F32 = 0, PREC_BF16, PREC_INT8, PREC_KINDS } Precision;
+extern const char *const precision_names[PREC_KINDS]; /* "f32", "bf16", "int8" */
+/* The precision named `name`, or -1. */
+int precision_from_name(const char *name);
+
+typedef struct QMatrix {
+    Precision prec; /* PREC_BF16 or PREC_INT8 */
+    int rows, cols; /* (Out, In) as the float matrix */
+    uint16_t *bf16; /* with PREC_BF16: blocks of 16 rows (the last padded with zeros),
+                       each (cols, 16) */
+    int8_t *i8;     /* with PREC_INT8: the same layout */
+    float *scale;   /* (rows, padded to 16) with PREC_INT8 */
+} QMatrix;
+
+/* bf16 of x, rounded to nearest even (NaN stays NaN), and back. */
+uint16_t nn_bf16_from_float(float x);
+float nn_float_from_bf16(uint16_t h);
+
+/* Quantizes W (rows, cols), PyTorch layout (Out, In). */
+void nn_qmat_init(QMatrix *q, const float *W, int rows, int cols, Precision prec);
+void nn_qmat_free(QMatrix *q);
+/* The float value the quantized weight (r, c) stands for. */
+float nn_qmat_weight(const QMatrix *q, int r, int c);
+/* y = x W^T + b with W the dequantized matrix: y (N, rows), x (N, cols), b (rows) or
+   NULL. For the decoder's few rows (beam widths, small batches). */
+void nn_qmat_forward(float *y, const float *x, const QMatrix *q, const float *b, int N);
+
+#endif

@@ -1,0 +1,48 @@
+/* translate/eval --precision: the vocabulary projection in bf16 or int8. */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "helpers.h"
+
+Test(precision_cli, bf16_and_int8_translate_and_f32_is_unchanged)
+{
+    char *dir = sample_prepared_dir();
+    char *data = strf("%s/data", dir), *m = strf("%s/m.s2s", dir);
+    RunResult r = RUN_S2S(NULL, "train", data, "-o", m, "--steps", "60", "--model-dim", "32", "--ff", "64",
+                          "--layers", "1", "--heads", "2", "--threads", "1", "--quiet", "--valid-every", "0");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    run_free(&r);
+    RunResult plain = RUN_S2S(NULL, "translate", m, "I have a cat.", "We are late.", "--threads", "1");
+    RunResult f32 = RUN_S2S(NULL, "translate", m, "I have a cat.", "We are late.", "--threads", "1", "--precision",
+                            "f32");
+    cr_assert_eq(plain.status, 0, "%s", plain.err);
+    cr_expect_str_eq(f32.out, plain.out);
+    for (int p = 0; p < 2; p++) {
+        const char *prec = p ? "int8" : "bf16";
+        RunResult q = RUN_S2S(NULL, "translate", m, "I have a cat.", "We are late.", "--threads", "1",
+                              "--precision", prec);
+        cr_expect_eq(q.status, 0, "%s: %s", prec, q.err);
+        int lines = 0;
+        for (const char *s = q.out; *s; s++)
+            lines += *s == '\n';
+        cr_expect_eq(lines, 2, "%s: %s", prec, q.out);
+        run_free(&q);
+    }
+    char *test = strf("%s/test.tsv", data);
+    r = RUN_S2S(NULL, "eval", m, test, "--threads", "1", "--precision", "int8", "--beam", "1");
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    cr_expect(strncmp(r.out, "BLEU = ", 7) == 0, "%s", r.out);
+    run_free(&r);
+    r = RUN_S2S(NULL, "translate", m, "x", "--precision", "fp8");
+    cr_expect_eq(r.status, 2);
+    cr_expect_str_eq(r.err, "s2s: translate: option --precision must be f32, bf16 or int8, got 'fp8'\n");
+    run_free(&r);
+    run_free(&plain);
+    run_free(&f32);
+    free(test);
+    free(data);
+    free(m);
+    rm_rf(dir);
+    free(dir);
+}
