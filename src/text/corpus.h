@@ -39,9 +39,13 @@ Lang direction_tgt_lang(Direction d);
 
 /* The tokenizer settings of a prepared corpus and of the model trained on it
    (prepare.json, and s2s.config in a model file). Languages follow the direction. */
+typedef struct Bpe Bpe;
 typedef struct TextConfig {
     Direction dir;
     bool keep_case;
+    /* The subword codes of each side (text/bpe.h), owned by whoever loaded them;
+       NULL: the side is words. */
+    const Bpe *src_bpe, *tgt_bpe;
 } TextConfig;
 
 /* Tokenizer options for the source and the target side. */
