@@ -260,7 +260,8 @@ int prepare_run(const PrepareOpts *o, Buf *summary, Err *e)
     free(keys);
 
     /* Subword units (--bpe, --bpe-codes) replace the tokens from here on. */
-    progress(&pr, "learning BPE", 0, 1);
+    if (po.bpe)
+        progress(&pr, "learning BPE", 0, 1);
     if (prepare_bpe(&pb, &po, &arena, tp, kept, split, n_kept, e) != 0)
         goto out;
 
@@ -332,18 +333,9 @@ int prepare_run(const PrepareOpts *o, Buf *summary, Err *e)
         buf_printf(&report, "    \"max_len\": %ld,\n", po.max_len);
     else
         buf_puts(&report, "    \"max_len\": null,\n");
-    buf_printf(&report, "    \"skip_bad\": %s,\n", po.skip_bad ? "true" : "false");
-    buf_printf(&report, "    \"bpe\": %ld,\n    \"bpe_min_freq\": %ld,\n    \"joint\": %s,\n"
-                        "    \"bpe_codes\": [", po.bpe, po.bpe_min_freq, po.joint ? "true" : "false");
-    for (int s = 0; s < 2; s++) {
-        if (s)
-            buf_puts(&report, ", ");
-        if (po.bpe_codes[s])
-            buf_json_str(&report, po.bpe_codes[s], strlen(po.bpe_codes[s]));
-        else
-            buf_puts(&report, "null");
-    }
-    buf_puts(&report, "]\n  },\n");
+    buf_printf(&report, "    \"skip_bad\": %s", po.skip_bad ? "true" : "false");
+    prepare_bpe_json_options(&po, &report);
+    buf_puts(&report, "\n  },\n");
     buf_printf(&report, "  \"lines_read\": %zu,\n  \"blank_lines\": %zu,\n", c.lines, c.blank);
     buf_printf(&report, "  \"bad_lines_skipped\": %zu,\n  \"bad_line_numbers\": [", c.bad);
     for (size_t i = 0; i < c.n_first_bad; i++)

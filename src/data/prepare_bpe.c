@@ -78,8 +78,27 @@ int prepare_bpe(PrepareBpe *pb, const PrepareOpts *o, Buf *arena, TokPair *tp, c
     return 0;
 }
 
+void prepare_bpe_json_options(const PrepareOpts *o, Buf *report)
+{
+    if (!o->bpe && !o->bpe_codes[0] && !o->bpe_codes[1] && !o->joint)
+        return;
+    buf_printf(report, ",\n    \"bpe\": %ld,\n    \"bpe_min_freq\": %ld,\n    \"joint\": %s,\n"
+                       "    \"bpe_codes\": [", o->bpe, o->bpe_min_freq, o->joint ? "true" : "false");
+    for (int s = 0; s < 2; s++) {
+        if (s)
+            buf_puts(report, ", ");
+        if (o->bpe_codes[s])
+            buf_json_str(report, o->bpe_codes[s], strlen(o->bpe_codes[s]));
+        else
+            buf_puts(report, "null");
+    }
+    buf_putc(report, ']');
+}
+
 void prepare_bpe_json(const PrepareBpe *pb, Buf *report)
 {
+    if (!pb->bpe[0] && !pb->bpe[1])
+        return;
     buf_puts(report, "  \"bpe\": {");
     for (int s = 0; s < 2; s++) {
         buf_puts(report, s ? ", \"target\": " : "\"source\": ");

@@ -41,8 +41,12 @@ typedef struct PrepareBpe {
    with e set ("FILE:LINE: ..." for a codes file). */
 int prepare_bpe(PrepareBpe *pb, const PrepareOpts *o, Buf *arena, TokPair *tp, const size_t *kept,
                 const uint8_t *split, size_t n_kept, Err *e);
-/* Appends the report's entry: `  "bpe": {"source": N, "target": N},\n` (N the number of
-   merges of a side, null for a side of words). */
+/* Appends the report's options after "skip_bad" when o asks for subwords or --joint:
+   `,\n    "bpe": N, "bpe_min_freq": K, "joint": B, "bpe_codes": [SRC, TGT]` (null for a
+   side without a codes file). */
+void prepare_bpe_json_options(const PrepareOpts *o, Buf *report);
+/* Appends the report's entry when a side has codes: `  "bpe": {"source": N, "target":
+   N},\n` (N the number of merges of a side, null for a side of words). */
 void prepare_bpe_json(const PrepareBpe *pb, Buf *report);
 /* Writes DIR/bpe.src and DIR/bpe.tgt, or removes them when the sides are words. */
 int prepare_bpe_write(const PrepareBpe *pb, const char *dir, Err *e);
