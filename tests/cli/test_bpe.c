@@ -247,6 +247,22 @@ Test(cli_bpe, train_and_translate_plain_text, .timeout = 120)
     cr_expect(strstr(r.err, "xy@@") || strstr(r.err, "x@@"), "%s", r.err);
     run_free(&r);
 
+    r = RUN_S2S(NULL, "info", model);
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    cr_expect(strstr(r.out, "\nbpe: source 200 merges, target 200 merges\n"), "%s", r.out);
+    run_free(&r);
+
+    /* the codes files are inputs of the run: no output may replace them */
+    char *codes = file_in(prep, "bpe.tgt");
+    r = RUN_S2S(NULL, "train", prep, "-o", codes, "--steps", "1");
+    cr_expect_eq(r.status, 1);
+    char *want = strf("s2s: %s: -o would overwrite the input %s (the same file); nothing written\n",
+                      codes, codes);
+    cr_expect_str_eq(r.err, want);
+    free(want);
+    free(codes);
+    run_free(&r);
+
     /* eval reads the same model: references are segmented as in training */
     char *test = file_in(prep, "test.tsv");
     r = RUN_S2S(NULL, "eval", model, test, "--threads", "1");
