@@ -49,14 +49,18 @@ Test(cli_bpe, joint_merges_and_vocabulary)
     const char *voc = SPECIALS "newest\t6\nlow\t5\nwidest\t3\nlower\t2\n";
     expect_file(out, "vocab.src", voc);
     expect_file(out, "vocab.tgt", voc);
-    char *json = slurp(strf("%s/prepare.json", out), NULL);
+    char *jp = file_in(out, "prepare.json"), *json = slurp(jp, NULL);
     cr_expect(strstr(json, "    \"min_freq\": 1,\n"), "%s", json);
     cr_expect(strstr(json, "    \"bpe\": 100,\n    \"bpe_min_freq\": 2,\n    \"joint\": true,\n"
                            "    \"bpe_codes\": [null, null]\n  },\n"), "%s", json);
     cr_expect(strstr(json, "  \"bpe\": {\"source\": 13, \"target\": 13},\n"), "%s", json);
     free(json);
+    free(jp);
     run_free(&r);
     rm_rf(dir);
+    free(out);
+    free(corpus);
+    free(dir);
 }
 
 Test(cli_bpe, merges_and_vocabularies_per_side)
@@ -88,6 +92,9 @@ Test(cli_bpe, merges_and_vocabularies_per_side)
     expect_file(out, "vocab.src", SPECIALS "low\t5\nlower\t2\n");
     run_free(&r);
     rm_rf(dir);
+    free(out);
+    free(corpus);
+    free(dir);
 }
 
 Test(cli_bpe, codes_files_from_elsewhere)
@@ -114,12 +121,17 @@ Test(cli_bpe, codes_files_from_elsewhere)
     cr_expect(!file_exists(p));
     expect_file(out, "bpe.tgt", "#version: 0.2\nl o\nlo w</w>\n");
     expect_file(out, "vocab.src", SPECIALS "low\t5\nlower\t2\n");
-    char *json = slurp(strf("%s/prepare.json", out), NULL);
+    char *jp = file_in(out, "prepare.json"), *json = slurp(jp, NULL);
     cr_expect(strstr(json, "  \"bpe\": {\"source\": null, \"target\": 2},\n"), "%s", json);
     free(json);
+    free(jp);
     free(p);
     run_free(&r);
     rm_rf(dir);
+    free(codes);
+    free(out);
+    free(corpus);
+    free(dir);
 }
 
 Test(cli_bpe, bad_codes_file_fails_and_writes_nothing)
@@ -154,6 +166,10 @@ Test(cli_bpe, bad_codes_file_fails_and_writes_nothing)
     free(want);
     run_free(&r);
     rm_rf(dir);
+    free(codes);
+    free(out);
+    free(corpus);
+    free(dir);
 }
 
 Test(cli_bpe, usage_errors)
@@ -212,6 +228,8 @@ Test(cli_bpe, tokenize_segments_and_joins)
     free(want);
     run_free(&r);
     rm_rf(dir);
+    free(codes);
+    free(dir);
 }
 
 /* prepare --bpe 200 --joint on the sample, a short training, then a sentence with a
@@ -272,4 +290,7 @@ Test(cli_bpe, train_and_translate_plain_text, .timeout = 120)
     free(test);
     run_free(&r);
     rm_rf(dir);
+    free(model);
+    free(prep);
+    free(dir);
 }
