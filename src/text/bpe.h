@@ -12,9 +12,14 @@
  * to the greatest pair, comparing the first symbols bytewise, then the second ones
  * (as subword-nmt, which takes the maximum of (count, pair) over Python strings). It
  * stops after the requested number of merges, or before one whose count is below
- * min_freq, or when no pair is left. Pair counts are kept exact after each merge, an
- * index from each pair to the words holding it limits a merge's work to those words,
- * and a binary heap with lazy deletion finds the best pair.
+ * min_freq, or when no pair is left. Pair counts are kept exact after each merge (each
+ * changed word's pairs are taken out and its new pairs put in), an index from each pair
+ * to the words holding it limits a merge's work to those words, and a binary heap with
+ * lazy deletion (entries whose count is out of date are dropped when they surface)
+ * finds the best pair. The merges equal subword-nmt's on the sample and on the first
+ * 20,000 lines of fra.txt (checked against a plain reimplementation that recounts every
+ * pair at every step); subword-nmt's own incremental counts can leave a merged pair
+ * below zero, which differs only if that pair is formed again by other merges.
  *
  * Applying (bpe_segment_word) follows apply_bpe.py: among the word's adjacent pairs
  * that are merges, take the one of lowest rank (first in the file), merge all its
