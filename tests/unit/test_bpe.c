@@ -300,6 +300,137 @@ Test(bpe, segment_then_join_gives_the_tokens_fra, .timeout = 300)
     cr_expect_gt(round_trip(fra, 2000), 100000);
 }
 
+/* The learning rule written plainly: every step recounts every pair of every word,
+   takes the highest count (ties: the greatest first symbol, then second, bytewise) and
+   merges it left to right. Appends the codes file text. */
+typedef struct NaivePair {
+    const char *a, *b;
+    uint64_t c;
+} NaivePair;
+
+static int naive_cmp(const void *x, const void *y)
+{
+    const NaivePair *p = x, *q = y;
+    int c = strcmp(p->a, q->a);
+    return c ? c : strcmp(p->b, q->b);
+}
+
+static void naive_learn(const VocabCounter *vc, long merges, uint64_t min_freq, Buf *codes)
+{
+    size_t nw = vocab_counter_types(vc), total = 0;
+    char ***sym = XNEW(char **, nw);
+    size_t *len = XNEW(size_t, nw);
+    uint64_t *cnt = XNEW(uint64_t, nw);
+    for (size_t w = 0; w < nw; w++) {
+        size_t n;
+        const char *s = vocab_counter_at(vc, w, &n, &cnt[w]);
+        sym[w] = XNEW(char *, n);
+        len[w] = 0;
+        for (size_t i = 0; i < n;) {
+            size_t k = 1;
+            while (i + k < n && ((unsigned char)s[i + k] & 0xC0) == 0x80)
+                k++;
+            sym[w][len[w]++] = i + k == n ? strf("%.*s</w>", (int)k, s + i) : xstrndup(s + i, k);
+            i += k;
+        }
+        total += n;
+    }
+    NaivePair *pairs = XNEW(NaivePair, total + 1);
+    buf_puts(codes, "#version: 0.2\n");
+    for (long m = 0; m < merges; m++) {
+        size_t np = 0;
+        for (size_t w = 0; w < nw; w++)
+            for (size_t i = 0; i + 1 < len[w]; i++)
+                pairs[np++] = (NaivePair){sym[w][i], sym[w][i + 1], cnt[w]};
+        qsort(pairs, np, sizeof *pairs, naive_cmp);
+        NaivePair best = {NULL, NULL, 0};
+        for (size_t i = 0; i < np;) {
+            NaivePair run = pairs[i++];
+            while (i < np && naive_cmp(&pairs[i], &run) == 0)
+                run.c += pairs[i++].c;
+            if (run.c >= best.c) /* runs come in ascending order: ties go to the later */
+                best = run;
+        }
+        if (!best.a || best.c < min_freq)
+            break;
+        char *a = xstrdup(best.a), *b = xstrdup(best.b);
+        buf_printf(codes, "%s %s\n", a, b);
+        for (size_t w = 0; w < nw; w++) {
+            size_t k = 0;
+            for (size_t i = 0; i < len[w]; k++) {
+                if (i + 1 < len[w] && strcmp(sym[w][i], a) == 0 && strcmp(sym[w][i + 1], b) == 0) {
+                    char *ab = strf("%s%s", sym[w][i], sym[w][i + 1]);
+                    free(sym[w][i]);
+                    free(sym[w][i + 1]);
+                    sym[w][k] = ab;
+                    i += 2;
+                } else {
+                    sym[w][k] = sym[w][i++];
+                }
+            }
+            len[w] = k;
+        }
+        free(a);
+        free(b);
+    }
+    for (size_t w = 0; w < nw; w++) {
+        for (size_t i = 0; i < len[w]; i++)
+            free(sym[w][i]);
+        free(sym[w]);
+    }
+    free(sym);
+    free(len);
+    free(cnt);
+    free(pairs);
+}
+
+/* The words of one or both sides of data/sample.tsv, tokenized as prepare does. */
+static VocabCounter *sample_words(bool src, bool tgt)
+{
+    Corpus c;
+    CorpusOpts co = {.dir = DIR_EN_FR};
+    Err e;
+    cr_assert_eq(corpus_read(&c, "data/sample.tsv", &co, &e), 0, "%s", e.msg);
+    TokOpts to[2] = {{LANG_EN, true}, {LANG_FR, true}};
+    VocabCounter *vc = vocab_counter_new();
+    Buf t = {0};
+    for (size_t i = 0; i < c.n; i++)
+        for (int s = 0; s < 2; s++) {
+            if (!(s ? tgt : src))
+                continue;
+            const char *line = s ? c.pairs[i].tgt : c.pairs[i].src;
+            buf_clear(&t);
+            cr_assert_geq(tok_line(line, strlen(line), &to[s], &t, &e), 0, "%s", e.msg);
+            vocab_counter_add_line(vc, t.data ? t.data : "", t.len);
+        }
+    buf_free(&t);
+    corpus_free(&c);
+    return vc;
+}
+
+Test(bpe, incremental_learning_equals_recounting, .timeout = 120)
+{
+    static const struct {
+        bool src, tgt;
+        long merges;
+        uint64_t min_freq;
+    } cases[] = {{true, true, 400, 2}, {true, false, 300, 2}, {false, true, 5000, 3}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        VocabCounter *vc = sample_words(cases[i].src, cases[i].tgt);
+        Buf want = {0};
+        naive_learn(vc, cases[i].merges, cases[i].min_freq, &want);
+        Bpe *b = bpe_learn(vc, cases[i].merges, cases[i].min_freq, NULL);
+        char *got = codes_text(b);
+        buf_putc(&want, '\0');
+        cr_expect_str_eq(got, want.data, "case %zu", i);
+        cr_expect_gt(bpe_merges(b), 250, "case %zu", i);
+        free(got);
+        buf_free(&want);
+        bpe_free(b);
+        vocab_counter_free(vc);
+    }
+}
+
 /* A fixture model saved with the given codes on each side, loaded back. */
 static void save_with_codes(const char *path, const Bpe *src, const Bpe *tgt)
 {
