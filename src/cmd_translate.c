@@ -27,7 +27,7 @@ static const char usage[] =
     "gives an empty line). Text is tokenized as in training, decoded by beam search\n"
     "(stops at <eos>) in batches, and detokenized for the target language; a model\n"
     "trained on subword units (s2s prepare --bpe) also splits the input's words into\n"
-    "its units and joins the output's, so that input and output are plain text. Input is\n"
+    "its units and joins the output's: plain text in, plain text out. Input is\n"
     "UTF-8; a leading byte order mark and CR before each newline are ignored. An\n"
     "invalid line (bad UTF-8, a NUL byte) is an error naming it, and then nothing is\n"
     "written; so is a line too long to decode within the memory of one sentence (a\n"
