@@ -291,7 +291,7 @@ Test(bpe, segment_then_join_gives_the_tokens_sample)
     cr_expect_gt(round_trip("data/sample.tsv", 300), 100);
 }
 
-Test(bpe, segment_then_join_gives_the_tokens_fra, .timeout = 300)
+Test(bpe, segment_then_join_gives_the_tokens_fra)
 {
     const char *fra = fra_corpus();
     if (!fra)
@@ -408,7 +408,7 @@ static VocabCounter *sample_words(bool src, bool tgt)
     return vc;
 }
 
-Test(bpe, incremental_learning_equals_recounting, .timeout = 120)
+Test(bpe, incremental_learning_equals_recounting)
 {
     static const struct {
         bool src, tgt;
