@@ -281,6 +281,34 @@ Test(cli_bpe, train_and_translate_plain_text, .timeout = 120)
     free(codes);
     run_free(&r);
 
+    /* A damaged merge in the model file: one line naming the entry and its line. The
+       codes are in the header twice (source and target); the first merge of each loses
+       its space. */
+    char *bad = file_in(dir, "bad.s2s");
+    size_t len;
+    char *bytes = slurp(model, &len);
+    int damaged = 0;
+    for (char *p = bytes; (p = memmem(p, len - (size_t)(p - bytes), "#version: 0.2\\n", 15)); damaged++) {
+        p += 15;
+        char *sp = memchr(p, ' ', 40);
+        cr_assert_not_null(sp);
+        *sp = '_';
+    }
+    cr_assert_eq(damaged, 2);
+    FILE *f = fopen(bad, "wb");
+    cr_assert_not_null(f);
+    cr_assert_eq(fwrite(bytes, 1, len, f), len);
+    fclose(f);
+    free(bytes);
+    r = RUN_S2S(NULL, "translate", bad, "I have a cat.");
+    cr_expect_eq(r.status, 1);
+    want = strf("s2s: %s: s2s.bpe.src:2: not a merge (expected two symbols separated by one space)\n", bad);
+    cr_expect_str_eq(r.err, want);
+    cr_expect_str_eq(r.out, "");
+    free(want);
+    free(bad);
+    run_free(&r);
+
     /* eval reads the same model: references are segmented as in training */
     char *test = file_in(prep, "test.tsv");
     r = RUN_S2S(NULL, "eval", model, test, "--threads", "1");
