@@ -235,7 +235,7 @@ Test(cli_bpe, tokenize_segments_and_joins)
 /* prepare --bpe 200 --joint on the sample, a short training, then a sentence with a
    word absent from training: the source is split into units (shown by the heatmap on
    stderr), the output is plain text. */
-Test(cli_bpe, train_and_translate_plain_text, .timeout = 120)
+Test(cli_bpe, train_and_translate_plain_text)
 {
     char *dir = tmpdir_new(), *prep = file_in(dir, "prep"), *model = file_in(dir, "m.s2s");
     RunResult r = RUN_S2S(NULL, "prepare", "data/sample.tsv", "-o", prep, "--bpe", "200", "--joint");
