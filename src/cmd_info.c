@@ -152,6 +152,17 @@ int cmd_info(int argc, char **argv)
                t->dir.src.code, t->dir.tgt.code,
                t->keep_case ? "true" : "false");
     buf_printf(&o, "vocabulary: source %zu, target %zu\n", vocab_size(mf.src), vocab_size(mf.tgt));
+    if (mf.bpe[0] || mf.bpe[1]) {
+        buf_puts(&o, "bpe:");
+        for (int s = 0; s < 2; s++) {
+            buf_puts(&o, s ? ", target " : " source ");
+            if (mf.bpe[s])
+                buf_printf(&o, "%zu merges", bpe_merges(mf.bpe[s]));
+            else
+                buf_puts(&o, "words");
+        }
+        buf_putc(&o, '\n');
+    }
     buf_printf(&o, "parameters: %zu (%d tensors)\n", m->layout.total, m->layout.n);
 
     /* Every key of s2s.config, from the same writer the file uses. */

@@ -56,6 +56,19 @@ static void usage(FILE *out)
 "                          BLEU is case-sensitive as sacreBLEU's default\n"
 "  --keep-case             keep case (the default)\n"
 "  --skip-bad              skip and count malformed lines instead of failing\n"
+"  --bpe N                 learn N byte-pair-encoding merges on the training split\n"
+"                          (after tokenization) and use subword units; writes the\n"
+"                          merges to DIR/bpe.src and DIR/bpe.tgt (subword-nmt's\n"
+"                          codes format); --min-freq then defaults to 1\n"
+"  --bpe-min-freq K        stop before a pair seen fewer than K times (default 2);\n"
+"                          of pairs seen equally often, the greatest (bytewise:\n"
+"                          first symbols, then second ones) is merged first\n"
+"  --joint                 one merge list and one vocabulary for both sides\n"
+"  --bpe-codes FILE        use the merges of FILE (for example from subword-nmt's\n"
+"                          learn_bpe.py) for both sides instead of learning them\n"
+"  --bpe-codes-src FILE    the same for the source side only (words on the other\n"
+"                          side unless --bpe-codes-tgt is given too)\n"
+"  --bpe-codes-tgt FILE    the same for the target side only\n"
 "  -h, --help              this help\n"
 "\n"
 "Pairs that share a source sentence (after tokenization) always go to the same\n"
@@ -70,6 +83,7 @@ static void parse_args(PrepareOpts *p, int argc, char **argv)
     p->progress = true;
     int langs_given = 0; /* bit 0: --src-lang, bit 1: --tgt-lang */
     bool direction_given = false;
+    bool min_freq_given = false, bpe_min_freq_given = false, codes_both = false;
     Opts o;
     opts_init(&o, "prepare", argc, argv);
     while (opts_next(&o)) {
@@ -113,6 +127,7 @@ static void parse_args(PrepareOpts *p, int argc, char **argv)
             p->seed = opts_long(&o, 0, LONG_MAX);
         } else if (opts_is(&o, "--min-freq")) {
             p->min_freq = opts_long(&o, 1, 1000000000);
+            min_freq_given = true;
         } else if (opts_is(&o, "--max-vocab")) {
             p->max_vocab = opts_long(&o, VOCAB_NSPECIAL + 1, 100000000);
         } else if (opts_is(&o, "--max-len")) {
@@ -126,10 +141,34 @@ static void parse_args(PrepareOpts *p, int argc, char **argv)
         } else if (opts_is(&o, "--skip-bad")) {
             opts_bool(&o);
             p->skip_bad = true;
+        } else if (opts_is(&o, "--bpe")) {
+            p->bpe = opts_long(&o, 1, 10000000);
+        } else if (opts_is(&o, "--bpe-min-freq")) {
+            p->bpe_min_freq = opts_long(&o, 1, 1000000000);
+            bpe_min_freq_given = true;
+        } else if (opts_is(&o, "--joint")) {
+            opts_bool(&o);
+            p->joint = true;
+        } else if (opts_is(&o, "--bpe-codes")) {
+            p->bpe_codes[0] = p->bpe_codes[1] = opts_str(&o);
+            codes_both = true;
+        } else if (opts_is(&o, "--bpe-codes-src")) {
+            p->bpe_codes[0] = opts_str(&o);
+        } else if (opts_is(&o, "--bpe-codes-tgt")) {
+            p->bpe_codes[1] = opts_str(&o);
         } else {
             opts_unknown(&o);
         }
     }
+    bool codes = p->bpe_codes[0] || p->bpe_codes[1];
+    if (p->bpe && codes)
+        die_usage("prepare: --bpe learns merges and --bpe-codes reads them: give one of them");
+    if (bpe_min_freq_given && !p->bpe)
+        die_usage("prepare: option --bpe-min-freq needs --bpe");
+    if (p->joint && codes && !codes_both)
+        die_usage("prepare: --joint needs one merge list for both sides: --bpe N or --bpe-codes FILE");
+    if ((p->bpe || codes) && !min_freq_given)
+        p->min_freq = 1;
     if (p->src_file || p->tgt_file) {
         if (p->corpus)
             die_usage("prepare: give CORPUS or --src and --tgt, not both");

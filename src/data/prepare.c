@@ -15,6 +15,7 @@
 #include "base/clock.h"
 #include "base/file.h"
 #include "data/outside.h"
+#include "data/prepare_bpe.h"
 #include "text/split.h"
 #include "text/tokenize.h"
 #include "text/vocab.h"
@@ -22,7 +23,7 @@
 PrepareOpts prepare_opts_default(void)
 {
     return (PrepareOpts){.direction = DIRECTION_EN_FR, .valid = -1, .test = -1, .seed = 1, .min_freq = 2,
-                         .max_len = 50, .keep_case = true};
+                         .max_len = 50, .keep_case = true, .bpe_min_freq = 2};
 }
 
 /* The directory that holds path: "." for "x", "/" for "/x", "a" for "a/b/". */
@@ -46,6 +47,13 @@ static int check_outdir(const char *dir, const char *const *inputs, size_t n_inp
 {
     for (size_t i = 0; i < PREPARED_NFILES; i++) {
         char *out = path_join(dir, prepared_files[i]);
+        int rc = file_check_not_input(out, "-o", inputs, n_inputs, e);
+        free(out);
+        if (rc != 0)
+            return -1;
+    }
+    for (size_t i = 0; i < 2; i++) {
+        char *out = path_join(dir, prepare_bpe_files[i]);
         int rc = file_check_not_input(out, "-o", inputs, n_inputs, e);
         free(out);
         if (rc != 0)
@@ -85,6 +93,7 @@ static int check_outdir(const char *dir, const char *const *inputs, size_t n_inp
         bool ours = false;
         for (size_t i = 0; i < PREPARED_NFILES; i++)
             ours = ours || strcmp(n, prepared_files[i]) == 0;
+        ours = ours || strcmp(n, prepare_bpe_files[0]) == 0 || strcmp(n, prepare_bpe_files[1]) == 0;
         if (!ours && (!other || strcmp(n, other) < 0)) {
             free(other);
             other = xstrdup(n);
@@ -129,13 +138,6 @@ static void progress_done(Progress *pr)
         fputs("\r\033[K", stderr);
     pr->shown = false;
 }
-
-/* One pair after tokenization: its tokens live in an arena. */
-typedef struct TokPair {
-    size_t soff, toff;
-    uint32_t slen, tlen; /* bytes */
-    uint32_t sn, tn;     /* tokens */
-} TokPair;
 
 typedef struct SplitStats {
     size_t pairs;
@@ -186,6 +188,7 @@ int prepare_run(const PrepareOpts *o, Buf *summary, Err *e)
     size_t *kept = NULL, *hist[2] = {NULL, NULL};
     uint8_t *split = NULL;
     Vocab *voc[2] = {NULL, NULL};
+    PrepareBpe pb = {0};
     size_t n_read = 0, n_long = 0, n_leak = 0;
     for (size_t i = 0; i < c.n; i++) {
         if ((i & 4095) == 0)
@@ -272,20 +275,26 @@ int prepare_run(const PrepareOpts *o, Buf *summary, Err *e)
     size_t n_groups = split_assign(keys, n_kept, n_valid, n_test, (uint64_t)po.seed, split, counts);
     free(keys);
 
-    /* Vocabularies from train. */
+    /* Subword units (--bpe, --bpe-codes) replace the tokens from here on. */
+    if (po.bpe)
+        progress(&pr, "learning BPE", 0, 1);
+    if (prepare_bpe(&pb, &po, &arena, tp, kept, split, n_kept, e) != 0)
+        goto out;
+
+    /* Vocabularies from train (--joint: one from both sides). */
     progress(&pr, "counting", 0, 1);
-    VocabCounter *vc[2] = {vocab_counter_new(), vocab_counter_new()};
+    VocabCounter *vc[2] = {vocab_counter_new(), po.joint ? NULL : vocab_counter_new()};
     for (size_t j = 0; j < n_kept; j++) {
         if (split[j] != SPLIT_TRAIN)
             continue;
         const TokPair *t = &tp[kept[j]];
         vocab_counter_add_line(vc[0], arena.data + t->soff, t->slen);
-        vocab_counter_add_line(vc[1], arena.data + t->toff, t->tlen);
+        vocab_counter_add_line(vc[po.joint ? 0 : 1], arena.data + t->toff, t->tlen);
     }
-    for (int s = 0; s < 2; s++) {
-        voc[s] = vocab_build(vc[s], (uint64_t)po.min_freq, (size_t)po.max_vocab);
-        vocab_counter_free(vc[s]);
-    }
+    for (int s = 0; s < 2; s++)
+        voc[s] = vocab_build(vc[po.joint ? 0 : s], (uint64_t)po.min_freq, (size_t)po.max_vocab);
+    vocab_counter_free(vc[0]);
+    vocab_counter_free(vc[1]);
 
     /* Statistics and the split files. */
     SplitStats st[SPLIT_COUNT] = {{0}};
@@ -347,10 +356,14 @@ int prepare_run(const PrepareOpts *o, Buf *summary, Err *e)
         buf_printf(&report, "    \"max_len\": %ld,\n", po.max_len);
     else
         buf_puts(&report, "    \"max_len\": null,\n");
-    buf_printf(&report, "    \"skip_bad\": %s%s\n", po.skip_bad ? "true" : "false",
-               po.valid_files[0] || po.test_files[0] ? "," : "\n  },");
-    if (po.valid_files[0] || po.test_files[0])
+    buf_printf(&report, "    \"skip_bad\": %s", po.skip_bad ? "true" : "false");
+    prepare_bpe_json_options(&po, &report);
+    if (po.valid_files[0] || po.test_files[0]) {
+        buf_puts(&report, ",\n");
         prepare_json_outside(&report, &po);
+    } else {
+        buf_puts(&report, "\n  },\n");
+    }
     buf_printf(&report, "  \"lines_read\": %zu,\n  \"blank_lines\": %zu,\n", c.lines, c.blank);
     buf_printf(&report, "  \"bad_lines_skipped\": %zu,\n  \"bad_line_numbers\": [", c.bad);
     for (size_t i = 0; i < c.n_first_bad; i++)
@@ -368,7 +381,9 @@ int prepare_run(const PrepareOpts *o, Buf *summary, Err *e)
                    rate(st[s].unk[0], st[s].tokens[0]), rate(st[s].unk[1], st[s].tokens[1]),
                    s + 1 < SPLIT_COUNT ? "," : "");
     }
-    buf_printf(&report, "  },\n  \"vocab\": {\"source\": %zu, \"target\": %zu},\n",
+    buf_puts(&report, "  },\n");
+    prepare_bpe_json(&pb, &report);
+    buf_printf(&report, "  \"vocab\": {\"source\": %zu, \"target\": %zu},\n",
                vocab_size(voc[0]), vocab_size(voc[1]));
     buf_puts(&report, "  \"length_histogram\": {\n    \"source\": ");
     json_hist(&report, hist[0], hist_used[0]);
@@ -377,7 +392,7 @@ int prepare_run(const PrepareOpts *o, Buf *summary, Err *e)
     buf_puts(&report, "\n  }\n}\n");
 
     /* Everything is known to be good: create DIR (and missing parents) and write. */
-    if (dir_ensure_all(po.dir, e) != 0)
+    if (dir_ensure_all(po.dir, e) != 0 || prepare_bpe_write(&pb, po.dir, e) != 0)
         goto out;
     for (int s = 0; s < PREPARED_NFILES; s++) {
         progress(&pr, "writing", (size_t)s, PREPARED_NFILES);
@@ -409,6 +424,7 @@ int prepare_run(const PrepareOpts *o, Buf *summary, Err *e)
         if (po.valid_files[0] || po.test_files[0])
             buf_printf(summary, "prepare: %zu training pair%s dropped: source in the valid or test "
                                 "files\n", n_leak, n_leak == 1 ? "" : "s");
+        prepare_bpe_summary(&pb, &po, summary);
         buf_printf(summary, "prepare: train %zu, valid %zu, test %zu pairs; vocab %s %zu, %s %zu\n",
                 st[SPLIT_TRAIN].pairs, st[SPLIT_VALID].pairs, st[SPLIT_TEST].pairs,
                 sopt.lang.code, vocab_size(voc[0]), topt.lang.code, vocab_size(voc[1]));
@@ -425,6 +441,7 @@ out:
     for (int s = 0; s < 2; s++)
         if (voc[s])
             vocab_free(voc[s]);
+    prepare_bpe_free(&pb);
     free(split);
     free(kept);
     free(state);

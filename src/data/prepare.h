@@ -35,6 +35,12 @@ typedef struct PrepareOpts {
     bool keep_case;
     bool skip_bad;       /* skip and count malformed lines instead of failing */
     bool progress;       /* a progress line on stderr when it is a terminal */
+    /* Subwords (data/prepare_bpe.h): learn bpe merges (0: none) until a pair is seen
+       fewer than bpe_min_freq times, or read bpe_codes[side] (source, target). */
+    long bpe;
+    long bpe_min_freq;
+    const char *bpe_codes[2];
+    bool joint;          /* one merge list and one vocabulary for both sides */
 } PrepareOpts;
 
 /* The defaults of `s2s prepare` (corpus and dir NULL). */

@@ -7,7 +7,35 @@
 #include "base/file.h"
 #include "base/json.h"
 
-static int load_text_config(TextConfig *t, const char *dir, Err *e)
+/* The codes files prepare.json's "bpe" names: {"source": N, "target": N}, N the
+   number of merges of a side or null. */
+static int load_bpe(Prepared *d, const JsonVal *bpe, const char *path, const char *dir, Err *e)
+{
+    static const char *const side[2] = {"source", "target"}, *const file[2] = {"bpe.src", "bpe.tgt"};
+    if (!bpe || bpe->type == JSON_NULL)
+        return 0;
+    for (int s = 0; s < 2; s++) {
+        const JsonVal *v = bpe->type == JSON_OBJECT ? json_get(bpe, side[s]) : NULL;
+        if (!v || (v->type != JSON_NULL && (v->type != JSON_NUMBER || !v->is_int || v->u.num.i < 0)))
+            return err_set(e, "%s: \"bpe\" must hold \"source\" and \"target\", each a count of "
+                              "merges or null", path);
+        if (v->type == JSON_NULL)
+            continue;
+        char *cp = path_join(dir, file[s]);
+        int rc = bpe_load(&d->bpe[s], cp, e);
+        if (rc == 0 && bpe_merges(d->bpe[s]) != (size_t)v->u.num.i)
+            rc = err_set(e, "%s: %zu merges, but %s says %lld", cp, bpe_merges(d->bpe[s]), path,
+                         (long long)v->u.num.i);
+        free(cp);
+        if (rc != 0)
+            return -1;
+    }
+    d->text.src_bpe = d->bpe[0];
+    d->text.tgt_bpe = d->bpe[1];
+    return 0;
+}
+
+static int load_text_config(Prepared *d, const char *dir, Err *e)
 {
     char *path = path_join(dir, "prepare.json"), *text = NULL;
     size_t len;
@@ -25,13 +53,13 @@ static int load_text_config(TextConfig *t, const char *dir, Err *e)
     const JsonVal *opts = doc.root->type == JSON_OBJECT ? json_get(doc.root, "options") : NULL;
     const JsonVal *dir_v = opts && opts->type == JSON_OBJECT ? json_get(opts, "direction") : NULL;
     const JsonVal *kc = opts && opts->type == JSON_OBJECT ? json_get(opts, "keep_case") : NULL;
-    int d = dir_v && dir_v->type == JSON_STRING ? direction_parse(dir_v->u.str.s, &t->dir) : -1;
-    if (d < 0 || !kc || kc->type != JSON_BOOL) {
+    int dir_ok = dir_v && dir_v->type == JSON_STRING ? direction_parse(dir_v->u.str.s, &d->text.dir) : -1;
+    if (dir_ok < 0 || !kc || kc->type != JSON_BOOL) {
         err_set(e, "%s: not written by 's2s prepare' (options.direction and options.keep_case expected)", path);
         goto out;
     }
-    t->keep_case = kc->b;
-    rc = 0;
+    d->text.keep_case = kc->b;
+    rc = load_bpe(d, json_get(doc.root, "bpe"), path, dir, e);
 out:
     if (parsed)
         json_free(&doc);
@@ -41,11 +69,11 @@ out:
 }
 
 /* Tokenizes and encodes one side; returns the number of ids, or -1. */
-static long encode_side(const Vocab *v, const char *s, size_t len, const TokOpts *o, Buf *tok,
-                        int32_t **ids, size_t *cap, long *unk, Err *e)
+static long encode_side(const Vocab *v, const Bpe *bpe, const char *s, size_t len, const TokOpts *o,
+                        Buf *tok, int32_t **ids, size_t *cap, long *unk, Err *e)
 {
     buf_clear(tok);
-    if (tok_line(s, len, o, tok, e) < 0)
+    if (bpe_tok_line(bpe, s, len, o, tok, e) < 0)
         return -1;
     size_t need = (tok->len + 1) / 2 + 1;
     if (need > *cap) {
@@ -84,10 +112,12 @@ static int load_split(Split *sp, const char *dir, const char *name, const Prepar
             const Pair *p = &sp->text.pairs[i];
             for (int side = 0; side < 2; side++) {
                 Err te;
-                long k = side == 0 ? encode_side(d->src_vocab, p->src, p->src_len, &so, &tok, &tmp,
-                                                 &cap, pass ? &sp->src_unk : &(long){0}, &te)
-                                   : encode_side(d->tgt_vocab, p->tgt, p->tgt_len, &to, &tok, &tmp,
-                                                 &cap, pass ? &sp->tgt_unk : &(long){0}, &te);
+                long k = side == 0 ? encode_side(d->src_vocab, d->text.src_bpe, p->src, p->src_len,
+                                                 &so, &tok, &tmp, &cap,
+                                                 pass ? &sp->src_unk : &(long){0}, &te)
+                                   : encode_side(d->tgt_vocab, d->text.tgt_bpe, p->tgt, p->tgt_len,
+                                                 &to, &tok, &tmp, &cap,
+                                                 pass ? &sp->tgt_unk : &(long){0}, &te);
                 if (k < 0) {
                     rc = err_set(e, "%s:%zu: %s", path, p->line, te.msg);
                     break;
@@ -169,7 +199,7 @@ int prepared_load(Prepared *d, const char *dir, Err *e)
     d->dir = xstrdup(dir);
     char *vs = path_join(dir, "vocab.src"), *vt = path_join(dir, "vocab.tgt");
     int rc = -1;
-    if (load_text_config(&d->text, dir, e) != 0 || vocab_load(&d->src_vocab, vs, e) != 0 ||
+    if (load_text_config(d, dir, e) != 0 || vocab_load(&d->src_vocab, vs, e) != 0 ||
         vocab_load(&d->tgt_vocab, vt, e) != 0 || load_split(&d->train, dir, "train.tsv", d, e) != 0 ||
         load_split(&d->valid, dir, "valid.tsv", d, e) != 0)
         goto out;
@@ -192,6 +222,8 @@ void prepared_free(Prepared *d)
     free(d->dir);
     vocab_free(d->src_vocab);
     vocab_free(d->tgt_vocab);
+    bpe_free(d->bpe[0]);
+    bpe_free(d->bpe[1]);
     split_free(&d->train);
     split_free(&d->valid);
     memset(d, 0, sizeof *d);

@@ -6,6 +6,7 @@
 
 #include "base/err.h"
 #include "text/corpus.h"
+#include "text/bpe.h"
 #include "text/vocab.h"
 #include "data/batch.h"
 
@@ -25,12 +26,15 @@ typedef struct Split {
 
 typedef struct Prepared {
     char *dir;
-    TextConfig text;
+    TextConfig text;     /* its src_bpe, tgt_bpe are bpe[0], bpe[1] */
+    Bpe *bpe[2];         /* bpe.src, bpe.tgt when prepare.json lists them, else NULL */
     Vocab *src_vocab, *tgt_vocab;
     Split train, valid;
 } Prepared;
 
-/* Loads DIR/prepare.json, vocab.src, vocab.tgt, train.tsv and valid.tsv. Errors
+/* Loads DIR/prepare.json, vocab.src, vocab.tgt, train.tsv and valid.tsv, and bpe.src
+   and bpe.tgt when prepare.json's "bpe" gives a side merges (older directories have no
+   "bpe": words). Pairs are tokenized and, on a side with codes, segmented. Errors
    name the file (and line). A pair whose source or target has no token is an error
    (prepare never writes one). */
 int prepared_load(Prepared *d, const char *dir, Err *e);

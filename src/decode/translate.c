@@ -6,6 +6,7 @@
 
 #include "decode/beam.h"
 #include "decode/greedy.h"
+#include "text/bpe.h"
 #include "text/tokenize.h"
 #include "data/batch.h"
 
@@ -34,10 +35,20 @@ static void hyp_tokens(const Vocab *tgt, const int *ids, int len, char *const *s
     }
 }
 
+/* Joins the target's subword units (when it has BPE codes) and detokenizes. */
 static void detok(const Buf *toks, const TextConfig *tc, Buf *out)
 {
-    if (toks->len)
+    if (!toks->len)
+        return;
+    if (!tc->tgt_bpe) {
         detok_line(toks->data, toks->len, text_tgt_opts(tc).lang, out);
+        return;
+    }
+    Buf words = {0};
+    bpe_join(toks->data, toks->len, &words);
+    if (words.len)
+        detok_line(words.data, words.len, text_tgt_opts(tc).lang, out);
+    buf_free(&words);
 }
 
 void translate_detok(const Vocab *tgt, const TextConfig *tc, const int *ids, int len, Buf *out)
@@ -119,7 +130,7 @@ int translate_run(Model *m, const Vocab *src, const Vocab *tgt, const TextConfig
             err_set(e, "%s:%ld: %s", name, ln, te.msg);
         } else if (nul) {
             err_set(e, "%s:%ld: NUL byte at byte %zu", name, ln, (size_t)(nul - lines[i]) + 1);
-        } else if ((nt = tok_line(lines[i], len, &so, &arena, &te)) < 0) {
+        } else if ((nt = bpe_tok_line(tc->src_bpe, lines[i], len, &so, &arena, &te)) < 0) {
             err_set(e, "%s:%ld: %s", name, ln, te.msg);
         } else if (nt > max_src) {
             err_set(e, "%s:%ld: too long to translate: %ld tokens (at most %d for this model, "
@@ -241,8 +252,8 @@ int translate_lines(Model *m, const Vocab *src, const Vocab *tgt, const TextConf
 
 /* Tokenizes and encodes text[0..len) into *ids (xrealloc'd) and returns the token
    count, or -1 with e set (the message of tok_line, or a NUL byte). */
-static long encode_text(const char *text, size_t len, const TokOpts *to, const Vocab *v,
-                        Buf *scratch, int **ids, Err *e)
+static long encode_text(const char *text, size_t len, const TokOpts *to, const Bpe *bpe,
+                        const Vocab *v, Buf *scratch, int **ids, Err *e)
 {
     const char *nul = memchr(text, '\0', len);
     if (nul && tok_check_utf8(text, (size_t)(nul - text), e) != 0)
@@ -250,7 +261,7 @@ static long encode_text(const char *text, size_t len, const TokOpts *to, const V
     if (nul)
         return err_set(e, "NUL byte at byte %zu", (size_t)(nul - text) + 1);
     buf_clear(scratch);
-    long nt = tok_line(text, len, to, scratch, e);
+    long nt = bpe_tok_line(bpe, text, len, to, scratch, e);
     if (nt < 0)
         return -1;
     *ids = xrealloc_array(*ids, (size_t)(nt), sizeof **ids);
@@ -275,14 +286,14 @@ int translate_nll(Model *m, const Vocab *src, const Vocab *tgt, const TextConfig
     for (int i = 0; i < n && rc == 0; i++) {
         long ln = line_no ? line_no[i] : (long)i + 1;
         Err te;
-        long ns = encode_text(srcs[i], src_lens ? src_lens[i] : strlen(srcs[i]), &so, src,
-                              &scratch, &sid[np], &te);
+        long ns = encode_text(srcs[i], src_lens ? src_lens[i] : strlen(srcs[i]), &so,
+                              tc->src_bpe, src, &scratch, &sid[np], &te);
         if (ns < 0) {
             rc = err_set(e, "%s:%ld: %s", name, ln, te.msg);
             break;
         }
-        long nr = encode_text(refs[i], ref_lens ? ref_lens[i] : strlen(refs[i]), &tgo, tgt,
-                              &scratch, &tid[np], &te);
+        long nr = encode_text(refs[i], ref_lens ? ref_lens[i] : strlen(refs[i]), &tgo,
+                              tc->tgt_bpe, tgt, &scratch, &tid[np], &te);
         if (nr < 0) {
             rc = err_set(e, "%s:%ld: reference: %s", name, ln, te.msg);
             break;

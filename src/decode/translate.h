@@ -3,11 +3,13 @@
  * and validation during training. It works on a model and vocabularies already in
  * memory (not on a model file).
  *
- * For each line: tok_line with the model's source options (text_src_opts) →
+ * For each line: tok_line with the model's source options (text_src_opts) → with
+ * source BPE codes (TextConfig.src_bpe), the subword units of each token →
  * vocab_encode (unknown tokens become <unk>) → beam search (decode/beam.h; beam 1 is
  * greedy decoding) → the target tokens (vocab_token; a special the model emits, such
- * as <unk>, is written as its name, unless replace_unk) joined by spaces → detok_line
- * for the target language. A line without tokens (empty or blank) translates to "".
+ * as <unk>, is written as its name, unless replace_unk) joined by spaces → with
+ * target codes, bpe_join (units ending in "@@" glued to the next) → detok_line for the
+ * target language. A line without tokens (empty or blank) translates to "".
  *
  * Unknown-word replacement (Luong et al. 2015, replace_unk): an output <unk> becomes
  * the source token (as the tokenizer wrote it) with the highest attention weight at

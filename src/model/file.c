@@ -12,6 +12,8 @@ _Static_assert(sizeof(real) == sizeof(float), "model files hold float32 weights"
 #define KEY_VOCAB_SRC "s2s.vocab.src"
 #define KEY_VOCAB_TGT "s2s.vocab.tgt"
 #define KEY_HISTORY "s2s.history"
+#define KEY_BPE_SRC "s2s.bpe.src"
+#define KEY_BPE_TGT "s2s.bpe.tgt"
 
 /* ------------------------------------------------------------------ config JSON */
 
@@ -297,16 +299,29 @@ int model_file_save(const char *path, const Model *m, const Vocab *src, const Vo
         for (int d = 0; d < p->ndim; d++)
             ts[i].shape[d] = p->shape[d];
     }
-    Buf cfg = {0}, vs = {0}, vt = {0};
+    Buf cfg = {0}, vs = {0}, vt = {0}, bs = {0}, bt = {0};
     model_config_json(&m->cfg, t, &cfg);
     vocab_lines(src, &vs);
     vocab_lines(tgt, &vt);
-    const char *keys[] = {ST_KEY_FORMAT, KEY_CONFIG, KEY_VOCAB_SRC, KEY_VOCAB_TGT, KEY_HISTORY};
-    const char *vals[] = {ST_FORMAT_MODEL, cfg.data, vs.data, vt.data, history ? history : "{}"};
-    int rc = st_write(path, ts, (size_t)l->n, keys, vals, 5, e);
+    const char *keys[7] = {ST_KEY_FORMAT, KEY_CONFIG, KEY_VOCAB_SRC, KEY_VOCAB_TGT, KEY_HISTORY};
+    const char *vals[7] = {ST_FORMAT_MODEL, cfg.data, vs.data, vt.data, history ? history : "{}"};
+    size_t nkeys = 5;
+    if (t->src_bpe) {
+        bpe_format(t->src_bpe, &bs);
+        keys[nkeys] = KEY_BPE_SRC;
+        vals[nkeys++] = bs.data;
+    }
+    if (t->tgt_bpe) {
+        bpe_format(t->tgt_bpe, &bt);
+        keys[nkeys] = KEY_BPE_TGT;
+        vals[nkeys++] = bt.data;
+    }
+    int rc = st_write(path, ts, (size_t)l->n, keys, vals, nkeys, e);
     buf_free(&cfg);
     buf_free(&vs);
     buf_free(&vt);
+    buf_free(&bs);
+    buf_free(&bt);
     free(ts);
     return rc;
 }
@@ -327,6 +342,7 @@ static int load_from(ModelFile *mf, StFile *f, const char *path, bool with_grads
     const char *hist = st_meta(f, KEY_HISTORY);
     Buf where = {0};
     Vocab *vs = NULL, *vt = NULL;
+    Bpe *bpe[2] = {NULL, NULL};
     const StTensor **tensors = NULL; /* the file's tensor for each parameter, in layout order */
     int rc = -1;
     if (need_meta(f, path, KEY_CONFIG, &cfg_s, e) || need_meta(f, path, KEY_VOCAB_SRC, &vs_s, e) ||
@@ -344,6 +360,14 @@ static int load_from(ModelFile *mf, StFile *f, const char *path, bool with_grads
     buf_printf(&where, "%s: %s", path, KEY_VOCAB_TGT);
     if (vocab_from_lines(&vt, where.data, vt_s, strlen(vt_s), e) != 0)
         goto out;
+    static const char *const bpe_keys[2] = {KEY_BPE_SRC, KEY_BPE_TGT};
+    for (int s = 0; s < 2; s++) {
+        const char *codes = st_meta(f, bpe_keys[s]);
+        buf_clear(&where);
+        buf_printf(&where, "%s: %s", path, bpe_keys[s]);
+        if (codes && bpe_parse(&bpe[s], where.data, codes, strlen(codes), e) != 0)
+            goto out;
+    }
     c.src_vocab = (int)vocab_size(vs);
     c.tgt_vocab = (int)vocab_size(vt);
     Err ce;
@@ -406,6 +430,11 @@ static int load_from(ModelFile *mf, StFile *f, const char *path, bool with_grads
     mf->src = vs;
     mf->tgt = vt;
     vs = vt = NULL;
+    mf->bpe[0] = bpe[0];
+    mf->bpe[1] = bpe[1];
+    mf->text.src_bpe = bpe[0];
+    mf->text.tgt_bpe = bpe[1];
+    bpe[0] = bpe[1] = NULL;
     mf->history = xstrdup(hist ? hist : "{}");
     rc = 0;
 out:
@@ -414,6 +443,8 @@ out:
     free(tensors);
     vocab_free(vs);
     vocab_free(vt);
+    bpe_free(bpe[0]);
+    bpe_free(bpe[1]);
     buf_free(&where);
     st_close(f);
     return rc;
@@ -445,6 +476,8 @@ void model_file_free(ModelFile *mf)
     st_close(mf->file);
     vocab_free(mf->src);
     vocab_free(mf->tgt);
+    bpe_free(mf->bpe[0]);
+    bpe_free(mf->bpe[1]);
     free(mf->history);
     memset(mf, 0, sizeof *mf);
 }

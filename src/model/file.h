@@ -13,6 +13,9 @@
  *   m.s2s: tensor 'decoder.weight_hh_l0' is F32 [768, 256], expected F32 [768, 128]
  *   m.s2s: s2s.vocab.tgt:41: duplicate token 'le' (first on line 13)
  * (the vocabularies' messages count lines of the metadata value: line N is id N - 1).
+ * The BPE codes (s2s.bpe.src, s2s.bpe.tgt, optional: files without them translate
+ * words) are codes files (text/bpe.h); their messages count lines of the value:
+ *   m.s2s: s2s.bpe.src:7: not a merge (expected two symbols separated by one space)
  *
  * This file is not part of the double-precision build (it works on float weights).
  */
@@ -26,6 +29,7 @@
 #include "base/err.h"
 #include "model/seq2seq.h"
 #include "text/corpus.h"
+#include "text/bpe.h"
 #include "text/tokenize.h"
 #include "text/vocab.h"
 
@@ -38,7 +42,8 @@ int model_config_parse(ModelConfig *c, TextConfig *t, const char *json, size_t l
                        const char *where, Err *e);
 
 /* Writes a model file atomically (an existing file is replaced only when the new one
-   is complete). history is the s2s.history JSON text (NULL: an empty object). */
+   is complete). history is the s2s.history JSON text (NULL: an empty object). The BPE
+   codes of t's sides, when set, go to s2s.bpe.src / s2s.bpe.tgt (codes file text). */
 int model_file_save(const char *path, const Model *m, const Vocab *src, const Vocab *tgt,
                     const TextConfig *t, const char *history, Err *e);
 
@@ -46,7 +51,8 @@ int model_file_save(const char *path, const Model *m, const Vocab *src, const Vo
 typedef struct ModelFile {
     Model model; /* weights; grads only when loaded with_grads */
     Vocab *src, *tgt;
-    TextConfig text;
+    TextConfig text; /* its src_bpe, tgt_bpe are bpe[0], bpe[1] */
+    Bpe *bpe[2];     /* s2s.bpe.src, s2s.bpe.tgt; NULL when absent (a side of words) */
     char *history; /* s2s.history, "{}" when the file has none */
     struct StFile *file; /* loaded without gradients: the mapped file the weights are read
                             from in place (their order in the file is the layout's, as s2s

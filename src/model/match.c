@@ -97,20 +97,44 @@ static int vocab_diff(const Vocab *a, const char *an, const Vocab *b, const char
     return 0;
 }
 
+/* Both sides' subword codes: the same merges, or words on both. */
+static int bpe_diff(const ModelFile *a, const char *an, const ModelFile *b, const char *bn, Err *e)
+{
+    static const char *const key[2] = {"s2s.bpe.src", "s2s.bpe.tgt"};
+    for (int s = 0; s < 2; s++) {
+        if (!a->bpe[s] && !b->bpe[s])
+            continue;
+        if (!a->bpe[s] || !b->bpe[s])
+            return err_set(e, "%s: %s: %s, %s has %s", bn, key[s], b->bpe[s] ? "subword units" : "words", an,
+                           a->bpe[s] ? "subword units" : "words");
+        Buf x = {0}, y = {0};
+        bpe_format(a->bpe[s], &x);
+        bpe_format(b->bpe[s], &y);
+        bool same = x.len == y.len && memcmp(x.data, y.data, x.len) == 0;
+        buf_free(&x);
+        buf_free(&y);
+        if (!same)
+            return err_set(e, "%s: %s: other merges than %s's", bn, key[s], an);
+    }
+    return 0;
+}
+
 int model_match_for_average(const ModelFile *a, const char *an, const ModelFile *b, const char *bn, Err *e)
 {
     if (config_diff(a, an, b, bn, false, e) != 0)
         return -1;
-    if (vocab_diff(a->src, an, b->src, bn, "s2s.vocab.src", e) != 0)
+    if (vocab_diff(a->src, an, b->src, bn, "s2s.vocab.src", e) != 0 ||
+        vocab_diff(a->tgt, an, b->tgt, bn, "s2s.vocab.tgt", e) != 0)
         return -1;
-    return vocab_diff(a->tgt, an, b->tgt, bn, "s2s.vocab.tgt", e);
+    return bpe_diff(a, an, b, bn, e);
 }
 
 int model_match_for_ensemble(const ModelFile *a, const char *an, const ModelFile *b, const char *bn, Err *e)
 {
     if (config_diff(a, an, b, bn, true, e) != 0)
         return -1;
-    if (vocab_diff(a->src, an, b->src, bn, "s2s.vocab.src", e) != 0)
+    if (vocab_diff(a->src, an, b->src, bn, "s2s.vocab.src", e) != 0 ||
+        vocab_diff(a->tgt, an, b->tgt, bn, "s2s.vocab.tgt", e) != 0)
         return -1;
-    return vocab_diff(a->tgt, an, b->tgt, bn, "s2s.vocab.tgt", e);
+    return bpe_diff(a, an, b, bn, e);
 }

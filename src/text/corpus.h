@@ -45,10 +45,14 @@ int direction_parse(const char *s, Direction *out);
 #define DIRECTION_FR_EN direction_make(LANG_FR, LANG_EN)
 
 /* The tokenizer settings of a prepared corpus and of the model trained on it
-   (prepare.json, and s2s.config in a model file). */
+   (prepare.json, and s2s.config in a model file). Languages follow the direction. */
+typedef struct Bpe Bpe;
 typedef struct TextConfig {
     Direction dir;
     bool keep_case;
+    /* The subword codes of each side (text/bpe.h), owned by whoever loaded them;
+       NULL: the side is words. */
+    const Bpe *src_bpe, *tgt_bpe;
 } TextConfig;
 
 /* Tokenizer options for the source and the target side. */

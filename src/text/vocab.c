@@ -173,6 +173,14 @@ size_t vocab_counter_add_line(VocabCounter *c, const char *toks, size_t len)
 
 size_t vocab_counter_types(const VocabCounter *c) { return c->t.n; }
 
+const char *vocab_counter_at(const VocabCounter *c, size_t i, size_t *len, uint64_t *count)
+{
+    CHECK(i < c->t.n);
+    *len = c->t.len[i];
+    *count = c->t.cnt[i];
+    return st_str(&c->t, i);
+}
+
 /* ---- vocabulary ---- */
 
 struct Vocab {

@@ -43,6 +43,9 @@ void vocab_counter_add(VocabCounter *c, const char *tok, size_t len, uint64_t n)
 size_t vocab_counter_add_line(VocabCounter *c, const char *toks, size_t len);
 /* Number of distinct tokens counted. */
 size_t vocab_counter_types(const VocabCounter *c);
+/* Token i (0 <= i < vocab_counter_types, in first-seen order), NUL-terminated, with
+   its length and count. */
+const char *vocab_counter_at(const VocabCounter *c, size_t i, size_t *len, uint64_t *count);
 
 /*
  * The vocabulary of the tokens counted at least min_freq times (min_freq >= 1),

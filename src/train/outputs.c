@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "base/safetensors.h"
+#include "data/prepare_bpe.h"
 #include "text/split.h"
 
 typedef enum Kind { KIND_MODEL, KIND_STATE, KIND_LOG, KIND_PREPARED } Kind;
@@ -44,9 +45,10 @@ static bool is_kind(const char *path, const struct stat *st, Kind k)
     return false;
 }
 
-/* The inputs of a run: the corpus file, or the prepared directory and its files. */
+/* The inputs of a run: the corpus file, or the prepared directory and its files (the
+   BPE codes files included). */
 typedef struct Inputs {
-    char *path[PREPARED_NFILES + 1];
+    char *path[PREPARED_NFILES + 3];
     size_t n;
 } Inputs;
 
@@ -56,6 +58,8 @@ static void inputs_of(Inputs *in, const char *data, bool corpus)
     in->path[in->n++] = xstrdup(data);
     for (int i = 0; !corpus && i < PREPARED_NFILES; i++)
         in->path[in->n++] = path_join(data, prepared_files[i]);
+    for (int i = 0; !corpus && i < 2; i++)
+        in->path[in->n++] = path_join(data, prepare_bpe_files[i]);
 }
 
 static void inputs_free(Inputs *in)

@@ -1,0 +1,700 @@
+/* Byte-pair encoding: learning merges, the codes file, segmentation (see bpe.h). */
+#include "text/bpe.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/file.h"
+#include "base/utf8.h"
+
+#define NONE UINT32_MAX
+
+/* ---- interned symbols: id -> bytes, bytes -> id (open addressing) ---- */
+
+typedef struct SymTab {
+    Buf arena;      /* symbol bytes, each followed by '\0' */
+    size_t *off;
+    uint32_t *len;
+    uint64_t *hash;
+    size_t n, cap;
+    uint32_t *slot; /* id + 1, or 0 when empty */
+    size_t mask;
+} SymTab;
+
+static uint64_t hash_bytes(const char *s, size_t n)
+{
+    uint64_t h = 0xCBF29CE484222325ULL;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)s[i]) * 0x100000001B3ULL;
+    return h ^ (h >> 31);
+}
+
+static void sym_init(SymTab *t)
+{
+    memset(t, 0, sizeof *t);
+    t->slot = XCNEW(uint32_t, 1024);
+    t->mask = 1023;
+}
+
+static void sym_free(SymTab *t)
+{
+    buf_free(&t->arena);
+    free(t->off);
+    free(t->len);
+    free(t->hash);
+    free(t->slot);
+}
+
+static inline const char *sym_str(const SymTab *t, uint32_t id) { return t->arena.data + t->off[id]; }
+
+static uint32_t sym_find(const SymTab *t, const char *s, size_t n)
+{
+    uint64_t h = hash_bytes(s, n);
+    for (size_t i = (size_t)h & t->mask; t->slot[i]; i = (i + 1) & t->mask) {
+        uint32_t id = t->slot[i] - 1;
+        if (t->hash[id] == h && t->len[id] == n && memcmp(sym_str(t, id), s, n) == 0)
+            return id;
+    }
+    return NONE;
+}
+
+static void sym_place(SymTab *t, uint32_t id)
+{
+    size_t i = (size_t)t->hash[id] & t->mask;
+    while (t->slot[i])
+        i = (i + 1) & t->mask;
+    t->slot[i] = id + 1;
+}
+
+static uint32_t sym_intern(SymTab *t, const char *s, size_t n)
+{
+    uint32_t id = sym_find(t, s, n);
+    if (id != NONE)
+        return id;
+    CHECK(t->n < NONE - 1 && n < UINT32_MAX);
+    if (t->n == t->cap) {
+        t->cap = t->cap ? 2 * t->cap : 256;
+        XRENEW(t->off, t->cap);
+        XRENEW(t->len, t->cap);
+        XRENEW(t->hash, t->cap);
+    }
+    id = (uint32_t)t->n++;
+    t->off[id] = t->arena.len;
+    t->len[id] = (uint32_t)n;
+    t->hash[id] = hash_bytes(s, n);
+    buf_append(&t->arena, s, n);
+    buf_putc(&t->arena, '\0');
+    if (2 * t->n > t->mask + 1) {
+        size_t nslot = 2 * (t->mask + 1);
+        free(t->slot);
+        t->slot = XCNEW(uint32_t, nslot);
+        t->mask = nslot - 1;
+        for (uint32_t k = 0; k < t->n; k++)
+            sym_place(t, k);
+    } else {
+        sym_place(t, id);
+    }
+    return id;
+}
+
+/* ---- a map from a pair of symbol ids to a uint32 ---- */
+
+typedef struct PairTab {
+    uint64_t *key; /* UINT64_MAX when empty */
+    uint32_t *val;
+    size_t n, mask;
+} PairTab;
+
+static inline uint64_t pair_key(uint32_t a, uint32_t b) { return (uint64_t)a << 32 | b; }
+
+static inline size_t pair_hash(uint64_t k)
+{
+    k ^= k >> 33;
+    k *= 0xFF51AFD7ED558CCDULL;
+    k ^= k >> 33;
+    return (size_t)k;
+}
+
+static void pairs_init(PairTab *p)
+{
+    p->n = 0;
+    p->mask = 1023;
+    p->key = XNEW(uint64_t, p->mask + 1);
+    memset(p->key, 0xFF, (p->mask + 1) * sizeof *p->key);
+    p->val = XNEW(uint32_t, p->mask + 1);
+}
+
+static void pairs_free(PairTab *p)
+{
+    free(p->key);
+    free(p->val);
+}
+
+static uint32_t pairs_get(const PairTab *p, uint64_t k)
+{
+    for (size_t i = pair_hash(k) & p->mask; p->key[i] != UINT64_MAX; i = (i + 1) & p->mask)
+        if (p->key[i] == k)
+            return p->val[i];
+    return NONE;
+}
+
+/* Inserts k -> v when k is absent; returns the value k maps to. */
+static uint32_t pairs_put(PairTab *p, uint64_t k, uint32_t v)
+{
+    size_t i = pair_hash(k) & p->mask;
+    for (; p->key[i] != UINT64_MAX; i = (i + 1) & p->mask)
+        if (p->key[i] == k)
+            return p->val[i];
+    p->key[i] = k;
+    p->val[i] = v;
+    if (2 * ++p->n > p->mask + 1) {
+        size_t old = p->mask + 1;
+        uint64_t *ok = p->key;
+        uint32_t *ov = p->val;
+        p->mask = 2 * old - 1;
+        p->key = XNEW(uint64_t, 2 * old);
+        memset(p->key, 0xFF, 2 * old * sizeof *p->key);
+        p->val = XNEW(uint32_t, 2 * old);
+        for (size_t j = 0; j < old; j++)
+            if (ok[j] != UINT64_MAX) {
+                size_t s = pair_hash(ok[j]) & p->mask;
+                while (p->key[s] != UINT64_MAX)
+                    s = (s + 1) & p->mask;
+                p->key[s] = ok[j];
+                p->val[s] = ov[j];
+            }
+        free(ok);
+        free(ov);
+    }
+    return v;
+}
+
+/* ---- the merges ---- */
+
+struct Bpe {
+    SymTab sym;
+    uint32_t *ma, *mb, *mab; /* merge i: symbols A, B and AB */
+    size_t n, cap;
+    PairTab rank;            /* (A, B) -> the first merge of that pair */
+};
+
+static Bpe *bpe_new(void)
+{
+    Bpe *b = XCNEW(Bpe, 1);
+    sym_init(&b->sym);
+    pairs_init(&b->rank);
+    return b;
+}
+
+void bpe_free(Bpe *b)
+{
+    if (!b)
+        return;
+    sym_free(&b->sym);
+    pairs_free(&b->rank);
+    free(b->ma);
+    free(b->mb);
+    free(b->mab);
+    free(b);
+}
+
+size_t bpe_merges(const Bpe *b) { return b->n; }
+const char *bpe_merge_first(const Bpe *b, size_t i) { CHECK(i < b->n); return sym_str(&b->sym, b->ma[i]); }
+const char *bpe_merge_second(const Bpe *b, size_t i) { CHECK(i < b->n); return sym_str(&b->sym, b->mb[i]); }
+
+/* Appends the merge (a, b); returns the id of the merged symbol. */
+static uint32_t add_merge(Bpe *b, uint32_t x, uint32_t y)
+{
+    size_t lx = b->sym.len[x], ly = b->sym.len[y];
+    char *cat = xmalloc(lx + ly);
+    memcpy(cat, sym_str(&b->sym, x), lx);
+    memcpy(cat + lx, sym_str(&b->sym, y), ly);
+    uint32_t xy = sym_intern(&b->sym, cat, lx + ly);
+    free(cat);
+    if (b->n == b->cap) {
+        b->cap = b->cap ? 2 * b->cap : 1024;
+        XRENEW(b->ma, b->cap);
+        XRENEW(b->mb, b->cap);
+        XRENEW(b->mab, b->cap);
+    }
+    CHECK(b->n < NONE);
+    b->ma[b->n] = x;
+    b->mb[b->n] = y;
+    b->mab[b->n] = xy;
+    pairs_put(&b->rank, pair_key(x, y), (uint32_t)b->n);
+    b->n++;
+    return xy;
+}
+
+/* The symbol ids of word[0..len): its code points, the last with "</w>" (lookup NULL:
+   interned into t, else looked up, NONE when unknown). starts[i] is the byte offset
+   of symbol i. Returns the number of symbols. */
+static size_t word_symbols(SymTab *t, const SymTab *lookup, const char *w, size_t len, uint32_t *ids,
+                           uint32_t *starts)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < len;) {
+        size_t k = utf8_seq((const unsigned char *)w + i, len - i);
+        if (k == 0)
+            k = 1; /* a stray byte is a symbol of its own */
+        char tmp[4 + sizeof BPE_EOW];
+        const char *s = w + i;
+        size_t sl = k;
+        if (i + k == len) {
+            memcpy(tmp, w + i, k);
+            memcpy(tmp + k, BPE_EOW, sizeof BPE_EOW - 1);
+            s = tmp;
+            sl = k + sizeof BPE_EOW - 1;
+        }
+        starts[n] = (uint32_t)i;
+        ids[n++] = lookup ? sym_find(lookup, s, sl) : sym_intern(t, s, sl);
+        i += k;
+    }
+    return n;
+}
+
+/* ---- learning ---- */
+
+typedef struct IdVec {
+    uint32_t *v;
+    uint32_t n, cap;
+} IdVec;
+
+static void idvec_push(IdVec *a, uint32_t x)
+{
+    if (a->n == a->cap) {
+        CHECK(a->cap < UINT32_MAX / 2);
+        a->cap = a->cap ? 2 * a->cap : 4;
+        XRENEW(a->v, a->cap);
+    }
+    a->v[a->n++] = x;
+}
+
+typedef struct HeapEnt {
+    int64_t count;
+    uint32_t pair;
+} HeapEnt;
+
+typedef struct Learner {
+    Bpe *b;
+    /* words: symbols sym[off[w] .. off[w] + len[w]) */
+    uint32_t *sym;
+    size_t *off;
+    uint32_t *len;
+    uint64_t *cnt;
+    uint32_t *wstamp;
+    size_t nw;
+    /* pairs */
+    PairTab pid;  /* (A, B) -> pair id */
+    uint32_t *pa, *pb, *pstamp;
+    int64_t *pcnt;
+    IdVec *pwords; /* the words holding the pair (possibly stale, possibly repeated) */
+    size_t np, pcap;
+    uint32_t *touched;
+    size_t ntouched, tcap;
+    HeapEnt *heap;
+    size_t hn, hcap;
+} Learner;
+
+/* The better of two heap entries: the higher count, then the greater pair. */
+static bool ent_better(const Learner *l, HeapEnt x, HeapEnt y)
+{
+    if (x.count != y.count)
+        return x.count > y.count;
+    const SymTab *t = &l->b->sym;
+    for (int k = 0; k < 2; k++) {
+        uint32_t a = k ? l->pb[x.pair] : l->pa[x.pair], b = k ? l->pb[y.pair] : l->pa[y.pair];
+        if (a == b)
+            continue;
+        size_t la = t->len[a], lb = t->len[b];
+        int c = memcmp(sym_str(t, a), sym_str(t, b), la < lb ? la : lb);
+        if (c)
+            return c > 0;
+        return la > lb;
+    }
+    return false;
+}
+
+static void heap_push(Learner *l, HeapEnt x)
+{
+    if (l->hn == l->hcap) {
+        l->hcap = l->hcap ? 2 * l->hcap : 1024;
+        XRENEW(l->heap, l->hcap);
+    }
+    size_t i = l->hn++;
+    while (i > 0) {
+        size_t p = (i - 1) / 2;
+        if (!ent_better(l, x, l->heap[p]))
+            break;
+        l->heap[i] = l->heap[p];
+        i = p;
+    }
+    l->heap[i] = x;
+}
+
+static void heap_pop(Learner *l)
+{
+    HeapEnt x = l->heap[--l->hn];
+    size_t i = 0, n = l->hn;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n)
+            break;
+        if (c + 1 < n && ent_better(l, l->heap[c + 1], l->heap[c]))
+            c++;
+        if (!ent_better(l, l->heap[c], x))
+            break;
+        l->heap[i] = l->heap[c];
+        i = c;
+    }
+    if (n)
+        l->heap[i] = x;
+}
+
+static uint32_t pair_id(Learner *l, uint32_t a, uint32_t b)
+{
+    uint32_t id = pairs_put(&l->pid, pair_key(a, b), (uint32_t)l->np);
+    if (id == l->np) {
+        if (l->np == l->pcap) {
+            l->pcap = l->pcap ? 2 * l->pcap : 4096;
+            XRENEW(l->pa, l->pcap);
+            XRENEW(l->pb, l->pcap);
+            XRENEW(l->pstamp, l->pcap);
+            XRENEW(l->pcnt, l->pcap);
+            XRENEW(l->pwords, l->pcap);
+        }
+        CHECK(l->np < NONE - 1);
+        l->pa[id] = a;
+        l->pb[id] = b;
+        l->pstamp[id] = 0;
+        l->pcnt[id] = 0;
+        l->pwords[id] = (IdVec){0};
+        l->np++;
+    }
+    return id;
+}
+
+/* Adds d to the count of (a, b) and notes the pair as touched in round stamp. */
+static uint32_t pair_add(Learner *l, uint32_t a, uint32_t b, int64_t d, uint32_t stamp)
+{
+    uint32_t p = pair_id(l, a, b);
+    l->pcnt[p] += d;
+    if (l->pstamp[p] != stamp) {
+        l->pstamp[p] = stamp;
+        if (l->ntouched == l->tcap) {
+            l->tcap = l->tcap ? 2 * l->tcap : 1024;
+            XRENEW(l->touched, l->tcap);
+        }
+        l->touched[l->ntouched++] = p;
+    }
+    return p;
+}
+
+static void learner_free(Learner *l)
+{
+    free(l->sym);
+    free(l->off);
+    free(l->len);
+    free(l->cnt);
+    free(l->wstamp);
+    pairs_free(&l->pid);
+    for (size_t p = 0; p < l->np; p++)
+        free(l->pwords[p].v);
+    free(l->pa);
+    free(l->pb);
+    free(l->pstamp);
+    free(l->pcnt);
+    free(l->pwords);
+    free(l->touched);
+    free(l->heap);
+}
+
+/* Merges every (a, b) of word w into ab, updating the pair counts. */
+static void merge_word(Learner *l, size_t w, uint32_t a, uint32_t b, uint32_t ab, uint32_t stamp)
+{
+    uint32_t *s = l->sym + l->off[w];
+    size_t n = l->len[w];
+    int64_t f = (int64_t)l->cnt[w];
+    bool found = false;
+    for (size_t i = 0; i + 1 < n && !found; i++)
+        found = s[i] == a && s[i + 1] == b;
+    if (!found)
+        return; /* a stale entry of the index */
+    for (size_t i = 0; i + 1 < n; i++)
+        pair_add(l, s[i], s[i + 1], -f, stamp);
+    size_t k = 0;
+    for (size_t i = 0; i < n; k++) {
+        if (i + 1 < n && s[i] == a && s[i + 1] == b) {
+            s[k] = ab;
+            i += 2;
+        } else {
+            s[k] = s[i++];
+        }
+    }
+    l->len[w] = (uint32_t)k;
+    for (size_t i = 0; i + 1 < k; i++) {
+        uint32_t p = pair_add(l, s[i], s[i + 1], f, stamp);
+        /* pairs without the new symbol were in the word before: already indexed */
+        if (s[i] == ab || s[i + 1] == ab)
+            idvec_push(&l->pwords[p], (uint32_t)w);
+    }
+}
+
+Bpe *bpe_learn(const VocabCounter *words, long merges, uint64_t min_freq, BpeLearnStats *st)
+{
+    CHECK(merges >= 0 && min_freq >= 1);
+    Learner l = {0};
+    l.b = bpe_new();
+    l.nw = vocab_counter_types(words);
+    CHECK(l.nw < NONE);
+    size_t total = 0;
+    for (size_t w = 0; w < l.nw; w++) {
+        size_t len;
+        uint64_t c;
+        vocab_counter_at(words, w, &len, &c);
+        total += len;
+    }
+    l.sym = XNEW(uint32_t, total ? total : 1);
+    uint32_t *starts = XNEW(uint32_t, total ? total : 1);
+    l.off = XNEW(size_t, l.nw ? l.nw : 1);
+    l.len = XNEW(uint32_t, l.nw ? l.nw : 1);
+    l.cnt = XNEW(uint64_t, l.nw ? l.nw : 1);
+    l.wstamp = XCNEW(uint32_t, l.nw ? l.nw : 1);
+    pairs_init(&l.pid);
+    size_t at = 0;
+    for (size_t w = 0; w < l.nw; w++) {
+        size_t len;
+        const char *s = vocab_counter_at(words, w, &len, &l.cnt[w]);
+        CHECK(len < UINT32_MAX);
+        l.off[w] = at;
+        l.len[w] = (uint32_t)word_symbols(&l.b->sym, NULL, s, len, l.sym + at, starts);
+        CHECK(l.cnt[w] <= INT64_MAX / 4);
+        for (size_t i = 0; i + 1 < l.len[w]; i++) {
+            uint32_t p = pair_add(&l, l.sym[at + i], l.sym[at + i + 1], (int64_t)l.cnt[w], 1);
+            IdVec *pw = &l.pwords[p];
+            if (pw->n == 0 || pw->v[pw->n - 1] != w)
+                idvec_push(pw, (uint32_t)w);
+        }
+        at += l.len[w];
+    }
+    free(starts);
+    for (size_t p = 0; p < l.np; p++)
+        if (l.pcnt[p] > 0)
+            heap_push(&l, (HeapEnt){l.pcnt[p], (uint32_t)p});
+
+    BpeLearnStats s = {.stop = BPE_STOP_MERGES};
+    for (long m = 0; m < merges; m++) {
+        while (l.hn && l.heap[0].count != l.pcnt[l.heap[0].pair])
+            heap_pop(&l); /* stale: the pair's count changed since */
+        if (!l.hn) {
+            s.stop = BPE_STOP_NO_PAIRS;
+            break;
+        }
+        HeapEnt top = l.heap[0];
+        if ((uint64_t)top.count < min_freq) {
+            s.stop = BPE_STOP_MIN_FREQ;
+            break;
+        }
+        heap_pop(&l);
+        uint32_t a = l.pa[top.pair], b = l.pb[top.pair];
+        uint32_t ab = add_merge(l.b, a, b);
+        s.merges++;
+        s.last_count = (uint64_t)top.count;
+        uint32_t stamp = (uint32_t)m + 2;
+        IdVec ws = l.pwords[top.pair];
+        l.pwords[top.pair] = (IdVec){0};
+        l.ntouched = 0;
+        for (uint32_t k = 0; k < ws.n; k++) {
+            uint32_t w = ws.v[k];
+            if (l.wstamp[w] == stamp)
+                continue;
+            l.wstamp[w] = stamp;
+            merge_word(&l, w, a, b, ab, stamp);
+        }
+        free(ws.v);
+        for (size_t k = 0; k < l.ntouched; k++) {
+            uint32_t p = l.touched[k];
+            if (l.pcnt[p] > 0)
+                heap_push(&l, (HeapEnt){l.pcnt[p], p});
+        }
+    }
+    Bpe *out = l.b;
+    learner_free(&l);
+    if (st)
+        *st = s;
+    return out;
+}
+
+/* ---- the codes file ---- */
+
+int bpe_parse(Bpe **out, const char *name, const char *data, size_t len, Err *e)
+{
+    *out = NULL;
+    Bpe *b = bpe_new();
+    const char *p = data, *end = data + len;
+    size_t lineno = 0;
+    int rc = 0;
+    while (rc == 0 && (p < end || lineno == 0)) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        const char *le = nl ? nl : end;
+        size_t n = (size_t)(le - p);
+        if (n && p[n - 1] == '\r')
+            n--;
+        lineno++;
+        const char *nul = memchr(p, '\0', n);
+        size_t bad = utf8_check(p, nul ? (size_t)(nul - p) : n);
+        if (nul && bad == (size_t)(nul - p)) {
+            rc = err_set(e, "%s:%zu: NUL byte at byte %zu", name, lineno, bad + 1);
+        } else if (bad < n) {
+            rc = err_set(e, "%s:%zu: invalid UTF-8 at byte %zu", name, lineno, bad + 1);
+        } else if (lineno == 1) {
+            if (n != strlen(BPE_VERSION_LINE) || memcmp(p, BPE_VERSION_LINE, n) != 0)
+                rc = err_set(e, "%s:1: not a BPE codes file (the first line must be '%s')", name,
+                             BPE_VERSION_LINE);
+        } else {
+            const char *sp = memchr(p, ' ', n);
+            size_t la = sp ? (size_t)(sp - p) : 0, lb = sp ? n - la - 1 : 0;
+            if (!sp || la == 0 || lb == 0 || memchr(sp + 1, ' ', lb) || utf8_has_space(p, la) ||
+                utf8_has_space(sp + 1, lb))
+                rc = err_set(e, "%s:%zu: not a merge (expected two symbols separated by one space)",
+                             name, lineno);
+            else
+                add_merge(b, sym_intern(&b->sym, p, la), sym_intern(&b->sym, sp + 1, lb));
+        }
+        p = nl ? nl + 1 : end;
+    }
+    if (rc != 0) {
+        bpe_free(b);
+        return -1;
+    }
+    *out = b;
+    return 0;
+}
+
+int bpe_load(Bpe **out, const char *path, Err *e)
+{
+    char *data;
+    size_t len;
+    *out = NULL;
+    if (file_read_all(path, &data, &len, e) != 0)
+        return -1;
+    int rc = bpe_parse(out, path, data, len, e);
+    free(data);
+    return rc;
+}
+
+void bpe_format(const Bpe *b, Buf *out)
+{
+    buf_puts(out, BPE_VERSION_LINE "\n");
+    for (size_t i = 0; i < b->n; i++) {
+        buf_append(out, sym_str(&b->sym, b->ma[i]), b->sym.len[b->ma[i]]);
+        buf_putc(out, ' ');
+        buf_append(out, sym_str(&b->sym, b->mb[i]), b->sym.len[b->mb[i]]);
+        buf_putc(out, '\n');
+    }
+}
+
+int bpe_save(const Bpe *b, const char *path, Err *e)
+{
+    Buf t = {0};
+    bpe_format(b, &t);
+    int rc = atomic_write(path, t.data, t.len, e);
+    buf_free(&t);
+    return rc;
+}
+
+/* ---- segmentation ---- */
+
+size_t bpe_segment_word(const Bpe *b, const char *w, size_t len, Buf *out)
+{
+    CHECK(len >= 1);
+    uint32_t ids_s[64], starts_s[64];
+    uint32_t *ids = len <= 64 ? ids_s : XNEW(uint32_t, len);
+    uint32_t *st = len <= 64 ? starts_s : XNEW(uint32_t, len);
+    size_t n = word_symbols(NULL, &b->sym, w, len, ids, st);
+    while (n > 1) {
+        uint32_t best = NONE;
+        for (size_t i = 0; i + 1 < n; i++)
+            if (ids[i] != NONE && ids[i + 1] != NONE) {
+                uint32_t r = pairs_get(&b->rank, pair_key(ids[i], ids[i + 1]));
+                if (r < best)
+                    best = r;
+            }
+        if (best == NONE)
+            break;
+        uint32_t x = b->ma[best], y = b->mb[best], xy = b->mab[best];
+        size_t k = 0;
+        for (size_t i = 0; i < n; k++) {
+            st[k] = st[i];
+            if (i + 1 < n && ids[i] == x && ids[i + 1] == y) {
+                ids[k] = xy;
+                i += 2;
+            } else {
+                ids[k] = ids[i++];
+            }
+        }
+        n = k;
+    }
+    for (size_t i = 0; i < n; i++) {
+        size_t end = i + 1 < n ? st[i + 1] : len;
+        buf_append(out, w + st[i], end - st[i]);
+        if (i + 1 < n)
+            buf_puts(out, "@@ ");
+    }
+    if (ids != ids_s) {
+        free(ids);
+        free(st);
+    }
+    return n;
+}
+
+size_t bpe_segment_line(const Bpe *b, const char *toks, size_t len, Buf *out)
+{
+    size_t units = 0;
+    for (size_t i = 0; i < len;) {
+        while (i < len && toks[i] == ' ')
+            i++;
+        size_t j = i;
+        while (j < len && toks[j] != ' ')
+            j++;
+        if (j > i) {
+            if (units)
+                buf_putc(out, ' ');
+            units += bpe_segment_word(b, toks + i, j - i, out);
+        }
+        i = j;
+    }
+    return units;
+}
+
+long bpe_tok_line(const Bpe *b, const char *s, size_t len, const TokOpts *o, Buf *out, Err *e)
+{
+    if (!b)
+        return tok_line(s, len, o, out, e);
+    Buf t = {0};
+    long n = tok_line(s, len, o, &t, e);
+    if (n > 0)
+        n = (long)bpe_segment_line(b, t.data, t.len, out);
+    buf_free(&t);
+    return n;
+}
+
+void bpe_join(const char *units, size_t len, Buf *out)
+{
+    bool glue = true; /* nothing before the first unit */
+    for (size_t i = 0; i < len;) {
+        while (i < len && units[i] == ' ')
+            i++;
+        size_t j = i;
+        while (j < len && units[j] != ' ')
+            j++;
+        if (j > i) {
+            if (!glue)
+                buf_putc(out, ' ');
+            size_t n = j - i;
+            glue = n >= 2 && units[j - 1] == '@' && units[j - 2] == '@';
+            buf_append(out, units + i, glue ? n - 2 : n);
+        }
+        i = j;
+    }
+}
