@@ -15,6 +15,7 @@
 #include "base/opt.h"
 #include "commands.h"
 #include "data/prepare.h"
+#include "train/dist.h"
 #include "train/outputs.h"
 #include "train/trainer.h"
 
@@ -130,6 +131,13 @@ static void on_signal(int sig)
 static TrainClaim claim;
 static void release_claim(void) { train_release(&claim); }
 
+/* Ends the process with status after leaving the run's processes. */
+static void quit(int status)
+{
+    dist_finalize();
+    exit(status);
+}
+
 static int is_dir(const char *path)
 {
     struct stat st;
@@ -203,6 +211,35 @@ static char *resume_opts(TrainOpts *o, TrainOpts saved, char *data, const char *
     }
     *o = saved;
     return data;
+}
+
+/* Process 0: claims the outputs (train/outputs.h) and prepares a corpus file into
+   prepared (MODEL.d/; NULL when data is a prepared directory). */
+static int claim_and_prepare(const TrainOpts *o, const char *data, const char *prepared, Err *e)
+{
+    if (access(data, F_OK) != 0)
+        return err_set(e, "%s: cannot open: %s", data, strerror(errno));
+    if (train_claim(&claim, o->model, data, o->resume, o->force, e) != 0)
+        return -1;
+    atexit(release_claim);
+    if (!prepared)
+        return 0;
+    /* A corpus file is prepared into MODEL.d/ first (kept for --resume and eval). */
+    char marker[PATH_MAX];
+    snprintf(marker, sizeof marker, "%s/prepare.json", prepared);
+    if (o->resume && access(marker, F_OK) == 0)
+        return 0;
+    PrepareOpts po = prepare_opts_default();
+    po.corpus = data;
+    po.dir = prepared;
+    po.progress = !o->quiet;
+    Buf summary = {0};
+    if (prepare_run(&po, &summary, e) != 0)
+        return -1;
+    if (!o->quiet)
+        fputs(summary.data ? summary.data : "", stderr);
+    buf_free(&summary);
+    return 0;
 }
 
 /* The options of one architecture only; given with the other, they are refused. */
@@ -471,48 +508,53 @@ int cmd_train(int argc, char **argv)
     if (model_config_check(&check, &e) != 0)
         die_usage("train: %s", e.msg);
 
-    /* Nothing is written before the outputs are known to be ours and the lock is held. */
-    if (access(data, F_OK) != 0)
-        die("%s: cannot open: %s", data, strerror(errno));
-    if (train_claim(&claim, o.model, data, o.resume, o.force, &e) != 0)
-        die_err(&e);
-    atexit(release_claim);
+    /* One process, or one of several started by mpirun (docs/distributed.md). */
+    if (dist_init(&argc, &argv, &e) != 0)
+        die_usage("train: %s", e.msg);
+    bool lead = dist_rank() == 0;
 
-    /* A corpus file is prepared into MODEL.d/ first (kept for --resume and eval). */
+    /* Nothing is written before the outputs are known to be ours and the lock is held.
+       Process 0 claims them and prepares a corpus; the others wait for its outcome. */
     char *prepared = NULL;
     if (!is_dir(data)) {
         prepared = xmalloc(strlen(o.model) + 3);
         sprintf(prepared, "%s.d", o.model);
-        char marker[PATH_MAX];
-        snprintf(marker, sizeof marker, "%s/prepare.json", prepared);
-        if (!(o.resume && access(marker, F_OK) == 0)) {
-            PrepareOpts po = prepare_opts_default();
-            po.corpus = data;
-            po.dir = prepared;
-            po.progress = !o.quiet;
-            Buf summary = {0};
-            if (prepare_run(&po, &summary, &e) != 0)
-                die_err(&e);
-            if (!o.quiet)
-                fputs(summary.data ? summary.data : "", stderr);
-            buf_free(&summary);
-        }
-        o.data = prepared;
-    } else {
-        o.data = data;
     }
+    int ok = !lead || claim_and_prepare(&o, data, prepared, &e) == 0;
+    dist_bcast(&ok, sizeof ok, 0);
+    if (!ok) {
+        if (!lead)
+            quit(1);
+        die_err(&e);
+    }
+    o.data = prepared ? prepared : data;
 
     struct sigaction sa = {0};
     sa.sa_handler = on_signal;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+    /* mpirun passes SIGUSR1 on to every process at once (and SIGINT, as SIGTERM, only
+       after a delay): the same stop */
+    sigaction(SIGUSR1, &sa, NULL);
 
     int rc = train_run(&o, &e);
     free(prepared);
     free(saved_data);
     free(given);
-    if (rc != 0)
-        die_err(&e);
+    if (rc == TRAIN_FAILED_ALL) {
+        /* every process stopped alike: one of them says why */
+        if (e.msg[0])
+            fprintf(stderr, "s2s: %s\n", e.msg);
+        quit(1);
+    }
+    if (rc != 0) {
+        if (dist_size() == 1)
+            die_err(&e);
+        /* this process alone: the others may be waiting for it */
+        fprintf(stderr, "s2s: process %d of %d: %s\n", dist_rank(), dist_size(), e.msg);
+        dist_abort(1);
+    }
+    dist_finalize();
     return 0;
 }
