@@ -106,6 +106,11 @@ MPI_TEST_BIN := build/mpi/s2s-mpi-tests
 $(MPI_TEST_BIN): $(MPI_TEST_SRC:%.c=build/mpi/%.o) build/mpi/libs2s.a
 	$(CC) -o $@ $^ -lcriterion $(LDLIBS_ALL)
 
+# The gradient allreduce timed alone (bench/mpi/allreduce.c; docs/distributed.md):
+#   make MPI=1 build/mpi/s2s-allreduce && mpirun -np 2 build/mpi/s2s-allreduce PARAMS
+build/mpi/s2s-allreduce: build/mpi/bench/mpi/allreduce.o build/mpi/libs2s.a
+	$(CC) -o $@ $^ $(LDLIBS_ALL)
+
 test-mpi:
 	$(MAKE) --no-print-directory MPI=1 BIN=build/mpi/s2s build/mpi/s2s $(MPI_TEST_BIN)
 	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 S2S=./build/mpi/s2s $(MPI_TEST_BIN) -j1

@@ -3,6 +3,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "base/clock.h"
 #include "train/dist.h"
 
 StepResult train_step(Model *m, Work *w, Adam *adam, const Batch *b, Rng *drop, double clip,
@@ -45,9 +46,10 @@ StepResult train_step_dist(Model *m, Work *w, Adam *adam, const Batch *b, long n
         for (size_t i = 0; i < n; i++)
             m->grads[i] *= k;
     }
+    double t0 = clock_now();
     dist_sum_real(m->grads, n);
     dist_sum_f64(s, 4);
-    StepResult r = {.loss = s[0], .nll = s[1]};
+    StepResult r = {.loss = s[0], .nll = s[1], .comm_s = clock_now() - t0};
     r.stop = (s[2] > 0 ? STEP_STOP_SIGNAL : 0u) | (s[3] > 0 ? STEP_STOP_TIME : 0u);
     r.grad_norm = optim_grad_norm(m->grads, n);
     if (poison)

@@ -15,6 +15,7 @@ typedef struct StepResult {
     double grad_norm; /* global gradient norm before clipping */
     bool applied;     /* false: loss or gradient not finite, nothing was updated */
     unsigned stop;    /* train_step_dist: the STEP_STOP_ bits any process gave */
+    double comm_s;    /* train_step_dist: seconds in the allreduces (waiting included) */
 } StepResult;
 
 /* Zeroes m->grads, runs model_forward_backward (dropout from drop; NULL: no dropout),

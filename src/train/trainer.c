@@ -909,9 +909,13 @@ static int train_loop(Trainer *t, Stop *why, Err *e)
         double loss = r.loss / (double)ntok, ppl = exp(r.nll / (double)ntok);
         buf_printf(&lb, "{\"event\": \"step\", \"step\": %ld, \"epoch\": %ld, \"loss\": %s, "
                         "\"ppl\": %s, \"grad_norm\": %s, \"lr\": %s, \"tokens\": %ld, "
-                        "\"tok_s\": %.0f, \"elapsed\": %.3f}",
+                        "\"tok_s\": %.0f, \"elapsed\": %.3f",
                    p->step, p->epoch + 1, num6(n1, loss), num6(n2, ppl), num6(n3, r.grad_norm),
                    num6(n4, lr), ntok, tok_s, elapsed(t));
+        if (t->size > 1) /* the allreduces' share of the step */
+            buf_printf(&lb, ", \"allreduce_s\": %.4f}", r.comm_s);
+        else
+            buf_putc(&lb, '}');
         log_line(t, &lb);
         show_progress(t, loss, ppl, tok_s, lr, false);
         if (o->valid_every > 0 && p->step % o->valid_every == 0) {
