@@ -548,8 +548,10 @@ int cmd_train(int argc, char **argv)
     free(given);
     if (rc == TRAIN_FAILED_ALL) {
         /* every process stopped alike: one of them says why */
-        if (e.msg[0])
+        if (e.msg[0] && dist_rank() == 0)
             fprintf(stderr, "s2s: %s\n", e.msg);
+        else if (e.msg[0])
+            fprintf(stderr, "s2s: process %d of %d: %s\n", dist_rank(), dist_size(), e.msg);
         quit(1);
     }
     if (rc != 0) {
