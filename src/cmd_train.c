@@ -527,9 +527,9 @@ int cmd_train(int argc, char **argv)
     int ok = !lead || claim_and_prepare(&o, data, prepared, &e) == 0;
     dist_bcast(&ok, sizeof ok, 0);
     if (!ok) {
-        if (!lead)
-            quit(1);
-        die_err(&e);
+        if (lead)
+            fprintf(stderr, "s2s: %s\n", e.msg);
+        quit(1);
     }
     o.data = prepared ? prepared : data;
 
