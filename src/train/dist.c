@@ -9,7 +9,7 @@
 const bool dist_built_with_mpi = true;
 
 static bool joined;
-static int rank, size = 1;
+static int rank, size = 1, local_size = 1;
 
 int dist_init(int *argc, char ***argv, Err *e)
 {
@@ -19,6 +19,11 @@ int dist_init(int *argc, char ***argv, Err *e)
     joined = true;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MPI_Comm local;
+    if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local) == MPI_SUCCESS) {
+        MPI_Comm_size(local, &local_size);
+        MPI_Comm_free(&local);
+    }
     return 0;
 }
 
@@ -38,6 +43,7 @@ void dist_abort(int code)
 
 int dist_rank(void) { return rank; }
 int dist_size(void) { return size; }
+int dist_local_size(void) { return local_size; }
 
 /* MPI counts are ints: long arrays go in pieces. */
 #define PIECE ((size_t)1 << 30)
@@ -114,6 +120,7 @@ void dist_finalize(void) {}
 void dist_abort(int code) { exit(code); }
 int dist_rank(void) { return 0; }
 int dist_size(void) { return 1; }
+int dist_local_size(void) { return 1; }
 void dist_sum_real(real *x, size_t n) {}
 void dist_sum_f64(double *x, size_t n) {}
 void dist_sum_i64(long long *x, size_t n) {}

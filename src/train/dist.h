@@ -31,6 +31,8 @@ void dist_abort(int code) S2S_NORETURN;
 
 int dist_rank(void); /* 0 .. dist_size() - 1 */
 int dist_size(void);
+/* The processes of the run on this host (this one included). */
+int dist_local_size(void);
 
 /* In place: every process gets the element-wise sum over the processes. */
 void dist_sum_real(real *x, size_t n);

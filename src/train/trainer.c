@@ -1008,7 +1008,13 @@ int train_run(const TrainOpts *o, Err *e)
     t.path_state = path_suffixed(o->model, ".state");
     t.path_log = path_suffixed(o->model, ".log.jsonl");
     int rc = -1;
-    int threads = nn_set_threads(o->threads);
+    /* Without --threads, the processes of a host share its cores. */
+    int want = o->threads;
+    if (want <= 0 && dist_local_size() > 1) {
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        want = cores > dist_local_size() ? (int)(cores / dist_local_size()) : 1;
+    }
+    int threads = nn_set_threads(want);
     ModelConfig cfg;
     int setup = trainer_setup(&t, &cfg, e);
     if (t.size > 1) {

@@ -45,7 +45,7 @@ typedef struct TrainOpts {
     long valid_every;  /* steps; 0: at epoch ends only */
     int patience;      /* stop after this many validations without a better BLEU; 0: never */
     long valid_max;    /* at most this many valid pairs are decoded for BLEU (0: all) */
-    int threads;       /* <= 0: all cores */
+    int threads;       /* <= 0: all cores, shared by the run's processes on a host */
     uint64_t seed;
     bool resume;
     bool force;        /* start over even when MODEL.state exists */
