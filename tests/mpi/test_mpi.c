@@ -407,6 +407,31 @@ Test(mpi, a_state_saved_by_two_processes_resumes_on_one_and_three)
     free(dir);
 }
 
+/* --time: process 0's clock decides, and every process stops after the same step. */
+Test(mpi, the_time_limit_stops_every_process_together)
+{
+    char *dir = sample_prepared_dir();
+    char *data = strf("%s/data", dir), *model = strf("%s/m.s2s", dir), *log = strf("%s.log.jsonl", model);
+    RunResult r = MPIRUN(2, "train", data, "-o", model, "--time", "0.02", "--valid-every", "0", SMALL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    run_free(&r);
+    char *text = slurp(log, NULL);
+    cr_assert_not_null(text);
+    char *stop = strstr(text, "{\"event\": \"stop\", \"reason\": \"time\", \"step\": ");
+    cr_assert_not_null(stop, "%s", text);
+    double elapsed = -1;
+    char *el = strstr(stop, "\"elapsed\": ");
+    cr_assert_not_null(el);
+    sscanf(el, "\"elapsed\": %lf", &elapsed);
+    cr_expect(elapsed >= 1.2 && elapsed < 30, "elapsed %g", elapsed);
+    free(text);
+    free(log);
+    free(model);
+    free(data);
+    rm_rf(dir);
+    free(dir);
+}
+
 /* Waits until the log holds at least n step lines (30 s at most). */
 static void wait_steps(const char *log, int n)
 {
