@@ -4,6 +4,9 @@
 #   make asan     the same suite under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make bench    benchmarks against the PyTorch reference (not part of test)
 #   make fuzz     libFuzzer targets fuzz/*.c (clang, ASan+UBSan) in build/fuzz/ (not part of test)
+#   make MPI=1    ./s2s with MPI (mpicc, -DS2S_MPI) from build/mpi/: data-parallel training
+#   make test-mpi the MPI tests (tests/mpi/) under mpirun; builds with MPI=1
+#   make asan-mpi the MPI tests with an MPI build under ASan + UBSan
 
 PKGS      := openblas libutf8proc libedit zlib
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
@@ -14,6 +17,14 @@ OPT      ?= -O2 -g
 SAN      ?=
 BUILD    ?= build/release
 BIN      ?= s2s
+
+# MPI=1: the same sources compiled by mpicc with S2S_MPI (train/dist.c then calls MPI)
+# into a build directory of their own, never mixed with the default build's objects.
+ifeq ($(MPI),1)
+CC       := mpicc
+BUILD    := build/mpi
+CFLAGS   += -DS2S_MPI
+endif
 PYTHON   ?= /usr/bin/python3
 CFLAGS_ALL = -std=c11 -D_GNU_SOURCE -ffp-contract=off -Wall -Wextra -Wshadow -Wno-unused-parameter \
              $(OPT) $(SAN) -Isrc $(PKG_CFLAGS) -MMD -MP $(CFLAGS)
@@ -21,7 +32,7 @@ LDLIBS_ALL = $(SAN) $(PKG_LIBS) -lm -lpthread $(LDLIBS)
 
 LIB_SRC  := $(sort $(filter-out src/main.c,$(shell find src -name '*.c')))
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
-TEST_SRC := $(sort $(filter-out tests/gradcheck/%,$(shell find tests -name '*.c')))
+TEST_SRC := $(sort $(filter-out tests/gradcheck/% tests/mpi/%,$(shell find tests -name '*.c')))
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 TEST_BIN := $(BUILD)/s2s-tests
 
@@ -42,7 +53,7 @@ NUM_CFLAGS := -ftree-vectorize -fvect-cost-model=dynamic -fno-trapping-math -fno
 VEC_OBJ    := $(NUM_SRC:%.c=$(BUILD)/%.o) $(NUM_SRC:%.c=$(BUILD)/double/%.o) $(BUILD)/src/train/optim.o
 $(VEC_OBJ): CFLAGS_ALL += $(NUM_CFLAGS)
 
-.PHONY: all test asan bench clean check-deps fuzz fuzz-targets fuzz-run fuzz-seeds
+.PHONY: all test test-mpi asan asan-mpi bench clean check-deps fuzz fuzz-targets fuzz-run fuzz-seeds
 all: $(BIN)
 
 check-deps:
@@ -53,8 +64,15 @@ $(BUILD)/libs2s.a: $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BIN): $(BUILD)/src/main.o $(BUILD)/libs2s.a | check-deps
-	$(CC) -o $@ $^ $(LDLIBS_ALL)
+# $(BIN) records the build it was linked from, so that `make` after `make MPI=1` (or
+# the other way round) links it again although it is newer than the objects.
+BIN_FROM := build/.from-$(subst /,_,$(BIN))
+$(BIN): $(BUILD)/src/main.o $(BUILD)/libs2s.a $(if $(filter-out $(BUILD),$(shell cat $(BIN_FROM) 2>/dev/null)),FORCE) | check-deps
+	$(CC) -o $@ $(filter %.o %.a,$^) $(LDLIBS_ALL)
+	@mkdir -p build && echo $(BUILD) > $(BIN_FROM)
+
+.PHONY: FORCE
+FORCE:
 
 $(BUILD)/double/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -79,6 +97,33 @@ test: $(BIN) $(TEST_BIN) $(GC_BIN)
 	scripts/check-layers.sh
 	$(GC_BIN) -j2
 	S2S=./$(BIN) PYTHON=$(PYTHON) $(TEST_BIN) -j2
+
+# The MPI tests: a Criterion binary of their own (tests/mpi/, with the shared helpers)
+# that starts `mpirun -np N --oversubscribe ./s2s train ...`; the s2s under test is the
+# MPI build. Open MPI refuses to run as root unless told it may.
+MPI_TEST_SRC := $(sort $(wildcard tests/mpi/*.c)) tests/helpers.c
+MPI_TEST_BIN := $(BUILD)/s2s-mpi-tests
+
+$(MPI_TEST_BIN): $(MPI_TEST_SRC:%.c=$(BUILD)/%.o) $(BUILD)/libs2s.a
+	$(CC) -o $@ $^ -lcriterion $(LDLIBS_ALL)
+
+# The gradient allreduce timed alone (bench/mpi/allreduce.c; docs/distributed.md):
+#   make MPI=1 build/mpi/s2s-allreduce && mpirun -np 2 build/mpi/s2s-allreduce PARAMS
+$(BUILD)/s2s-allreduce: $(BUILD)/bench/mpi/allreduce.o $(BUILD)/libs2s.a
+	$(CC) -o $@ $^ $(LDLIBS_ALL)
+
+MPI_ROOT_OK := OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+test-mpi:
+	$(MAKE) --no-print-directory MPI=1 BIN=build/mpi/s2s build/mpi/s2s build/mpi/s2s-mpi-tests
+	$(MPI_ROOT_OK) S2S=./build/mpi/s2s build/mpi/s2s-mpi-tests -j1
+
+# The MPI tests with an MPI build under ASan and UBSan (build/mpi-asan/). Leak checks
+# are off: Open MPI keeps allocations until exit in plugins it has unloaded by then,
+# which LeakSanitizer can neither name nor suppress (`make asan` checks s2s's own).
+asan-mpi:
+	$(MAKE) --no-print-directory MPI=1 BUILD=build/mpi-asan BIN=build/mpi-asan/s2s OPT="-O1 -g" \
+	  SAN="$(ASAN_FLAGS)" build/mpi-asan/s2s build/mpi-asan/s2s-mpi-tests
+	$(MPI_ROOT_OK) ASAN_OPTIONS=detect_leaks=0 S2S=./build/mpi-asan/s2s build/mpi-asan/s2s-mpi-tests -j1
 
 ASAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 asan:
@@ -133,4 +178,4 @@ $(BUILD)/fuzz-make-seeds: $(BUILD)/fuzz/make_seeds.o $(BUILD)/libs2s.a
 clean:
 	rm -rf build $(BIN)
 
--include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BENCH_OBJ:.o=.d) $(GC_OBJ:.o=.d) $(BUILD)/src/main.d $(FUZZ_OBJ:.o=.d)
+-include $(LIB_OBJ:.o=.d) $(MPI_TEST_SRC:%.c=$(BUILD)/%.d) $(TEST_OBJ:.o=.d) $(BENCH_OBJ:.o=.d) $(GC_OBJ:.o=.d) $(BUILD)/src/main.d $(FUZZ_OBJ:.o=.d)

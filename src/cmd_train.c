@@ -15,6 +15,7 @@
 #include "base/opt.h"
 #include "commands.h"
 #include "data/prepare.h"
+#include "train/dist.h"
 #include "train/outputs.h"
 #include "train/trainer.h"
 
@@ -29,10 +30,14 @@ static void usage(FILE *out)
 "'s2s prepare', or a corpus file, which is first prepared with default options\n"
 "(and --direction) into MODEL.d/. Writes MODEL (the best model by valid BLEU), MODEL.last (the\n"
 "latest), MODEL.state (for --resume) and MODEL.log.jsonl (one JSON object per\n"
-"step and per validation). Ctrl-C finishes the step, saves, and exits.\n"
+"step and per validation). Ctrl-C (SIGINT, SIGTERM or SIGUSR1) finishes the step,\n"
+"saves, and exits.\n"
 "It replaces only files of those kinds: any other file at one of those paths, or\n"
 "an input given as -o, is refused before training, as is a second run on MODEL\n"
 "while one is running (MODEL.lock).\n"
+"Started by mpirun (an s2s built with 'make MPI=1'), N processes train one model:\n"
+"each takes its share of the rows of every batch, the gradients are summed, and\n"
+"process 0 writes the files; mpirun passes SIGUSR1 on at once (docs/distributed.md).\n"
 "\n"
 "model:\n"
 "  --arch rnn|transformer   Transformer (default) or recurrent encoder-decoder;\n"
@@ -104,7 +109,8 @@ static void usage(FILE *out)
 "  --keep-checkpoints N     keep the models of the last N validations as\n"
 "                           MODEL.ckpt.STEP, for s2s average (default 0)\n"
 "  --seed S                 seed of initialisation, batches and dropout (default %llu)\n"
-"  --threads N              threads (default: all cores)\n"
+"  --threads N              threads (default: all cores; under mpirun, per process,\n"
+"                           the cores shared by the host's processes)\n"
 "  --resume                 continue the run saved in MODEL.state, with its data\n"
 "                           and options (DATA and flags need not be given again;\n"
 "                           only --time, --steps, --epochs, --patience, --threads,\n"
@@ -136,6 +142,13 @@ static void on_signal(int sig)
 /* The claim of this run, released (MODEL.lock removed) however the process exits. */
 static TrainClaim claim;
 static void release_claim(void) { train_release(&claim); }
+
+/* Ends the process with status after leaving the run's processes. */
+static void quit(int status)
+{
+    dist_finalize();
+    exit(status);
+}
 
 static int is_dir(const char *path)
 {
@@ -211,6 +224,37 @@ static char *resume_opts(TrainOpts *o, TrainOpts saved, char *data, const char *
     }
     *o = saved;
     return data;
+}
+
+/* Process 0: claims the outputs (train/outputs.h) and prepares a corpus file into
+   prepared (MODEL.d/; NULL when data is a prepared directory). */
+static int claim_and_prepare(const TrainOpts *o, const char *data, const char *prepared, Direction direction,
+                             Err *e)
+{
+    if (access(data, F_OK) != 0)
+        return err_set(e, "%s: cannot open: %s", data, strerror(errno));
+    if (train_claim(&claim, o->model, data, o->resume, o->force, e) != 0)
+        return -1;
+    atexit(release_claim);
+    if (!prepared)
+        return 0;
+    /* A corpus file is prepared into MODEL.d/ first (kept for --resume and eval). */
+    char marker[PATH_MAX];
+    snprintf(marker, sizeof marker, "%s/prepare.json", prepared);
+    if (o->resume && access(marker, F_OK) == 0)
+        return 0;
+    PrepareOpts po = prepare_opts_default();
+    po.corpus = data;
+    po.dir = prepared;
+    po.direction = direction;
+    po.progress = !o->quiet;
+    Buf summary = {0};
+    if (prepare_run(&po, &summary, e) != 0)
+        return -1;
+    if (!o->quiet)
+        fputs(summary.data ? summary.data : "", stderr);
+    buf_free(&summary);
+    return 0;
 }
 
 /* The options of one architecture only; given with the other, they are refused. */
@@ -491,52 +535,58 @@ int cmd_train(int argc, char **argv)
     if (model_config_check(&check, &e) != 0)
         die_usage("train: %s", e.msg);
 
-    /* Nothing is written before the outputs are known to be ours and the lock is held. */
-    if (access(data, F_OK) != 0)
-        die("%s: cannot open: %s", data, strerror(errno));
     if (direction_given && is_dir(data))
         die_usage("train: option --direction is for a corpus DATA; %s was prepared with its own",
                   data);
-    if (train_claim(&claim, o.model, data, o.resume, o.force, &e) != 0)
-        die_err(&e);
-    atexit(release_claim);
+    /* One process, or one of several started by mpirun (docs/distributed.md). */
+    if (dist_init(&argc, &argv, &e) != 0)
+        die_usage("train: %s", e.msg);
+    bool lead = dist_rank() == 0;
 
-    /* A corpus file is prepared into MODEL.d/ first (kept for --resume and eval). */
+    /* Nothing is written before the outputs are known to be ours and the lock is held.
+       Process 0 claims them and prepares a corpus; the others wait for its outcome. */
     char *prepared = NULL;
     if (!is_dir(data)) {
         prepared = xmalloc(strlen(o.model) + 3);
         sprintf(prepared, "%s.d", o.model);
-        char marker[PATH_MAX];
-        snprintf(marker, sizeof marker, "%s/prepare.json", prepared);
-        if (!(o.resume && access(marker, F_OK) == 0)) {
-            PrepareOpts po = prepare_opts_default();
-            po.corpus = data;
-            po.dir = prepared;
-            po.direction = direction;
-            po.progress = !o.quiet;
-            Buf summary = {0};
-            if (prepare_run(&po, &summary, &e) != 0)
-                die_err(&e);
-            if (!o.quiet)
-                fputs(summary.data ? summary.data : "", stderr);
-            buf_free(&summary);
-        }
-        o.data = prepared;
-    } else {
-        o.data = data;
     }
+    int ok = !lead || claim_and_prepare(&o, data, prepared, direction, &e) == 0;
+    dist_bcast(&ok, sizeof ok, 0);
+    if (!ok) {
+        if (lead)
+            fprintf(stderr, "s2s: %s\n", e.msg);
+        quit(1);
+    }
+    o.data = prepared ? prepared : data;
 
     struct sigaction sa = {0};
     sa.sa_handler = on_signal;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+    /* mpirun passes SIGUSR1 on to every process at once (and SIGINT, as SIGTERM, only
+       after a delay): the same stop */
+    sigaction(SIGUSR1, &sa, NULL);
 
     int rc = train_run(&o, &e);
     free(prepared);
     free(saved_data);
     free(given);
-    if (rc != 0)
-        die_err(&e);
+    if (rc == TRAIN_FAILED_ALL) {
+        /* every process stopped alike: one of them says why */
+        if (e.msg[0] && dist_rank() == 0)
+            fprintf(stderr, "s2s: %s\n", e.msg);
+        else if (e.msg[0])
+            fprintf(stderr, "s2s: process %d of %d: %s\n", dist_rank(), dist_size(), e.msg);
+        quit(1);
+    }
+    if (rc != 0) {
+        if (dist_size() == 1)
+            die_err(&e);
+        /* this process alone: the others may be waiting for it */
+        fprintf(stderr, "s2s: process %d of %d: %s\n", dist_rank(), dist_size(), e.msg);
+        dist_abort(1);
+    }
+    dist_finalize();
     return 0;
 }

@@ -14,6 +14,8 @@ typedef struct StepResult {
     double nll;       /* plain negative log-likelihood summed likewise */
     double grad_norm; /* global gradient norm before clipping */
     bool applied;     /* false: loss or gradient not finite, nothing was updated */
+    unsigned stop;    /* train_step_dist: the STEP_STOP_ bits any process gave */
+    double comm_s;    /* train_step_dist: seconds in the allreduces (waiting included) */
 } StepResult;
 
 /* Zeroes m->grads, runs model_forward_backward (dropout from drop; NULL: no dropout),
@@ -24,5 +26,19 @@ typedef struct StepResult {
    the loss NaN (fault injection for the tests, train/fault.h). Allocates nothing. */
 StepResult train_step(Model *m, Work *w, Adam *adam, const Batch *b, Rng *drop, double clip,
                       double lr, bool poison);
+
+/* One process's part of a step of a run over dist_size() processes (train/dist.h),
+   called by every process with the same ntok, drop state, clip, lr, poison: b holds
+   this process's rows of the global batch (NULL when it has none) and ntok is the
+   global batch's target tokens. The gradient of this process's rows is normalised by
+   ntok and summed over the processes (one allreduce of m->grads), so every process
+   holds the gradient of the whole batch's mean loss and applies the same clipping and
+   Adam update; loss and nll are the sums over the whole batch. Dropout draws one key
+   from drop per step, mixed with the rank. stop: this process's STEP_STOP_ bits; the
+   result's stop has each bit that any process gave, so that all stop together. With
+   one process it is train_step. */
+enum { STEP_STOP_SIGNAL = 1, STEP_STOP_TIME = 2 };
+StepResult train_step_dist(Model *m, Work *w, Adam *adam, const Batch *b, long ntok, Rng *drop,
+                           double clip, double lr, bool poison, unsigned stop);
 
 #endif

@@ -13,15 +13,18 @@
 
 #include "base/buf.h"
 #include "base/clock.h"
+#include "base/crc32.h"
 #include "base/file.h"
 #include "base/json.h"
 #include "base/safetensors.h"
 #include "decode/greedy.h"
+#include "decode/plan.h"
 #include "decode/translate.h"
 #include "eval/bleu.h"
 #include "model/file.h"
 #include "nn/linalg.h"
 #include "data/prepared.h"
+#include "train/dist.h"
 #include "train/fault.h"
 #include "train/outputs.h"
 #include "train/step.h"
@@ -88,6 +91,10 @@ typedef struct Trainer {
     long ckpt_step; /* step of the files on disk; -1 before the first checkpoint */
     real *ema;      /* (layout.total) the weights' moving average (--ema), or NULL */
     bool ema_in;    /* the average is in m.params now (and the weights in ema) */
+    int rank, size;  /* this process of the run's processes (train/dist.h) */
+    int *mine;       /* (max rows) this process's rows of a batch, when size > 1 */
+    unsigned voted;  /* size > 1: the STEP_STOP_ bits the processes agreed on at the last step */
+    bool agreed;     /* the error was reached by every process alike */
 } Trainer;
 
 /* Puts the moving average of the weights in place of the weights (on), or back (off):
@@ -120,7 +127,7 @@ static void clear_line(Trainer *t)
 static void say(Trainer *t, const char *fmt, ...) S2S_PRINTF(2, 3);
 static void say(Trainer *t, const char *fmt, ...)
 {
-    if (t->o->quiet)
+    if (t->o->quiet || t->rank != 0)
         return;
     clear_line(t);
     va_list ap;
@@ -130,8 +137,13 @@ static void say(Trainer *t, const char *fmt, ...)
     fputc('\n', stderr);
 }
 
+/* Process 0 alone writes the log (the others have none). */
 static void log_line(Trainer *t, Buf *b)
 {
+    if (!t->log) {
+        buf_clear(b);
+        return;
+    }
     buf_putc(b, '\n');
     fwrite(b->data, 1, b->len, t->log);
     fflush(t->log);
@@ -163,7 +175,7 @@ static double done_fraction(const Trainer *t)
 
 static void show_progress(Trainer *t, double loss, double ppl, double tok_s, double lr, bool force)
 {
-    if (t->o->quiet)
+    if (t->o->quiet || t->rank != 0)
         return;
     double now = clock_now();
     bool plain_due = !t->live && t->o->log_every > 0 && t->p.step % t->o->log_every == 0;
@@ -611,6 +623,15 @@ static int keep_checkpoint(Trainer *t, const char *history, Err *e)
 /* MODEL.last, MODEL.state, and MODEL when best (or when there is no valid split). */
 static int checkpoint(Trainer *t, bool best, bool keep, Err *e)
 {
+    /* Every process applied the same updates to the same weights; process 0 saves. */
+    if (t->size > 1 && !dist_same_u32(crc32_update(0, t->m.params, t->m.layout.total * sizeof(real)))) {
+        t->agreed = true;
+        return err_set(e, "step %ld: the weights differ between the processes", t->p.step);
+    }
+    if (t->rank != 0) {
+        t->ckpt_step = t->p.step;
+        return 0;
+    }
     t->p.seconds = elapsed(t);
     Buf h = {0};
     history_json(t, &h);
@@ -641,16 +662,27 @@ static void valid_loss(Trainer *t, double *loss, double *ppl)
     Err e;
     if (batch_plan(&t->vplan, d, &t->o->batch, NULL, &e) != 0)
         BUG("valid plan: %s", e.msg);
-    double sum = 0, nll = 0;
-    long ntok = 0;
+    /* Batch k is scored by process k mod size; each batch's sums are added up in
+       batch order, as one process does, so the result does not depend on size. */
+    int nb = t->vplan.nbatch;
+    double *part = XCNEW(double, 2 * (size_t)nb); /* (nb, 2) loss and nll of each batch */
     Batch b;
-    for (int k = 0; k < t->vplan.nbatch; k++) {
+    for (int k = t->rank; k < nb; k += t->size) {
         int s = t->vplan.start[k];
         batch_fill(&b, &t->bb, d, t->vplan.idx + s, t->vplan.start[k + 1] - s);
-        sum += model_forward(&t->m, t->work, &b, NULL);
-        nll += work_nll(t->work);
-        ntok += b.ntok;
+        part[2 * k] = model_forward(&t->m, t->work, &b, NULL);
+        part[2 * k + 1] = work_nll(t->work);
     }
+    dist_sum_f64(part, 2 * (size_t)nb); /* each entry is one process's value plus zeros */
+    double sum = 0, nll = 0;
+    long ntok = 0;
+    for (int k = 0; k < nb; k++) {
+        sum += part[2 * k];
+        nll += part[2 * k + 1];
+    }
+    for (int i = 0; i < d->n; i++)
+        ntok += d->tgt_len[i] + 1; /* <eos> included, as Batch.ntok counts */
+    free(part);
     *loss = ntok ? sum / (double)ntok : 0;
     *ppl = ntok ? exp(nll / (double)ntok) : 0;
 }
@@ -666,16 +698,49 @@ static int valid_bleu(Trainer *t, double *bleu, Err *e)
     PairSet srcs = {.n = n, .src = v->gsrc, .src_len = v->gsrc_len};
     Hyps h;
     int batch = t->o->batch.batch > 0 ? t->o->batch.batch : 64;
-    if (greedy_decode(&t->m, &srcs, batch, 0, &h, e) != 0)
+    /* Over several processes, process r decodes the batches k ≡ r (mod size) of the
+       one-process plan (the same sentences together, so the same outputs) and the
+       BLEU statistics are summed. mine[j]: the sentence of output j. */
+    int *mine = NULL, **msrc = NULL, *mlen = NULL;
+    if (t->size > 1) {
+        int *order = XNEW(int, n), nn, ms, mt, nm = 0;
+        if (decode_plan(&t->m.cfg, &srcs, 0, order, &nn, &ms, &mt, e) != 0) {
+            free(order);
+            return -1;
+        }
+        int B = nn ? decode_fit_batch(&t->m.cfg, ms, mt, batch < nn ? batch : nn, 1, 0, 0) : 1;
+        mine = XNEW(int, n);
+        for (int j = 0; j < nn; j++)
+            if (j / B % t->size == t->rank)
+                mine[nm++] = order[j];
+        for (int i = 0; i < n && t->rank == 0; i++)
+            if (srcs.src_len[i] == 0) /* never decoded: an empty output */
+                mine[nm++] = i;
+        msrc = XNEW(int *, nm);
+        mlen = XNEW(int, nm);
+        for (int j = 0; j < nm; j++) {
+            msrc[j] = v->gsrc[mine[j]];
+            mlen[j] = v->gsrc_len[mine[j]];
+        }
+        srcs = (PairSet){.n = nm, .src = msrc, .src_len = mlen};
+        batch = B;
+        free(order);
+    }
+    int rc = greedy_decode(&t->m, &srcs, batch, 0, &h, e);
+    free(msrc);
+    free(mlen);
+    if (rc != 0) {
+        free(mine);
         return -1;
+    }
     BleuStats bs;
     bleu_init(&bs);
     Buf hyp = {0};
     const char **refs = xmalloc_array((size_t)(v->set.n), sizeof *refs);
-    int rc = 0;
-    for (int g = 0; g < n && rc == 0; g++) {
+    for (int j = 0; j < srcs.n && rc == 0; j++) {
+        int g = mine ? mine[j] : j;
         buf_clear(&hyp);
-        translate_detok(t->data.tgt_vocab, &t->data.text, h.ids[g], h.len[g], &hyp);
+        translate_detok(t->data.tgt_vocab, &t->data.text, h.ids[j], h.len[j], &hyp);
         size_t nr = 0;
         for (size_t k = v->groups.start[g]; k < v->groups.start[g + 1]; k++)
             refs[nr++] = v->text.pairs[v->groups.member[k]].tgt;
@@ -683,9 +748,19 @@ static int valid_bleu(Trainer *t, double *bleu, Err *e)
         if (bleu_add(&bs, hyp.data ? hyp.data : "", refs, nr, &be) != 0)
             rc = err_set(e, "%s:%zu: %s", v->text.name, v->text.pairs[v->groups.member[v->groups.start[g]]].line, be.msg);
     }
+    long long sums[3 + 2 * BLEU_MAX_ORDER] = {bs.sys_len, bs.ref_len, bs.nsegs};
+    memcpy(sums + 3, bs.counts, sizeof bs.counts);
+    memcpy(sums + 3 + BLEU_MAX_ORDER, bs.totals, sizeof bs.totals);
+    dist_sum_i64(sums, sizeof sums / sizeof *sums);
+    bs.sys_len = sums[0];
+    bs.ref_len = sums[1];
+    bs.nsegs = sums[2];
+    memcpy(bs.counts, sums + 3, sizeof bs.counts);
+    memcpy(bs.totals, sums + 3 + BLEU_MAX_ORDER, sizeof bs.totals);
     BleuResult r;
     bleu_score(&bs, &r);
     *bleu = r.score;
+    free(mine);
     free(refs);
     buf_free(&hyp);
     bleu_free(&bs);
@@ -825,6 +900,7 @@ static void trainer_free(Trainer *t)
     batch_buf_free(&t->bb);
     batch_plan_free(&t->plan);
     batch_plan_free(&t->vplan);
+    free(t->mine);
     optim_adam_free(&t->adam);
     if (t->m.params)
         model_free(&t->m);
@@ -839,14 +915,16 @@ static void trainer_free(Trainer *t)
 typedef enum Stop { STOP_NONE, STOP_EPOCHS, STOP_STEPS, STOP_TIME, STOP_PATIENCE, STOP_SIGNAL } Stop;
 static const char *const stop_names[] = {"none", "epochs", "steps", "time", "patience", "signal"};
 
+/* Over several processes a signal and the time limit are what the processes agreed on
+   at the last step (process 0's clock decides), so that they all stop together. */
 static Stop limit_reached(const Trainer *t)
 {
     const TrainOpts *o = t->o;
-    if (train_stop_requested)
+    if (t->size > 1 ? (t->voted & STEP_STOP_SIGNAL) != 0 : train_stop_requested != 0)
         return STOP_SIGNAL;
     if (o->steps && t->p.step >= o->steps)
         return STOP_STEPS;
-    if (o->minutes > 0 && elapsed(t) >= o->minutes * 60)
+    if (t->size > 1 ? (t->voted & STEP_STOP_TIME) != 0 : o->minutes > 0 && elapsed(t) >= o->minutes * 60)
         return STOP_TIME;
     if (o->epochs && t->p.epoch >= o->epochs)
         return STOP_EPOCHS;
@@ -889,11 +967,30 @@ static int train_loop(Trainer *t, Stop *why, Err *e)
                 *why = STOP_PATIENCE;
             continue;
         }
-        int s = t->plan.start[p->batch];
-        batch_fill(&b, &t->bb, d, t->plan.idx + s, t->plan.start[p->batch + 1] - s);
+        int s = t->plan.start[p->batch], nrows = t->plan.start[p->batch + 1] - s, nmine = nrows;
+        const int *rows = t->plan.idx + s;
+        long ntok = 0;
+        if (t->size > 1) {
+            /* rows r, r + size, ... of the batch (sorted by length): even shares */
+            nmine = 0;
+            for (int j = 0; j < nrows; j++) {
+                ntok += d->tgt_len[rows[j]] + 1;
+                if (j % t->size == t->rank)
+                    t->mine[nmine++] = rows[j];
+            }
+            rows = t->mine;
+        }
+        if (nmine > 0)
+            batch_fill(&b, &t->bb, d, rows, nmine);
+        if (t->size == 1)
+            ntok = b.ntok;
+        unsigned vote = (train_stop_requested ? STEP_STOP_SIGNAL : 0u) |
+                        (t->rank == 0 && o->minutes > 0 && elapsed(t) >= o->minutes * 60 ? STEP_STOP_TIME : 0u);
         double lr = optim_sched_lr(&t->sched, p->step + 1) * p->lr_scale;
-        StepResult r = train_step(m, t->work, &t->adam, &b, m->cfg.dropout > 0 ? &p->drop_rng : NULL,
-                                  o->clip, lr, fault_nonfinite(p->step + 1));
+        StepResult r = train_step_dist(m, t->work, &t->adam, nmine > 0 ? &b : NULL, ntok,
+                                       m->cfg.dropout > 0 ? &p->drop_rng : NULL, o->clip, lr,
+                                       fault_nonfinite(p->step + 1), vote);
+        t->voted = r.stop;
         if (!r.applied) {
             /* Skip the update (weights and moments stay as they were), lower the rate. */
             p->bad_steps++;
@@ -904,6 +1001,7 @@ static int train_loop(Trainer *t, Stop *why, Err *e)
                        num6(n1, p->lr_scale));
             log_line(t, &lb);
             if (p->bad_steps >= TRAIN_MAX_BAD_STEPS) {
+                t->agreed = true; /* the loss and gradient are the same on every process */
                 if (t->ckpt_step >= 0)
                     rc = err_set(e, "step %ld: %ld steps in a row had a non-finite loss or gradient; "
                                     "stopped (%s and %s hold step %ld)", p->step + 1, p->bad_steps,
@@ -918,16 +1016,20 @@ static int train_loop(Trainer *t, Stop *why, Err *e)
         }
         p->step++;
         p->batch++;
-        p->tokens += b.ntok;
-        tok_window += b.ntok;
+        p->tokens += ntok;
+        tok_window += ntok; /* every process's tokens: process 0 shows their sum per second */
         double train_s = clock_now() - tok_t0 - t->valid_seconds;
         double tok_s = train_s > 0 ? (double)tok_window / train_s : 0;
-        double loss = r.loss / (double)b.ntok, ppl = exp(r.nll / (double)b.ntok);
+        double loss = r.loss / (double)ntok, ppl = exp(r.nll / (double)ntok);
         buf_printf(&lb, "{\"event\": \"step\", \"step\": %ld, \"epoch\": %ld, \"loss\": %s, "
                         "\"ppl\": %s, \"grad_norm\": %s, \"lr\": %s, \"tokens\": %ld, "
-                        "\"tok_s\": %.0f, \"elapsed\": %.3f}",
+                        "\"tok_s\": %.0f, \"elapsed\": %.3f",
                    p->step, p->epoch + 1, num6(n1, loss), num6(n2, ppl), num6(n3, r.grad_norm),
-                   num6(n4, lr), b.ntok, tok_s, elapsed(t));
+                   num6(n4, lr), ntok, tok_s, elapsed(t));
+        if (t->size > 1) /* the allreduces' share of the step */
+            buf_printf(&lb, ", \"allreduce_s\": %.4f}", r.comm_s);
+        else
+            buf_putc(&lb, '}');
         log_line(t, &lb);
         show_progress(t, loss, ppl, tok_s, lr, false);
         if (o->valid_every > 0 && p->step % o->valid_every == 0) {
@@ -962,66 +1064,92 @@ static int check_positions(const ModelConfig *c, const Prepared *d, Err *e)
     return 0;
 }
 
+/* Everything before the first step: data, model, state, buffers, the log. */
+static int trainer_setup(Trainer *t, ModelConfig *cfg, Err *e)
+{
+    const TrainOpts *o = t->o;
+    if (prepared_load(&t->data, o->data, e) != 0)
+        return -1;
+    *cfg = o->cfg;
+    cfg->src_vocab = (int)vocab_size(t->data.src_vocab);
+    cfg->tgt_vocab = (int)vocab_size(t->data.tgt_vocab);
+    Err ce;
+    if (model_config_check(cfg, &ce) != 0) /* the options were checked with placeholder sizes: this is about the data */
+        return err_set(e, "%s: %s", o->data, ce.msg);
+    if (check_positions(cfg, &t->data, e) != 0)
+        return -1;
+    if (t->rank == 0 && prepare_outputs(t, e) != 0)
+        return -1;
+    model_init(&t->m, cfg, true);
+    optim_adam_init(&t->adam, t->m.layout.total, o->beta1, o->beta2, o->eps, o->weight_decay);
+    t->sched = optim_sched_make(o->sched, o->lr);
+    t->sched.warmup = o->warmup;
+    t->sched.patience = o->sched_patience;
+    t->sched.threshold = o->min_delta;
+    t->sched.higher_better = true;
+    t->sched.min_lr = o->lr / 100;
+    t->p.best_bleu = t->p.sched_bleu = -1;
+    t->p.lr_scale = 1;
+    rng_seed(&t->p.epoch_rng, o->seed);
+    rng_seed(&t->p.drop_rng, o->seed ^ 0x9e3779b97f4a7c15ULL);
+    if (o->ema > 0) {
+        t->ema = XNEW(real, t->m.layout.total);
+        t->adam.ema = t->ema;
+        t->adam.ema_decay = o->ema;
+    }
+    if (o->resume) {
+        if (load_state(t, e) != 0)
+            return -1;
+        t->ckpt_step = t->p.step;
+    } else {
+        Rng init;
+        rng_seed(&init, o->seed ^ 0xd1b54a32d192ed03ULL);
+        model_init_random(&t->m, &init);
+        if (t->ema)
+            memcpy(t->ema, t->m.params, t->m.layout.total * sizeof(real));
+    }
+    int mb, ms, mt, vb = 0, vs = 0, vt = 0;
+    batch_limits(&t->data.train.set, &o->batch, &mb, &ms, &mt);
+    if (t->data.valid.set.n)
+        batch_limits(&t->data.valid.set, &o->batch, &vb, &vs, &vt);
+    mb = mb > vb ? mb : vb;
+    ms = ms > vs ? ms : vs;
+    mt = mt > vt ? mt : vt;
+    batch_buf_init(&t->bb, mb, ms, mt);
+    t->work = work_new(cfg, mb, ms, mt, true);
+    if (t->size > 1)
+        t->mine = XNEW(int, mb);
+    return 0;
+}
+
 int train_run(const TrainOpts *o, Err *e)
 {
-    Trainer t = {.o = o, .ckpt_step = -1};
+    Trainer t = {.o = o, .ckpt_step = -1, .rank = dist_rank(), .size = dist_size()};
     t.path_last = path_suffixed(o->model, ".last");
     t.path_state = path_suffixed(o->model, ".state");
     t.path_log = path_suffixed(o->model, ".log.jsonl");
     int rc = -1;
-    int threads = nn_set_threads(o->threads);
-    if (prepared_load(&t.data, o->data, e) != 0)
-        goto out;
-    ModelConfig cfg = o->cfg;
-    cfg.src_vocab = (int)vocab_size(t.data.src_vocab);
-    cfg.tgt_vocab = (int)vocab_size(t.data.tgt_vocab);
-    Err ce;
-    if (model_config_check(&cfg, &ce) != 0) {
-        /* The options were checked with placeholder sizes: this is about the data. */
-        err_set(e, "%s: %s", o->data, ce.msg);
-        goto out;
+    /* Without --threads, the processes of a host share its cores. */
+    int want = o->threads;
+    if (want <= 0 && dist_local_size() > 1) {
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        want = cores > dist_local_size() ? (int)(cores / dist_local_size()) : 1;
     }
-    if (check_positions(&cfg, &t.data, e) != 0)
-        goto out;
-    if (prepare_outputs(&t, e) != 0)
-        goto out;
-    model_init(&t.m, &cfg, true);
-    optim_adam_init(&t.adam, t.m.layout.total, o->beta1, o->beta2, o->eps, o->weight_decay);
-    t.sched = optim_sched_make(o->sched, o->lr);
-    t.sched.warmup = o->warmup;
-    t.sched.patience = o->sched_patience;
-    t.sched.threshold = o->min_delta;
-    t.sched.higher_better = true;
-    t.sched.min_lr = o->lr / 100;
-    t.p.best_bleu = t.p.sched_bleu = -1;
-    t.p.lr_scale = 1;
-    rng_seed(&t.p.epoch_rng, o->seed);
-    rng_seed(&t.p.drop_rng, o->seed ^ 0x9e3779b97f4a7c15ULL);
-    if (o->ema > 0) {
-        t.ema = XNEW(real, t.m.layout.total);
-        t.adam.ema = t.ema;
-        t.adam.ema_decay = o->ema;
-    }
-    if (o->resume) {
-        if (load_state(&t, e) != 0)
+    int threads = nn_set_threads(want);
+    ModelConfig cfg;
+    int setup = trainer_setup(&t, &cfg, e);
+    if (t.size > 1) {
+        /* Go on together or not at all: the first process that failed reports. */
+        int first = t.size - dist_max_int(setup != 0 ? t.size - t.rank : 0);
+        if (first < t.size) {
+            if (t.rank != first)
+                e->msg[0] = '\0';
+            rc = TRAIN_FAILED_ALL;
             goto out;
-        t.ckpt_step = t.p.step;
-    } else {
-        Rng init;
-        rng_seed(&init, o->seed ^ 0xd1b54a32d192ed03ULL);
-        model_init_random(&t.m, &init);
-        if (t.ema)
-            memcpy(t.ema, t.m.params, t.m.layout.total * sizeof(real));
+        }
+    } else if (setup != 0) {
+        goto out;
     }
-    int mb, ms, mt, vb = 0, vs = 0, vt = 0;
-    batch_limits(&t.data.train.set, &o->batch, &mb, &ms, &mt);
-    if (t.data.valid.set.n)
-        batch_limits(&t.data.valid.set, &o->batch, &vb, &vs, &vt);
-    mb = mb > vb ? mb : vb;
-    ms = ms > vs ? ms : vs;
-    mt = mt > vt ? mt : vt;
-    batch_buf_init(&t.bb, mb, ms, mt);
-    t.work = work_new(&cfg, mb, ms, mt, true);
     t.live = o->progress == 1 || (o->progress < 0 && isatty(2));
     t.seconds_base = t.p.seconds;
     t.t_start = clock_now();
@@ -1034,11 +1162,18 @@ int train_run(const TrainOpts *o, Err *e)
                t.m.layout.total, t.data.train.set.n, t.data.valid.set.n, threads,
                (unsigned long long)o->seed, o->batch.batch, o->batch.tokens);
     buf_json_f64(&b, o->lr);
-    buf_printf(&b, ", \"schedule\": \"%s\"}", optim_sched_name(o->sched));
+    buf_printf(&b, ", \"schedule\": \"%s\"", optim_sched_name(o->sched));
+    if (t.size > 1)
+        buf_printf(&b, ", \"processes\": %d", t.size);
+    buf_puts(&b, "}");
     log_line(&t, &b);
-    say(&t, "train: %d pairs (valid %d), %zu parameters, %d threads%s", t.data.train.set.n,
-        t.data.valid.set.n, t.m.layout.total, threads,
-        o->resume ? "; resuming" : "");
+    if (t.size > 1)
+        say(&t, "train: %d pairs (valid %d), %zu parameters, %d processes of %d threads%s",
+            t.data.train.set.n, t.data.valid.set.n, t.m.layout.total, t.size, threads,
+            o->resume ? "; resuming" : "");
+    else
+        say(&t, "train: %d pairs (valid %d), %zu parameters, %d threads%s", t.data.train.set.n,
+            t.data.valid.set.n, t.m.layout.total, threads, o->resume ? "; resuming" : "");
     if (o->resume)
         say(&t, "resuming at step %ld (epoch %ld, batch %ld)", t.p.step, t.p.epoch + 1, t.p.batch);
 
@@ -1073,12 +1208,18 @@ int train_run(const TrainOpts *o, Err *e)
         say(&t, "stopped (%s) at step %ld after %.0f s; best valid BLEU %.2f at step %ld; model %s",
             stop_names[why], t.p.step, elapsed(&t), t.p.best_bleu < 0 ? 0 : t.p.best_bleu,
             t.p.best_step, o->model);
-    if (ferror(t.log)) {
+    if (t.log && ferror(t.log)) {
         err_set(e, "%s: write error", t.path_log);
         goto out;
     }
     rc = 0;
 out:
+    if (rc == -1 && t.agreed && t.size > 1) {
+        /* every process stopped alike: process 0 reports */
+        if (t.rank != 0)
+            e->msg[0] = '\0';
+        rc = TRAIN_FAILED_ALL;
+    }
     trainer_free(&t);
     return rc;
 }

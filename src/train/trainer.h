@@ -49,7 +49,7 @@ typedef struct TrainOpts {
     long valid_every;  /* steps; 0: at epoch ends only */
     int patience;      /* stop after this many validations without a better BLEU; 0: never */
     long valid_max;    /* at most this many valid pairs are decoded for BLEU (0: all) */
-    int threads;       /* <= 0: all cores */
+    int threads;       /* <= 0: all cores, shared by the run's processes on a host */
     uint64_t seed;
     bool resume;
     bool force;        /* start over even when MODEL.state exists */
@@ -70,8 +70,15 @@ TrainOpts train_opts_default(void);
    (the paper's 4,000 were for batches of 25,000 tokens; docs/transformer.md). */
 #define TRAIN_WARMUP 800
 
-/* Runs training. Returns 0 (stopped by a limit, patience, or a signal after saving),
-   or -1 with e set; files written before an error stay valid. */
+/* Runs training, as one of the processes of train/dist.h (process 0 alone writes the
+   files, the log and the progress). Returns 0 (stopped by a limit, patience, or a
+   signal after saving), or -1 with e set; files written before an error stay valid.
+   Over several processes, an error that every process reached alike (a setup that
+   failed on any of them, too many non-finite steps, weights that differ) returns
+   TRAIN_FAILED_ALL on every process, with the message on the one that reports it and
+   e->msg empty on the others; -1 is then an error of this process alone, while the
+   others may wait for it (the caller ends them: dist_abort). */
+#define TRAIN_FAILED_ALL (-2)
 int train_run(const TrainOpts *o, Err *e);
 
 /* The options of the run saved in MODEL.state: model configuration (vocabulary sizes

@@ -244,6 +244,45 @@ Test(train, usage_errors_exit_2)
     }
 }
 
+/* An s2s built without MPI (this one) that an MPI launcher started as one of several
+   processes would train the same model N times over the same files: it says so and
+   exits 2 before anything is written; as one process of one it trains. */
+Test(train, started_by_mpirun_without_mpi_exits_2)
+{
+    char *dir = sample_prepared_dir();
+    char *data = strf("%s/data", dir), *model = strf("%s/m.s2s", dir);
+    char *before = dir_snapshot(dir);
+    static const struct { const char *var, *value; } cases[] = {
+        {"OMPI_COMM_WORLD_SIZE", "2"}, {"PMI_SIZE", "4"}, {"PMIX_SIZE", "3"}, {"MV2_COMM_WORLD_SIZE", "2"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        setenv(cases[i].var, cases[i].value, 1);
+        RunResult r = RUN_S2S(NULL, "train", data, "-o", model, "--steps", "1", SMALL_MODEL);
+        unsetenv(cases[i].var);
+        cr_expect_eq(r.status, 2, "%s: status %d (%s)", cases[i].var, r.status, r.err);
+        char *want = strf("s2s: train: started as one of %s processes (%s=%s), but this s2s is built "
+                          "without MPI: build it with 'make MPI=1'\n", cases[i].value, cases[i].var,
+                          cases[i].value);
+        cr_expect_str_eq(r.err, want);
+        char *after = dir_snapshot(dir);
+        cr_expect_str_eq(after, before, "%s: files changed", cases[i].var);
+        free(after);
+        free(want);
+        run_free(&r);
+    }
+    setenv("OMPI_COMM_WORLD_SIZE", "1", 1);
+    RunResult r = RUN_S2S(NULL, "train", data, "-o", model, "--steps", "1", SMALL_MODEL);
+    unsetenv("OMPI_COMM_WORLD_SIZE");
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    cr_expect(file_exists(model));
+    run_free(&r);
+    free(before);
+    free(model);
+    free(data);
+    rm_rf(dir);
+    free(dir);
+}
+
 Test(train, missing_data_and_unwritable_output_fail_before_training)
 {
     char *dir = tmpdir_new();
