@@ -84,16 +84,19 @@ static void usage(FILE *out)
 "  --beta1 B --beta2 B --adam-eps E   Adam constants (default %g %g %g)\n"
 "  --weight-decay W         L2 weight decay (default 0)\n"
 "  --clip C                 clip the global gradient norm to C (default %g; 0: off)\n"
-"  --lr-schedule S          constant, warmup-decay or plateau (default: warmup-decay\n"
-"                           for the Transformer, plateau for the recurrent model;\n"
-"                           plateau halves the rate when valid BLEU has not improved\n"
-"                           for --lr-patience steps, down to --lr / 100)\n"
+"  --lr-schedule S          constant, warmup-decay, warmup-cosine or plateau\n"
+"                           (default: warmup-decay for the Transformer, plateau for\n"
+"                           the recurrent model; plateau halves the rate when valid\n"
+"                           BLEU has not improved for --lr-patience steps, down to\n"
+"                           --lr / 100; warmup-cosine falls as a half cosine to 0 at\n"
+"                           the end of the budget: --steps, --time or --epochs)\n"
 "  --lr-patience N          steps without a better valid BLEU before the plateau\n"
 "                           schedule halves the rate (default %ld)\n"
 "  --min-delta B            BLEU points a validation must gain over the best to\n"
 "                           count as better, for the schedule and --patience\n"
 "                           (default %g)\n"
-"  --warmup N               warmup steps of warmup-decay (default %ld)\n"
+"  --warmup N               warmup steps of warmup-decay and warmup-cosine\n"
+"                           (default %ld)\n"
 "  --epochs N               stop after N epochs (default %ld without --steps or\n"
 "                           --time, else no limit; 0: no limit)\n"
 "  --steps N                stop after N steps (default: no limit)\n"
@@ -435,7 +438,8 @@ int cmd_train(int argc, char **argv)
             const char *v = opts_str(&op);
             SchedKind k;
             if (optim_sched_parse(v, &k) != 0)
-                die_usage("train: option --lr-schedule must be constant, warmup-decay or plateau, got '%s'", v);
+                die_usage("train: option --lr-schedule must be constant, warmup-decay, warmup-cosine or plateau, "
+                          "got '%s'", v);
             o.sched = k;
             sched_set = true;
         } else if (opts_is(&op, "--warmup")) {
@@ -515,10 +519,10 @@ int cmd_train(int argc, char **argv)
     /* The schedule of the architecture unless one is given (docs/transformer.md). */
     if (!sched_set)
         o.sched = arch == ARCH_TRANSFORMER ? SCHED_WARMUP_DECAY : SCHED_PLATEAU;
-    if (o.sched == SCHED_WARMUP_DECAY && !warmup_set)
+    if ((o.sched == SCHED_WARMUP_DECAY || o.sched == SCHED_WARMUP_COSINE) && !warmup_set)
         o.warmup = TRAIN_WARMUP;
-    if (warmup_set && o.sched != SCHED_WARMUP_DECAY)
-        die_usage("train: --warmup needs --lr-schedule warmup-decay");
+    if (warmup_set && o.sched != SCHED_WARMUP_DECAY && o.sched != SCHED_WARMUP_COSINE)
+        die_usage("train: --warmup needs --lr-schedule warmup-decay or warmup-cosine");
     if (lr_patience_set && o.sched != SCHED_PLATEAU)
         die_usage("train: --lr-patience needs --lr-schedule plateau");
     if (o.resume) {

@@ -171,10 +171,19 @@ Sched optim_sched_make(SchedKind kind, double base_lr)
     return s;
 }
 
-double optim_sched_lr(const Sched *s, long step)
+double optim_sched_lr(const Sched *s, long step) { return optim_sched_lr_at(s, step, -1); }
+
+double optim_sched_lr_at(const Sched *s, long step, double progress)
 {
     CHECK(step >= 1);
     switch (s->kind) {
+    case SCHED_WARMUP_COSINE: {
+        double w = s->warmup > 0 && step < s->warmup ? (double)step / (double)s->warmup : 1;
+        if (progress < 0)
+            return s->base_lr * w;
+        double f = progress < 1 ? progress : 1;
+        return s->base_lr * w * 0.5 * (1 + cos(M_PI * f));
+    }
     case SCHED_CONSTANT:
         return s->base_lr;
     case SCHED_WARMUP_DECAY:
@@ -185,6 +194,8 @@ double optim_sched_lr(const Sched *s, long step)
         return s->base_lr * sqrt((double)s->warmup / (double)step);
     case SCHED_PLATEAU:
         return s->lr;
+    case SCHED_KINDS:
+        break;
     }
     BUG("unknown schedule %d", (int)s->kind);
 }
@@ -210,17 +221,17 @@ bool optim_sched_observe(Sched *s, long step, double metric)
     return reduced;
 }
 
-static const char *const sched_names[] = {"constant", "warmup-decay", "plateau"};
+static const char *const sched_names[SCHED_KINDS] = {"constant", "warmup-decay", "plateau", "warmup-cosine"};
 
 const char *optim_sched_name(SchedKind k)
 {
-    CHECK((int)k >= 0 && (int)k < 3);
+    CHECK((int)k >= 0 && (int)k < SCHED_KINDS);
     return sched_names[k];
 }
 
 int optim_sched_parse(const char *name, SchedKind *out)
 {
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < SCHED_KINDS; i++)
         if (strcmp(name, sched_names[i]) == 0) {
             *out = (SchedKind)i;
             return 0;

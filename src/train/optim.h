@@ -66,8 +66,14 @@ real optim_clip_coef(double norm, double max_norm);
                           step. Patience is counted in training steps, not validations,
                           so that it means the same amount of training whether
                           validations come every few steps (short epochs) or every
-                          thousand. */
-typedef enum SchedKind { SCHED_CONSTANT = 0, SCHED_WARMUP_DECAY, SCHED_PLATEAU } SchedKind;
+                          thousand.
+   - SCHED_WARMUP_COSINE: lr(s) = base * min(s / W, 1) * (1 + cos(pi * f)) / 2 with f
+                          the share of the run's budget done before step s (its
+                          --steps, --time or --epochs, whichever is furthest along):
+                          linear rise over W steps, then a half cosine to 0 at the end of
+                          the budget. Without a budget (f < 0): base after the warmup. */
+typedef enum SchedKind { SCHED_CONSTANT = 0, SCHED_WARMUP_DECAY, SCHED_PLATEAU, SCHED_WARMUP_COSINE,
+                         SCHED_KINDS } SchedKind;
 
 typedef struct Sched {
     SchedKind kind;
@@ -90,12 +96,16 @@ typedef struct Sched {
 Sched optim_sched_make(SchedKind kind, double base_lr);
 /* The rate for step s (>= 1). */
 double optim_sched_lr(const Sched *s, long step);
+/* The same with the share of the budget done, for SCHED_WARMUP_COSINE (others ignore it);
+   progress < 0: no budget. */
+double optim_sched_lr_at(const Sched *s, long step, double progress);
 /* Plateau: records the metric of a validation after `step` steps; returns true when
    it reduced the rate.
    Other kinds ignore it and return false. A metric improves when it is better than
    the best so far by more than the threshold (the first one always does). */
 bool optim_sched_observe(Sched *s, long step, double metric);
-/* "constant", "warmup-decay", "plateau"; optim_sched_parse returns -1 for other names. */
+/* "constant", "warmup-decay", "plateau", "warmup-cosine"; optim_sched_parse returns -1
+   for other names. */
 const char *optim_sched_name(SchedKind k);
 int optim_sched_parse(const char *name, SchedKind *out);
 

@@ -986,7 +986,10 @@ static int train_loop(Trainer *t, Stop *why, Err *e)
             ntok = b.ntok;
         unsigned vote = (train_stop_requested ? STEP_STOP_SIGNAL : 0u) |
                         (t->rank == 0 && o->minutes > 0 && elapsed(t) >= o->minutes * 60 ? STEP_STOP_TIME : 0u);
-        double lr = optim_sched_lr(&t->sched, p->step + 1) * p->lr_scale;
+        double lr = optim_sched_lr_at(&t->sched, p->step + 1, done_fraction(t)) * p->lr_scale;
+        /* a schedule that follows the clock: every process takes process 0's rate */
+        if (t->size > 1 && o->sched == SCHED_WARMUP_COSINE && o->minutes > 0)
+            dist_bcast(&lr, sizeof lr, 0);
         StepResult r = train_step_dist(m, t->work, &t->adam, nmine > 0 ? &b : NULL, ntok,
                                        m->cfg.dropout > 0 ? &p->drop_rng : NULL, o->clip, lr,
                                        fault_nonfinite(p->step + 1), vote);

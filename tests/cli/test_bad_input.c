@@ -376,7 +376,7 @@ static const ArgRow arg_rows[] = {
     {{"train", "@/d", "-o", "@/m", "--quiet=yes"}, "train: option --quiet takes no value"},
     {{"train", "@/d", "-o", "@/m", "--batch", "0"}, "train: --batch 0 needs --batch-tokens N"},
     {{"train", "@/d", "-o", "@/m", "--lr-schedule", "cosine"},
-     "train: option --lr-schedule must be constant, warmup-decay or plateau, got 'cosine'"},
+     "train: option --lr-schedule must be constant, warmup-decay, warmup-cosine or plateau, got 'cosine'"},
     {{"train", "@/d", "-o", "@/m", "--tie-embeddings", "--deep-out", "128"},
      "train: --tie-embeddings needs --deep-out equal to --emb (128 != 256)"},
     /* translate (more in cli_translate.usage_errors) */

@@ -1,6 +1,7 @@
 /* End-to-end tests of `s2s train`: outputs, the log, repeatability, exact resume,
    and refusals. A small model (size 16) keeps each run well under a second. */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -231,7 +232,7 @@ Test(train, usage_errors_exit_2)
         {{"train", "d", "-o", "m", "--tie-embeddings", "--emb", "8"},
          "s2s: train: --tie-embeddings needs --deep-out equal to --emb (256 != 8)\n"},
         {{"train", "d", "-o", "m", "--arch", "rnn", "--warmup", "10"},
-         "s2s: train: --warmup needs --lr-schedule warmup-decay\n"},
+         "s2s: train: --warmup needs --lr-schedule warmup-decay or warmup-cosine\n"},
         {{"train", "d", "-o", "m", "--lr-patience", "10"}, "s2s: train: --lr-patience needs --lr-schedule plateau\n"},
         {{"train", "d", "-o", "m", "--resume", "--force"}, "s2s: train: --resume and --force exclude each other\n"},
     };
@@ -529,6 +530,47 @@ Test(train, resume_without_flags_continues_exactly)
     free(lasta); free(lastc); free(sa); free(sc); free(la); free(lc);
     free(want); free(before); free(after);
     free(a); free(c);
+    free(data);
+    rm_rf(dir);
+    free(dir);
+}
+
+/* --lr-schedule warmup-cosine with a budget of steps: the rate of every step in the log
+   is base · min(s/W, 1) · (1 + cos(π (s − 1)/N)) / 2, to the log's 6 digits. */
+Test(train, warmup_cosine_decays_to_the_end_of_the_steps)
+{
+    char *dir = sample_prepared_dir();
+    char *data = strf("%s/data", dir), *m = strf("%s/m.s2s", dir);
+    RunResult r = RUN_S2S(NULL, "train", data, "-o", m, "--steps", "12", "--warmup", "3", "--lr", "0.002",
+                          "--lr-schedule", "warmup-cosine", "--valid-every", "0", SMALL_MODEL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    run_free(&r);
+    char *logp = strf("%s.log.jsonl", m), *log = slurp(logp, NULL);
+    cr_assert_not_null(log);
+    int seen = 0;
+    for (char *line = log; line && *line;) {
+        char *nl = strchr(line, '\n');
+        if (nl)
+            *nl = '\0';
+        long step;
+        double lr;
+        char *l = strstr(line, "\"lr\": ");
+        if (sscanf(line, "{\"event\": \"step\", \"step\": %ld,", &step) == 1 && l && sscanf(l + 6, "%lf", &lr) == 1) {
+            double want = 0.002 * (step < 3 ? step / 3.0 : 1) * 0.5 * (1 + cos(M_PI * (double)(step - 1) / 12));
+            cr_expect(fabs(lr - want) <= 1e-5 * want, "step %ld: lr %g, want %g", step, lr, want);
+            seen++;
+        }
+        line = nl ? nl + 1 : NULL;
+    }
+    cr_expect_eq(seen, 12);
+    r = RUN_S2S(NULL, "train", data, "-o", m, "--steps", "1", "--warmup", "3", "--force", SMALL_MODEL, "--lr-schedule",
+                "constant");
+    cr_expect_eq(r.status, 2);
+    cr_expect_str_eq(r.err, "s2s: train: --warmup needs --lr-schedule warmup-decay or warmup-cosine\n");
+    run_free(&r);
+    free(log);
+    free(logp);
+    free(m);
     free(data);
     rm_rf(dir);
     free(dir);

@@ -221,3 +221,23 @@ Test(optim, schedule_names)
     cr_expect_eq(optim_sched_parse("cosine", &k), -1);
     cr_expect_str_eq(optim_sched_name(SCHED_WARMUP_DECAY), "warmup-decay");
 }
+
+/* warmup-cosine: linear warmup, then a half cosine over the budget's share done; without
+   a budget, constant after the warmup. */
+Test(optim, warmup_cosine_follows_the_share_of_the_budget)
+{
+    Sched s = optim_sched_make(SCHED_WARMUP_COSINE, 1e-3);
+    s.warmup = 4;
+    cr_expect_float_eq(optim_sched_lr_at(&s, 1, 0.0), 2.5e-4, 1e-15);
+    cr_expect_float_eq(optim_sched_lr_at(&s, 2, 0.1), 5e-4 * 0.5 * (1 + cos(M_PI * 0.1)), 1e-15);
+    cr_expect_float_eq(optim_sched_lr_at(&s, 10, 0.5), 5e-4, 1e-15);
+    cr_expect_float_eq(optim_sched_lr_at(&s, 10, 0.25), 1e-3 * 0.5 * (1 + sqrt(0.5)), 1e-15);
+    cr_expect_eq(optim_sched_lr_at(&s, 10, 1.0), 0.0);
+    cr_expect_eq(optim_sched_lr_at(&s, 10, 1.7), 0.0, "past the budget it stays at 0");
+    cr_expect_eq(optim_sched_lr_at(&s, 10, -1), 1e-3, "no budget: constant after the warmup");
+    cr_expect_eq(optim_sched_lr(&s, 3), 7.5e-4);
+    SchedKind k;
+    cr_expect_eq(optim_sched_parse("warmup-cosine", &k), 0);
+    cr_expect_eq(k, SCHED_WARMUP_COSINE);
+    cr_expect_str_eq(optim_sched_name(SCHED_WARMUP_COSINE), "warmup-cosine");
+}
