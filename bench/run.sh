@@ -227,7 +227,9 @@ fi
 # word ids) and synthetic target vocabularies; one warm-up step, then RUNS runs of
 # about BENCH_GROWTH_TOKENS target tokens each. Rows grow-*-X: X is the length, the
 # vocabulary or the batch size (bench/README.md, "How cost grows").
+GROWTH_S=0
 if [[ ,$ROWS, == *,growth,* ]]; then
+  GT0=$(date +%s)
   [[ $have_torch == 1 ]] || say "growth: no torch: PyTorch cells are n/a"
   G=$OUT/growth
   mkdir -p "$G"
@@ -304,9 +306,11 @@ if [[ ,$ROWS, == *,growth,* ]]; then
     say "growth: greedy batch $Bz: $GDEC sentences of the decoding set"
     ggreedy "grow-batch-$Bz" "$OUT/train-gru.s2s" "$SET/dec.safetensors" "$MAXLEN" "$Bz" "$GDEC"
   done
+  GROWTH_S=$(($(date +%s) - GT0))
+  say "growth: $GROWTH_S s"
 fi
 
 T1=$(date +%s)
 say "measured in $((T1 - T0)) s; writing bench/results.md"
 "$PYTHON" bench/report.py "$RES" bench/results.md --commands "$CMDS" --seconds $((T1 - T0)) \
-  --threads "$THREADS" --data "$DATA" --notes bench/notes.md
+  --threads "$THREADS" --data "$DATA" --notes bench/notes.md --growth-seconds "$GROWTH_S"
