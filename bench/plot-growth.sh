@@ -93,6 +93,7 @@ set title "$title"
 set grid
 set key outside right top
 set logscale xy 2
+set offsets graph 0.06, graph 0.06, 0, 0
 set format y "%g"
 set xlabel "$xlabel"
 set ylabel "$ylabel"

@@ -314,3 +314,10 @@ T1=$(date +%s)
 say "measured in $((T1 - T0)) s; writing bench/results.md"
 "$PYTHON" bench/report.py "$RES" bench/results.md --commands "$CMDS" --seconds $((T1 - T0)) \
   --threads "$THREADS" --data "$DATA" --notes bench/notes.md --growth-seconds "$GROWTH_S"
+if [[ ,$ROWS, == *,growth,* ]]; then
+  if command -v gnuplot >/dev/null; then
+    bench/plot-growth.sh "$RES" bench >&2 || say "growth: plots not drawn"
+  else
+    say "growth: no gnuplot: plots not drawn (bench/plot-growth.sh)"
+  fi
+fi
