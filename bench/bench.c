@@ -8,6 +8,11 @@
  *       batches of the seeded training plan, as `s2s train` cuts them) and
  *       OUTDIR/dec.safetensors + OUTDIR/dec.txt (the first N distinct valid sources,
  *       as ids and as text). Both sides of the benchmark read these files.
+ *   bench synth -o OUTDIR --src-vocab N --tgt-vocab N --len L [--batch B] [--batches N]
+ *               [--sentences N] [--seed S]
+ *       Synthetic files of the same formats: N batches of B rows whose sources and
+ *       targets (<eos> included) all have L tokens, random word ids; with --sentences,
+ *       OUTDIR/dec.safetensors of N random sources of L tokens.
  *   bench train BATCHES [--init MODEL | --cell C --attention A --input-feed] [--threads N]
  *       [--warmup W] [--runs R] [--seed S] [--loop K]
  *       Training steps (forward, backward, clipping, Adam) over the batches: target
@@ -227,6 +232,68 @@ static int64_t *to_i64(const int *v, size_t n)
     return o;
 }
 
+/* The four tensors of batch k (b%d.src, .src_len, .tgt_in, .tgt_out) as I64, into ts[0..4). */
+static void batch_tensors(StTensor *ts, int k, const Batch *b)
+{
+    const int *arr[4] = {b->src, b->src_len, b->tgt_in, b->tgt_out};
+    static const char *const names[4] = {"b%d.src", "b%d.src_len", "b%d.tgt_in", "b%d.tgt_out"};
+    int rows[4] = {b->S, 0, b->T, b->T};
+    for (int j = 0; j < 4; j++) {
+        StTensor *t = &ts[j];
+        t->name = st_name(names[j], k);
+        t->dtype = ST_I64;
+        t->ndim = j == 1 ? 1 : 2;
+        if (j == 1)
+            t->shape[0] = b->B;
+        else {
+            t->shape[0] = rows[j];
+            t->shape[1] = b->B;
+        }
+        t->data = to_i64(arr[j], (size_t)(j == 1 ? 1 : rows[j]) * b->B);
+    }
+}
+
+/* Writes OUTDIR/batches.safetensors from the 4·nbatch tensors of batch_tensors, and
+   frees them. */
+static void batches_save(const char *out, StTensor *ts, long nbatch, int vs, int vt, long seed, long long ntok)
+{
+    char nb[32], vsz[32], vtz[32], sd[32], nt[32];
+    snprintf(nb, sizeof nb, "%ld", nbatch);
+    snprintf(vsz, sizeof vsz, "%d", vs);
+    snprintf(vtz, sizeof vtz, "%d", vt);
+    snprintf(sd, sizeof sd, "%ld", seed);
+    snprintf(nt, sizeof nt, "%lld", ntok);
+    const char *keys[] = {ST_KEY_FORMAT, "bench.batches", "bench.src_vocab", "bench.tgt_vocab", "bench.seed",
+                          "bench.tokens"};
+    const char *vals[] = {"s2s-bench-batches-1", nb, vsz, vtz, sd, nt};
+    Err e;
+    char *path = path_join(out, "batches.safetensors");
+    if (st_write(path, ts, (size_t)nbatch * 4, keys, vals, 6, &e) != 0)
+        die_err(&e);
+    free(path);
+    for (long i = 0; i < nbatch * 4; i++) {
+        free((char *)ts[i].name);
+        free((void *)ts[i].data);
+    }
+}
+
+/* Writes OUTDIR/dec.safetensors: n sentences, their ids one after another (total in
+   all) and their lengths. */
+static void sentences_save(const char *out, int64_t *ids, int64_t *lens, int n, size_t total)
+{
+    StTensor dt[2] = {
+        {.name = "ids", .dtype = ST_I64, .ndim = 1, .shape = {(int64_t)total}, .data = ids},
+        {.name = "len", .dtype = ST_I64, .ndim = 1, .shape = {n}, .data = lens},
+    };
+    const char *dkeys[] = {ST_KEY_FORMAT};
+    const char *dvals[] = {"s2s-bench-sentences-1"};
+    Err e;
+    char *path = path_join(out, "dec.safetensors");
+    if (st_write(path, dt, 2, dkeys, dvals, 1, &e) != 0)
+        die_err(&e);
+    free(path);
+}
+
 static int cmd_data(int argc, char **argv)
 {
     const char *dir = NULL, *out = NULL;
@@ -277,40 +344,10 @@ static int cmd_data(int argc, char **argv)
         int s = plan.start[k];
         batch_fill(&b, &bb, &d.train.set, plan.idx + s, plan.start[k + 1] - s);
         ntok += b.ntok;
-        const int *arr[4] = {b.src, b.src_len, b.tgt_in, b.tgt_out};
-        static const char *const names[4] = {"b%d.src", "b%d.src_len", "b%d.tgt_in", "b%d.tgt_out"};
-        int rows[4] = {b.S, 0, b.T, b.T};
-        for (int j = 0; j < 4; j++) {
-            StTensor *t = &ts[k * 4 + j];
-            t->name = st_name(names[j], k);
-            t->dtype = ST_I64;
-            t->ndim = j == 1 ? 1 : 2;
-            if (j == 1)
-                t->shape[0] = b.B;
-            else {
-                t->shape[0] = rows[j];
-                t->shape[1] = b.B;
-            }
-            t->data = to_i64(arr[j], (size_t)(j == 1 ? 1 : rows[j]) * b.B);
-        }
+        batch_tensors(&ts[k * 4], k, &b);
     }
-    char nb[32], vs[32], vt[32], sd[32], nt[32];
-    snprintf(nb, sizeof nb, "%ld", nbatch);
-    snprintf(vs, sizeof vs, "%zu", vocab_size(d.src_vocab));
-    snprintf(vt, sizeof vt, "%zu", vocab_size(d.tgt_vocab));
-    snprintf(sd, sizeof sd, "%ld", seed);
-    snprintf(nt, sizeof nt, "%lld", ntok);
-    const char *keys[] = {ST_KEY_FORMAT, "bench.batches", "bench.src_vocab", "bench.tgt_vocab", "bench.seed",
-                          "bench.tokens"};
-    const char *vals[] = {"s2s-bench-batches-1", nb, vs, vt, sd, nt};
-    char *path = path_join(out, "batches.safetensors");
-    if (st_write(path, ts, (size_t)nbatch * 4, keys, vals, 6, &e) != 0)
-        die_err(&e);
-    free(path);
-    for (long i = 0; i < nbatch * 4; i++) {
-        free((char *)ts[i].name);
-        free((void *)ts[i].data);
-    }
+    int vs = (int)vocab_size(d.src_vocab), vt = (int)vocab_size(d.tgt_vocab);
+    batches_save(out, ts, nbatch, vs, vt, seed, ntok);
     free(ts);
 
     /* decoding sentences: the first distinct sources of the valid split */
@@ -333,17 +370,8 @@ static int cmd_data(int argc, char **argv)
         buf_append(&text, p->src, p->src_len);
         buf_putc(&text, '\n');
     }
-    StTensor dt[2] = {
-        {.name = "ids", .dtype = ST_I64, .ndim = 1, .shape = {(int64_t)total}, .data = ids},
-        {.name = "len", .dtype = ST_I64, .ndim = 1, .shape = {n}, .data = lens},
-    };
-    const char *dkeys[] = {ST_KEY_FORMAT};
-    const char *dvals[] = {"s2s-bench-sentences-1"};
-    path = path_join(out, "dec.safetensors");
-    if (st_write(path, dt, 2, dkeys, dvals, 1, &e) != 0)
-        die_err(&e);
-    free(path);
-    path = path_join(out, "dec.txt");
+    sentences_save(out, ids, lens, n, total);
+    char *path = path_join(out, "dec.txt");
     if (atomic_write(path, text.data, text.len, &e) != 0)
         die_err(&e);
     free(path);
@@ -354,7 +382,7 @@ static int cmd_data(int argc, char **argv)
     buf_free(&idtext);
     Buf j = {0};
     buf_printf(&j, "{\"job\": \"data\", \"batches\": %ld, \"tokens\": %lld, \"sentences\": %d, "
-                   "\"src_tokens\": %zu, \"src_vocab\": %s, \"tgt_vocab\": %s",
+                   "\"src_tokens\": %zu, \"src_vocab\": %d, \"tgt_vocab\": %d",
                nbatch, ntok, n, total, vs, vt);
     emit(&j);
     buf_free(&text);
@@ -363,6 +391,92 @@ static int cmd_data(int argc, char **argv)
     batch_buf_free(&bb);
     batch_plan_free(&plan);
     prepared_free(&d);
+    return 0;
+}
+
+/* Synthetic batches and sentences of one length: every source has len tokens and every
+   target len tokens (<eos> included: len - 1 words), ids drawn uniformly from the
+   vocabularies' words (the specials left out), so that a batch holds batch·len target
+   tokens with no padding. */
+static int cmd_synth(int argc, char **argv)
+{
+    const char *out = NULL;
+    long vs = 0, vt = 0, len = 0, nbatch = 1, nsent = 0, seed = 1, bsize = 64;
+    Opts o;
+    opts_init(&o, "synth", argc, argv);
+    while (opts_next(&o)) {
+        if (opts_is(&o, "-o"))
+            out = opts_str(&o);
+        else if (opts_is(&o, "--src-vocab"))
+            vs = opts_long(&o, VOCAB_EOS + 2, 1L << 24);
+        else if (opts_is(&o, "--tgt-vocab"))
+            vt = opts_long(&o, VOCAB_EOS + 2, 1L << 24);
+        else if (opts_is(&o, "--len"))
+            len = opts_long(&o, 1, 100000);
+        else if (opts_is(&o, "--batches"))
+            nbatch = opts_long(&o, 1, 100000);
+        else if (opts_is(&o, "--sentences"))
+            nsent = opts_long(&o, 0, 1000000);
+        else if (opts_is(&o, "--seed"))
+            seed = opts_long(&o, 0, 1L << 62);
+        else if (opts_is(&o, "--batch"))
+            bsize = opts_long(&o, 1, 100000);
+        else
+            opts_unknown(&o);
+    }
+    if (!out || !vs || !vt || !len)
+        die_usage("synth: usage: bench synth -o OUTDIR --src-vocab N --tgt-vocab N --len L");
+    Err e;
+    if (dir_ensure(out, &e) != 0)
+        die_err(&e);
+    Rng r;
+    rng_seed(&r, (uint64_t)seed);
+#define WORD(v) (VOCAB_EOS + 1 + (int)rng_below(&r, (uint64_t)(v) - VOCAB_EOS - 1))
+    int B = (int)bsize, L = (int)len;
+    size_t cells = (size_t)L * (size_t)B;
+    int *src = xmalloc(cells * sizeof *src), *src_len = xmalloc((size_t)B * sizeof *src_len),
+        *tgt_in = xmalloc(cells * sizeof *tgt_in), *tgt_out = xmalloc(cells * sizeof *tgt_out);
+    StTensor *ts = xcalloc((size_t)nbatch * 4, sizeof *ts);
+    for (int k = 0; k < nbatch; k++) {
+        for (size_t i = 0; i < cells; i++)
+            src[i] = WORD(vs);
+        for (int b = 0; b < B; b++) {
+            src_len[b] = L;
+            tgt_in[b] = VOCAB_BOS;
+            for (int t = 0; t < L - 1; t++) {
+                int y = WORD(vt);
+                tgt_out[(size_t)t * B + b] = y;
+                tgt_in[(size_t)(t + 1) * B + b] = y;
+            }
+            tgt_out[(size_t)(L - 1) * B + b] = VOCAB_EOS;
+        }
+        Batch bt = {.B = B, .S = L, .T = L, .src = src, .src_len = src_len, .tgt_in = tgt_in, .tgt_out = tgt_out};
+        batch_tensors(&ts[k * 4], k, &bt);
+    }
+    long long ntok = (long long)nbatch * (long long)cells;
+    batches_save(out, ts, nbatch, (int)vs, (int)vt, seed, ntok);
+    free(ts);
+    free(src);
+    free(src_len);
+    free(tgt_in);
+    free(tgt_out);
+    if (nsent > 0) {
+        size_t total = (size_t)nsent * (size_t)L;
+        int64_t *ids = xmalloc(total * sizeof *ids), *lens = xmalloc((size_t)nsent * sizeof *lens);
+        for (size_t i = 0; i < total; i++)
+            ids[i] = WORD(vs);
+        for (long i = 0; i < nsent; i++)
+            lens[i] = L;
+        sentences_save(out, ids, lens, (int)nsent, total);
+        free(ids);
+        free(lens);
+    }
+#undef WORD
+    Buf j = {0};
+    buf_printf(&j, "{\"job\": \"synth\", \"len\": %d, \"batch\": %d, \"batches\": %ld, \"tokens\": %lld, "
+                   "\"sentences\": %ld, \"src_vocab\": %ld, \"tgt_vocab\": %ld",
+               L, B, nbatch, ntok, nsent, vs, vt);
+    emit(&j);
     return 0;
 }
 
@@ -769,7 +883,7 @@ static int cmd_spawn(int argc, char **argv)
 int main(int argc, char **argv)
 {
     static const char usage[] =
-        "usage: bench sgemm|data|train|greedy|spawn ... (see the top of bench/bench.c)\n";
+        "usage: bench sgemm|data|synth|train|greedy|spawn ... (see the top of bench/bench.c)\n";
     if (argc < 2 || strcmp(argv[1], "--help") == 0) {
         fputs(usage, argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
@@ -779,11 +893,13 @@ int main(int argc, char **argv)
         return cmd_sgemm(argc - 1, argv + 1);
     if (strcmp(c, "data") == 0)
         return cmd_data(argc - 1, argv + 1);
+    if (strcmp(c, "synth") == 0)
+        return cmd_synth(argc - 1, argv + 1);
     if (strcmp(c, "train") == 0)
         return cmd_train(argc - 1, argv + 1);
     if (strcmp(c, "greedy") == 0)
         return cmd_greedy(argc - 1, argv + 1);
     if (strcmp(c, "spawn") == 0)
         return cmd_spawn(argc - 1, argv + 1);
-    die_usage("unknown benchmark '%s' (sgemm, data, train, greedy, spawn)", c);
+    die_usage("unknown benchmark '%s' (sgemm, data, synth, train, greedy, spawn)", c);
 }

@@ -69,6 +69,107 @@ def met(value, target, higher=True):
     return "yes" if ok else "**no**"
 
 
+def grow_keys(R, prefix):
+    """The X of every row named PREFIX-X in the results, ascending."""
+    xs = set()
+    for row, _ in R:
+        if row.startswith(prefix) and row[len(prefix):].isdigit():
+            xs.add(int(row[len(prefix):]))
+    return sorted(xs)
+
+
+def growth_section(R, get, seconds):
+    """The tables of BENCH_ROWS=growth (rows grow-*), or [] when it did not run."""
+    lens, vocabs, batches = grow_keys(R, "grow-synth-"), grow_keys(R, "grow-vocab-"), grow_keys(R, "grow-batch-")
+    if not (lens or vocabs or batches):
+        return []
+
+    def pair(row, key):
+        s, t = get(row, "s2s"), get(row, "torch")
+        return (s[key] if s else None), (t[key] if t else None)
+
+    def ratio(s, t):
+        return f"{s / t:.2f}×" if s and t else "n/a"
+
+    def ms(x):
+        return f"{1000 / x:,.2f}" if x else "n/a"
+
+    def same(row):
+        s, t = get(row, "s2s"), get(row, "torch")
+        if not (s and t):
+            return "n/a"
+        return "yes" if s["out_hash"] == t["out_hash"] else "**no**"
+
+    L = ["### How cost grows", ""]
+    synth = next((get(f"grow-synth-{x}", "s2s") for x in lens if get(f"grow-synth-{x}", "s2s")), None)
+    L.append(f"`BENCH_ROWS=growth` ({seconds} s in this run; bench/README.md, \"How cost grows\"). Synthetic "
+             "data (`s2s-bench synth`): random word ids of the prepared vocabularies, every source and every "
+             "target (`<eos>` included) of a batch the same length"
+             + (f", batches of {synth['batch']} rows" if synth else "") +
+             "; one warm-up step, then runs of about the same number of target tokens; medians. MFLOP per "
+             "target token: bench/flops.c's count for those lengths (×3 for training); GFLOP/s = that × tokens/s.")
+    L.append("")
+    if lens:
+        L.append("Training against length (source length = target length):")
+        L.append("")
+        L.append("| length | reference s2s tok/s | PyTorch | s2s vs PyTorch | MFLOP/token | s2s GFLOP/s | "
+                 "Transformer s2s tok/s | PyTorch | s2s vs PyTorch | MFLOP/token | s2s GFLOP/s |")
+        L.append("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+        for x in lens:
+            cells = [str(x)]
+            for m in ("gru", "tf"):
+                row = f"grow-train-{m}-{x}"
+                s, t = pair(row, "tok_s")
+                sj = get(row, "s2s")
+                cells += [fmt(s), fmt(t), ratio(s, t), f"{sj['flops_per_tok'] / 1e6:.1f}" if sj else "n/a",
+                          f"{sj['gflops']:.1f}" if sj else "n/a"]
+            L.append("| " + " | ".join(cells) + " |")
+        L.append("")
+        L.append("Greedy decoding at batch 1 against length (source length = output steps = `--max-len`), "
+                 "ms per sentence:")
+        L.append("")
+        L.append("| length | reference s2s | PyTorch | s2s vs PyTorch | same output | Transformer s2s | "
+                 "PyTorch (cached) | s2s vs PyTorch | same output |")
+        L.append("| ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | --- |")
+        for x in lens:
+            cells = [str(x)]
+            for m in ("gru", "tf"):
+                row = f"grow-greedy-{m}-{x}"
+                s, t = pair(row, "sent_s")
+                cells += [ms(s), ms(t), ratio(s, t), same(row)]
+            L.append("| " + " | ".join(cells) + " |")
+        L.append("")
+    if vocabs:
+        L.append("Training (reference model) against the target vocabulary, length 10:")
+        L.append("")
+        L.append("| target vocabulary | parameters | s2s tok/s | PyTorch | s2s vs PyTorch | MFLOP/token | "
+                 "s2s GFLOP/s | PyTorch GFLOP/s |")
+        L.append("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+        for x in vocabs:
+            row = f"grow-vocab-{x}"
+            s, t = pair(row, "tok_s")
+            sj = get(row, "s2s")
+            fpt = sj["flops_per_tok"] if sj else None
+            L.append(f"| {x:,} | {fmt(sj['params']) if sj else 'n/a'} | {fmt(s)} | {fmt(t)} | {ratio(s, t)} | "
+                     f"{fmt(fpt / 1e6 if fpt else None, 1)} | {fmt(sj['gflops'] if sj else None, 1)} | "
+                     f"{fmt(fpt * t / 1e9 if fpt and t else None, 1)} |")
+        L.append("")
+    if batches:
+        g = get(f"grow-batch-{batches[0]}", "s2s")
+        L.append("Greedy decoding (reference model) against the batch size"
+                 + (f": the first {g['sentences']} sentences of the decoding set, {g['max_len']} steps each"
+                    if g else "") + ":")
+        L.append("")
+        L.append("| batch | s2s sentences/s | PyTorch | s2s vs PyTorch | same output |")
+        L.append("| ---: | ---: | ---: | ---: | --- |")
+        for x in batches:
+            row = f"grow-batch-{x}"
+            s, t = pair(row, "sent_s")
+            L.append(f"| {x} | {fmt(s, 1)} | {fmt(t, 1)} | {ratio(s, t)} | {same(row)} |")
+        L.append("")
+    return L
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("results")
@@ -78,6 +179,7 @@ def main():
     ap.add_argument("--threads", type=int, default=0)
     ap.add_argument("--data", default="")
     ap.add_argument("--notes")
+    ap.add_argument("--growth-seconds", type=int, default=0)
     a = ap.parse_args()
     R = load(a.results)
 
@@ -229,6 +331,12 @@ def main():
                 L.append(f"| {row} | {impl} | {x['wall_s']:.2f} | {x['user_s']:.2f} | {x['sys_s']:.2f} | "
                          f"{(x['user_s'] + x['sys_s']) / x['wall_s']:.2f} |")
     L.append("")
+
+
+    # ---------------------------------------------------------------- how cost grows
+    growth = growth_section(R, get, a.growth_seconds)
+    if growth:
+        L.extend(growth)
 
     # ---------------------------------------------------------------- checks
     for impl_row in ("greedy-b1", "greedy-b64", "tf-greedy-b1"):

@@ -15,7 +15,15 @@
 #   BENCH_SENT1     sentences at batch 1 and beam 5 [100]   BENCH_SENT64  at batch 64 [640]
 #   BENCH_MAXLEN    output tokens per sentence [10]
 #   BENCH_PROC_RUNS runs of the whole-process rows [5]   BENCH_SGEMM_REPS  [7]
-#   BENCH_ROWS      which parts to run [train,decode] (e.g. "decode" to skip training)
+#   BENCH_ROWS      which parts to run [train,decode] (e.g. "decode" to skip training;
+#                   "growth" for how cost grows with length, vocabulary and batch)
+#   BENCH_GROWTH_LENS     source = target lengths of the growth rows [5,10,20,40,80]
+#   BENCH_GROWTH_VOCABS   target vocabularies of the growth rows [4096,8192,16384,32768]
+#   BENCH_GROWTH_BATCHES  decoding batch sizes of the growth rows [1,8,64,256]
+#   BENCH_GROWTH_BATCH    rows of a synthetic training batch [64]
+#   BENCH_GROWTH_TOKENS   target tokens per timed run, at least one batch [1280]
+#   BENCH_GROWTH_SENT     synthetic sentences per greedy length [10]
+#   BENCH_GROWTH_DEC      sentences of the decoding set per batch-size row [256]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -214,7 +222,102 @@ if [[ ,$ROWS, == *,decode,* ]]; then
     --first "$SENT1" --max-len "$MAXLEN" --threads "$THREADS" --runs "$RUNS"
 fi
 
+# ---------------------------------------------------------------- how cost grows
+# Synthetic batches (bench synth: every source and target of a batch L tokens, random
+# word ids) and synthetic target vocabularies; one warm-up step, then RUNS runs of
+# about BENCH_GROWTH_TOKENS target tokens each. Rows grow-*-X: X is the length, the
+# vocabulary or the batch size (bench/README.md, "How cost grows").
+GROWTH_S=0
+if [[ ,$ROWS, == *,growth,* ]]; then
+  GT0=$(date +%s)
+  [[ $have_torch == 1 ]] || say "growth: no torch: PyTorch cells are n/a"
+  G=$OUT/growth
+  mkdir -p "$G"
+  IFS=, read -r -a GLENS <<<"${BENCH_GROWTH_LENS:-5,10,20,40,80}"
+  IFS=, read -r -a GVOCABS <<<"${BENCH_GROWTH_VOCABS:-4096,8192,16384,32768}"
+  IFS=, read -r -a GBATCHES <<<"${BENCH_GROWTH_BATCHES:-1,8,64,256}"
+  GB=${BENCH_GROWTH_BATCH:-64}
+  GTOK=${BENCH_GROWTH_TOKENS:-1280}
+  GSENT=${BENCH_GROWTH_SENT:-10}
+  GDEC=${BENCH_GROWTH_DEC:-256}
+  VS=$(grep -c '' "$DATA/vocab.src")
+  VT=$(grep -c '' "$DATA/vocab.tgt")
+  S2S_TRAIN_ENV=(env "OPENBLAS_THREAD_TIMEOUT=${OPENBLAS_THREAD_TIMEOUT:-4}")
+  # gtrain ROW BATCHES MODEL: one warm-up step and RUNS runs on both sides
+  gtrain() {
+    record "$1" s2s "${S2S_TRAIN_ENV[@]}" "$BENCH" train "$2" --init "$3" --threads "$THREADS" --warmup 1 \
+      --runs "$RUNS"
+    if [[ $have_torch == 1 ]]; then
+      record "$1" torch "$PYTHON" bench/torch_bench.py train "$2" "$3" --threads "$THREADS" --warmup 1 --runs "$RUNS"
+    else
+      na "$1" torch "no torch"
+    fi
+  }
+  # ggreedy ROW MODEL DEC MAXLEN BATCH [FIRST]: greedy decoding on both sides
+  ggreedy() {
+    local first=()
+    [[ -z ${6:-} ]] || first=(--first "$6")
+    record "$1" s2s "$BENCH" greedy "$2" "$3" --batch "$5" --max-len "$4" --threads "$THREADS" --runs "$RUNS" \
+      "${first[@]}"
+    if [[ $have_torch == 1 ]]; then
+      record "$1" torch "$PYTHON" bench/torch_bench.py greedy "$2" "$3" --batch "$5" --max-len "$4" \
+        --threads "$THREADS" --runs "$RUNS" "${first[@]}"
+    else
+      na "$1" torch "no torch"
+    fi
+  }
+  GMODELS=(gru train-gru "{$BASE}" tf train-transformer "{$BASE, \"arch\": \"transformer\"}")
+  for ((m = 0; m < ${#GMODELS[@]}; m += 3)); do
+    f=$OUT/${GMODELS[m + 1]}.s2s
+    [[ -f $f ]] || init "${GMODELS[m + 1]}" "${GMODELS[m + 2]}" || die "growth: cannot write $f (needs torch_ref.py init)"
+  done
+  for L in "${GLENS[@]}"; do
+    nb=$(((GTOK + GB * L - 1) / (GB * L)))
+    say "growth: length $L: $nb synthetic batches of $GB x $L, $GSENT sentences"
+    record "grow-synth-$L" s2s "$BENCH" synth -o "$G/len$L" --src-vocab "$VS" --tgt-vocab "$VT" --len "$L" \
+      --batch "$GB" --batches "$nb" --sentences "$GSENT" --seed 1
+    for ((m = 0; m < ${#GMODELS[@]}; m += 3)); do
+      gtrain "grow-train-${GMODELS[m]}-$L" "$G/len$L/batches.safetensors" "$OUT/${GMODELS[m + 1]}.s2s"
+    done
+    for ((m = 0; m < ${#GMODELS[@]}; m += 3)); do
+      ggreedy "grow-greedy-${GMODELS[m]}-$L" "$OUT/${GMODELS[m + 1]}.s2s" "$G/len$L/dec.safetensors" "$L" 1
+    done
+  done
+  # target vocabularies: the four specials of the real one, then placeholder words
+  LV=10
+  nb=$(((GTOK + GB * LV - 1) / (GB * LV)))
+  for V in "${GVOCABS[@]}"; do
+    say "growth: target vocabulary $V: $nb synthetic batches of $GB x $LV"
+    { head -n 4 "$DATA/vocab.tgt"; awk -v n="$V" 'BEGIN { for (i = 4; i < n; i++) printf "w%d\t1\n", i }'; } \
+      >"$G/vocab$V.tgt"
+    record "grow-synth-v$V" s2s "$BENCH" synth -o "$G/vocab$V" --src-vocab "$VS" --tgt-vocab "$V" --len "$LV" \
+      --batch "$GB" --batches "$nb" --seed 1
+    if [[ $have_torch == 1 ]] && "$PYTHON" scripts/torch_ref.py init --config "{$BASE}" \
+      --src-vocab-file "$DATA/vocab.src" --tgt-vocab-file "$G/vocab$V.tgt" --seed 1 -o "$G/vocab$V.s2s" \
+      2>"$G/vocab$V.init.err"; then
+      cmdline "$PYTHON" scripts/torch_ref.py init --config "{$BASE}" --src-vocab-file "$DATA/vocab.src" \
+        --tgt-vocab-file "$G/vocab$V.tgt" --seed 1 -o "$G/vocab$V.s2s" >>"$CMDS"
+      gtrain "grow-vocab-$V" "$G/vocab$V/batches.safetensors" "$G/vocab$V.s2s"
+    else
+      na "grow-vocab-$V" s2s "no model file (needs torch_ref.py init)"
+    fi
+  done
+  for Bz in "${GBATCHES[@]}"; do
+    say "growth: greedy batch $Bz: $GDEC sentences of the decoding set"
+    ggreedy "grow-batch-$Bz" "$OUT/train-gru.s2s" "$SET/dec.safetensors" "$MAXLEN" "$Bz" "$GDEC"
+  done
+  GROWTH_S=$(($(date +%s) - GT0))
+  say "growth: $GROWTH_S s"
+fi
+
 T1=$(date +%s)
 say "measured in $((T1 - T0)) s; writing bench/results.md"
 "$PYTHON" bench/report.py "$RES" bench/results.md --commands "$CMDS" --seconds $((T1 - T0)) \
-  --threads "$THREADS" --data "$DATA" --notes bench/notes.md
+  --threads "$THREADS" --data "$DATA" --notes bench/notes.md --growth-seconds "$GROWTH_S"
+if [[ ,$ROWS, == *,growth,* ]]; then
+  if command -v gnuplot >/dev/null; then
+    bench/plot-growth.sh "$RES" bench >&2 || say "growth: plots not drawn"
+  else
+    say "growth: no gnuplot: plots not drawn (bench/plot-growth.sh)"
+  fi
+fi

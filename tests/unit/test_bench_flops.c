@@ -95,3 +95,27 @@ Test(bench_flops, batch_counts_each_row_without_padding)
     cr_expect_eq(flops_forward_batch(&c, &b), 2328 + 866);
     cr_expect_eq(flops_train_batch(&c, &b), 3 * (2328 + 866));
 }
+
+Test(bench_flops, synthetic_batch_of_one_length)
+{
+    /* A batch as `s2s-bench synth --len 2` writes it: every row 2 source and 2 target
+       tokens (y1 <eos>), no padding; the Transformer of transformer_sentence_by_hand. */
+    ModelConfig c = model_config_transformer();
+    c.layers = 2;
+    c.model_dim = 4;
+    c.heads = 2;
+    c.ff = 6;
+    c.src_vocab = 9;
+    c.tgt_vocab = 7;
+    int src[] = {5, 6, 7, 8}, src_len[] = {2, 2};
+    int tgt_in[] = {2, 2, 5, 6}, tgt_out[] = {5, 6, 3, 3};
+    Batch b = {.B = 2, .S = 2, .T = 2, .src = src, .src_len = src_len, .tgt_in = tgt_in, .tgt_out = tgt_out,
+               .ntok = 4};
+    /* per row, s = n = 2: encoder 2·2·224 = 896, keys 2·2·64 = 256, decoder 2·2·288 = 1152,
+       attention 2·16·(4 + 3 + 4) = 352, proj 2·2·4·7 = 112: 2768 */
+    FlopsParts p;
+    flops_sentence(&c, 2, 2, &p);
+    cr_expect_eq(p.attention, 352);
+    cr_expect_eq(flops_parts_total(&p), 2768);
+    cr_expect_eq(flops_forward_batch(&c, &b), 2 * 2768);
+}
