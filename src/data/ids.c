@@ -205,16 +205,17 @@ int ids_check(const IdsView *v, const IdsPrint *want, const size_t nvocab[2], in
     if (crc != v->crc)
         return err_set(e, "%s: checksum mismatch (the file is damaged)" AGAIN, name);
     static const char *const vf[2] = {"vocab.src", "vocab.tgt"}, *const bf[2] = {"bpe.src", "bpe.tgt"};
-    for (int s = 0; s < 2; s++) {
-        if (v->print.vocab[s] != want->vocab[s])
-            return err_set(e, "%s: encoded with another vocabulary than %s" AGAIN, name, vf[s]);
+    /* the codes first: other codes make other vocabularies */
+    for (int s = 0; s < 2; s++)
         if (v->print.bpe[s] != want->bpe[s])
             return err_set(e, "%s: encoded %s %s" AGAIN, name,
                            !v->print.bpe[s] ? "without subword codes, but the directory has"
                            : want->bpe[s]   ? "with other subword codes than"
                                             : "with subword codes, but the directory has no",
                            bf[s]);
-    }
+    for (int s = 0; s < 2; s++)
+        if (v->print.vocab[s] != want->vocab[s])
+            return err_set(e, "%s: encoded with another vocabulary than %s" AGAIN, name, vf[s]);
     /* Offsets and ids, both read in order; the pages behind are released. */
     uint64_t prev = get_u64(v->off);
     if (prev != 0)
