@@ -16,6 +16,7 @@
 #include "base/file.h"
 #include "data/outside.h"
 #include "data/prepare_bpe.h"
+#include "data/prepared.h"
 #include "text/split.h"
 #include "text/tokenize.h"
 #include "text/vocab.h"
@@ -47,6 +48,13 @@ static int check_outdir(const char *dir, const char *const *inputs, size_t n_inp
 {
     for (size_t i = 0; i < PREPARED_NFILES; i++) {
         char *out = path_join(dir, prepared_files[i]);
+        int rc = file_check_not_input(out, "-o", inputs, n_inputs, e);
+        free(out);
+        if (rc != 0)
+            return -1;
+    }
+    for (size_t i = 0; i < SPLIT_COUNT; i++) {
+        char *out = path_join(dir, prepared_ids_files[i]);
         int rc = file_check_not_input(out, "-o", inputs, n_inputs, e);
         free(out);
         if (rc != 0)
@@ -93,6 +101,8 @@ static int check_outdir(const char *dir, const char *const *inputs, size_t n_inp
         bool ours = false;
         for (size_t i = 0; i < PREPARED_NFILES; i++)
             ours = ours || strcmp(n, prepared_files[i]) == 0;
+        for (size_t i = 0; i < SPLIT_COUNT; i++)
+            ours = ours || strcmp(n, prepared_ids_files[i]) == 0;
         ours = ours || strcmp(n, prepare_bpe_files[0]) == 0 || strcmp(n, prepare_bpe_files[1]) == 0;
         if (!ours && (!other || strcmp(n, other) < 0)) {
             free(other);
@@ -105,6 +115,21 @@ static int check_outdir(const char *dir, const char *const *inputs, size_t n_inp
                    "use an empty or new directory", dir, other);
         free(other);
         return -1;
+    }
+    return 0;
+}
+
+/* The .ids files of an earlier run go first, so that none is left that does not
+   belong to the splits written now. */
+static int remove_ids(const char *dir, Err *e)
+{
+    for (int s = 0; s < SPLIT_COUNT; s++) {
+        char *path = path_join(dir, prepared_ids_files[s]);
+        int rc = unlink(path) == 0 || errno == ENOENT ? 0 : err_set(e, "%s: cannot remove: %s", path,
+                                                                    strerror(errno));
+        free(path);
+        if (rc != 0)
+            return -1;
     }
     return 0;
 }
@@ -392,7 +417,8 @@ int prepare_run(const PrepareOpts *o, Buf *summary, Err *e)
     buf_puts(&report, "\n  }\n}\n");
 
     /* Everything is known to be good: create DIR (and missing parents) and write. */
-    if (dir_ensure_all(po.dir, e) != 0 || prepare_bpe_write(&pb, po.dir, e) != 0)
+    if (dir_ensure_all(po.dir, e) != 0 || remove_ids(po.dir, e) != 0 ||
+        prepare_bpe_write(&pb, po.dir, e) != 0)
         goto out;
     for (int s = 0; s < PREPARED_NFILES; s++) {
         progress(&pr, "writing", (size_t)s, PREPARED_NFILES);
@@ -404,6 +430,10 @@ int prepare_run(const PrepareOpts *o, Buf *summary, Err *e)
         if (wrc != 0)
             goto out;
     }
+    /* The token ids, as training computes them from the files just written. */
+    progress(&pr, "writing ids", 0, 1);
+    if (prepared_write_ids(po.dir, e) != 0)
+        goto out;
     progress_done(&pr);
 
     /* The summary, for the command to print (on stderr, so that stdout stays empty). */

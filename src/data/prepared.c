@@ -4,8 +4,10 @@
 #include <string.h>
 
 #include "base/buf.h"
+#include "base/crc32.h"
 #include "base/file.h"
 #include "base/json.h"
+#include "text/split.h"
 
 /* The codes files prepare.json's "bpe" names: {"source": N, "target": N}, N the
    number of merges of a side or null. */
@@ -166,6 +168,61 @@ static int load_split(Split *sp, const char *dir, const char *name, const Prepar
     return rc;
 }
 
+void prepared_print(const Prepared *d, IdsPrint *p)
+{
+    Buf b = {0};
+    for (int s = 0; s < 2; s++) {
+        buf_clear(&b);
+        vocab_format(s ? d->tgt_vocab : d->src_vocab, &b);
+        p->vocab[s] = crc32_update(0, b.data, b.len);
+        p->bpe[s] = 0;
+        if (d->bpe[s]) {
+            buf_clear(&b);
+            bpe_format(d->bpe[s], &b);
+            uint32_t c = crc32_update(0, b.data, b.len);
+            p->bpe[s] = c ? c : 1; /* never 0, which means no codes */
+        }
+    }
+    buf_free(&b);
+}
+
+_Static_assert(sizeof(int) == sizeof(int32_t), "the mapped ids are the PairSet's ints");
+
+/* The training split from DIR/train.ids: 1 when there is none. The pointer arrays and
+   lengths (24 bytes a pair) are on the heap; the ids stay in the mapping. */
+static int map_split(Split *sp, const char *dir, const char *name, const Prepared *d, Err *e)
+{
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+    return 1; /* the ids are little-endian: read the text */
+#endif
+    memset(sp, 0, sizeof *sp);
+    char *path = path_join(dir, name);
+    IdsPrint want;
+    prepared_print(d, &want);
+    size_t nvocab[2] = {vocab_size(d->src_vocab), vocab_size(d->tgt_vocab)};
+    int *sl, *tl;
+    int rc = ids_map(&sp->map, path, &want, nvocab, &sl, &tl, e);
+    free(path);
+    if (rc != 0)
+        return rc;
+    size_t n = sp->map.view.n;
+    sp->src = XNEW(int *, n ? n : 1);
+    sp->tgt = XNEW(int *, n ? n : 1);
+    int *at = (int *)(uintptr_t)sp->map.view.ids;
+    for (size_t i = 0; i < n; i++) {
+        sp->src[i] = at;
+        at += sl[i];
+        sp->tgt[i] = at;
+        at += tl[i];
+        sp->src_tokens += sl[i];
+        sp->tgt_tokens += tl[i];
+    }
+    sp->src_len = sl;
+    sp->tgt_len = tl;
+    sp->set = (PairSet){.n = (int)n, .src = sp->src, .src_len = sl, .tgt = sp->tgt, .tgt_len = tl};
+    return 0;
+}
+
 static void group_sources(Split *sp)
 {
     corpus_group_sources(&sp->text, &sp->groups);
@@ -190,18 +247,54 @@ static void split_free(Split *sp)
     free(sp->tgt);
     free(sp->src_len);
     free(sp->tgt_len);
+    ids_unmap(&sp->map);
     memset(sp, 0, sizeof *sp);
 }
 
-int prepared_load(Prepared *d, const char *dir, Err *e)
+/* prepare.json, the codes and the vocabularies. */
+static int load_head(Prepared *d, const char *dir, Err *e)
 {
     memset(d, 0, sizeof *d);
     d->dir = xstrdup(dir);
     char *vs = path_join(dir, "vocab.src"), *vt = path_join(dir, "vocab.tgt");
+    int rc = load_text_config(d, dir, e) != 0 || vocab_load(&d->src_vocab, vs, e) != 0 ||
+                     vocab_load(&d->tgt_vocab, vt, e) != 0
+                 ? -1
+                 : 0;
+    free(vs);
+    free(vt);
+    return rc;
+}
+
+int prepared_write_ids(const char *dir, Err *e)
+{
+    Prepared d;
+    int rc = load_head(&d, dir, e);
+    IdsPrint print;
+    if (rc == 0)
+        prepared_print(&d, &print);
+    for (int s = 0; rc == 0 && s < SPLIT_COUNT; s++) {
+        Split sp;
+        rc = load_split(&sp, dir, prepared_files[s], &d, e);
+        if (rc == 0) {
+            char *path = path_join(dir, prepared_ids_files[s]);
+            rc = ids_write(path, &sp.set, &print, e);
+            free(path);
+        }
+        split_free(&sp);
+    }
+    prepared_free(&d);
+    return rc;
+}
+
+int prepared_load(Prepared *d, const char *dir, Err *e)
+{
     int rc = -1;
-    if (load_text_config(d, dir, e) != 0 || vocab_load(&d->src_vocab, vs, e) != 0 ||
-        vocab_load(&d->tgt_vocab, vt, e) != 0 || load_split(&d->train, dir, "train.tsv", d, e) != 0 ||
-        load_split(&d->valid, dir, "valid.tsv", d, e) != 0)
+    if (load_head(d, dir, e) != 0)
+        goto out;
+    int m = map_split(&d->train, dir, prepared_ids_files[SPLIT_TRAIN], d, e);
+    if (m < 0 || (m == 1 && load_split(&d->train, dir, prepared_files[SPLIT_TRAIN], d, e) != 0) ||
+        load_split(&d->valid, dir, prepared_files[SPLIT_VALID], d, e) != 0)
         goto out;
     group_sources(&d->valid);
     if (d->train.set.n == 0) {
@@ -210,8 +303,6 @@ int prepared_load(Prepared *d, const char *dir, Err *e)
     }
     rc = 0;
 out:
-    free(vs);
-    free(vt);
     if (rc != 0)
         prepared_free(d);
     return rc;

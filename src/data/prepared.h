@@ -9,15 +9,18 @@
 #include "text/bpe.h"
 #include "text/vocab.h"
 #include "data/batch.h"
+#include "data/ids.h"
 
-/* One split: pairs as ids (PairSet views into ids), and the raw text. */
+/* One split: pairs as ids (PairSet views into ids, or into map), and the raw text
+   (empty for a mapped split). */
 typedef struct Split {
     Corpus text;   /* source<TAB>target lines of SPLIT.tsv */
     PairSet set;   /* ids without <bos>/<eos> */
-    int *ids;      /* one allocation behind set */
+    int *ids;      /* one allocation behind set, or NULL when mapped */
+    IdsMap map;    /* SPLIT.ids mapped (base NULL when read from the text) */
     int **src, **tgt;
     int *src_len, *tgt_len;
-    long src_tokens, tgt_tokens, src_unk, tgt_unk;
+    long src_tokens, tgt_tokens, src_unk, tgt_unk; /* unk: not counted when mapped */
     /* Pairs grouped by identical source text (for multi-reference BLEU);
        gsrc/gsrc_len view the source ids of each group's first pair. */
     SourceGroups groups;
@@ -34,10 +37,20 @@ typedef struct Prepared {
 
 /* Loads DIR/prepare.json, vocab.src, vocab.tgt, train.tsv and valid.tsv, and bpe.src
    and bpe.tgt when prepare.json's "bpe" gives a side merges (older directories have no
-   "bpe": words). Pairs are tokenized and, on a side with codes, segmented. Errors
-   name the file (and line). A pair whose source or target has no token is an error
-   (prepare never writes one). */
+   "bpe": words). The training split is DIR/train.ids mapped read-only (ids_map: its
+   checksum, version and fingerprint checked, an error naming it otherwise); a
+   directory without it (prepared before .ids files existed) has train.tsv read
+   instead. Read from text, pairs are tokenized and, on a side with codes, segmented.
+   Errors name the file (and line). A pair whose source or target has no token is an
+   error (prepare never writes one). */
 int prepared_load(Prepared *d, const char *dir, Err *e);
+
+/* Reads the prepared directory dir as prepared_load does from text, every split
+   (test.tsv too), and writes each one's ids to SPLIT.ids (prepared_ids_files). */
+int prepared_write_ids(const char *dir, Err *e);
+
+/* The fingerprint of d's vocabularies and codes, as SPLIT.ids records it. */
+void prepared_print(const Prepared *d, IdsPrint *p);
 void prepared_free(Prepared *d);
 
 #endif

@@ -8,6 +8,7 @@
 
 const char *const prepared_files[PREPARED_NFILES] = {"train.tsv", "valid.tsv", "test.tsv",
                                                     "vocab.src", "vocab.tgt", "prepare.json"};
+const char *const prepared_ids_files[SPLIT_COUNT] = {"train.ids", "valid.ids", "test.ids"};
 
 const char *split_name(SplitId s)
 {

@@ -12,6 +12,9 @@ typedef enum SplitId { SPLIT_TRAIN = 0, SPLIT_VALID = 1, SPLIT_TEST = 2, SPLIT_C
    prepared directory). */
 #define PREPARED_NFILES 6
 extern const char *const prepared_files[PREPARED_NFILES];
+/* The token ids of each split (docs/model.md), written after the files above: a
+   directory without them still trains, from the text. */
+extern const char *const prepared_ids_files[SPLIT_COUNT];
 
 /* "train", "valid", "test". */
 const char *split_name(SplitId s);

@@ -48,7 +48,7 @@ static bool is_kind(const char *path, const struct stat *st, Kind k)
 /* The inputs of a run: the corpus file, or the prepared directory and its files (the
    BPE codes files included). */
 typedef struct Inputs {
-    char *path[PREPARED_NFILES + 3];
+    char *path[PREPARED_NFILES + SPLIT_COUNT + 3];
     size_t n;
 } Inputs;
 
@@ -58,6 +58,8 @@ static void inputs_of(Inputs *in, const char *data, bool corpus)
     in->path[in->n++] = xstrdup(data);
     for (int i = 0; !corpus && i < PREPARED_NFILES; i++)
         in->path[in->n++] = path_join(data, prepared_files[i]);
+    for (int i = 0; !corpus && i < SPLIT_COUNT; i++)
+        in->path[in->n++] = path_join(data, prepared_ids_files[i]);
     for (int i = 0; !corpus && i < 2; i++)
         in->path[in->n++] = path_join(data, prepare_bpe_files[i]);
 }
@@ -111,6 +113,11 @@ static int check_all(const char *model, const Inputs *in, bool corpus, bool resu
         rc = check_output(dir, KIND_PREPARED, in, e);
         for (int i = 0; rc == 0 && i < PREPARED_NFILES; i++) {
             char *p = path_join(dir, prepared_files[i]);
+            rc = not_input(p, in, e);
+            free(p);
+        }
+        for (int i = 0; rc == 0 && i < SPLIT_COUNT; i++) {
+            char *p = path_join(dir, prepared_ids_files[i]);
             rc = not_input(p, in, e);
             free(p);
         }

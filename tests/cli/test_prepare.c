@@ -7,8 +7,9 @@
 #include "base/buf.h"
 #include "helpers.h"
 
-static const char *const OUTPUTS[] = {"train.tsv", "valid.tsv", "test.tsv",
-                                      "vocab.src", "vocab.tgt", "prepare.json"};
+static const char *const OUTPUTS[] = {"train.tsv", "valid.tsv", "test.tsv", "vocab.src", "vocab.tgt",
+                                      "prepare.json", "train.ids", "valid.ids", "test.ids"};
+#define NOUTPUTS 9
 
 /* Lowercase words separated by single spaces: every tokenizer leaves them as they are. */
 #define SMALL                                \
@@ -92,7 +93,7 @@ Test(cli_prepare, exact_files_without_valid_and_test)
               "%s", r.err);
     cr_assert(strstr(r.err, "prepare: train 10, valid 0, test 0 pairs; vocab en 11, fr 10\n"),
               "%s", r.err);
-    cr_assert_eq(dir_count(out), 6);
+    cr_assert_eq(dir_count(out), NOUTPUTS);
     expect_file(out, "train.tsv",
                 "hello\tbonjour\nthe cat\tle chat\nthe dog\tle chien\n"
                 "the cat sleeps\tle chat dort\nthe dog sleeps\tle chien dort\n"
@@ -311,7 +312,7 @@ Test(cli_prepare, default_sizes_adapt_and_splits_are_disjoint)
 
 static void expect_same_outputs(const char *a, const char *b)
 {
-    for (size_t i = 0; i < 6; i++) {
+    for (size_t i = 0; i < NOUTPUTS; i++) {
         char *pa = file_in(a, OUTPUTS[i]), *pb = file_in(b, OUTPUTS[i]);
         size_t la, lb;
         char *da = slurp(pa, &la), *db = slurp(pb, &lb);
@@ -346,7 +347,7 @@ Test(cli_prepare, same_seed_same_bytes_other_seed_other_split)
     RunResult r4 = RUN_S2S(NULL, "prepare", corpus, "-o", c, "--seed", "7");
     cr_assert_eq(r4.status, 0, "%s", r4.err);
     expect_same_outputs(a, c);
-    cr_assert_eq(dir_count(c), 6);
+    cr_assert_eq(dir_count(c), NOUTPUTS);
     run_free(&r1);
     run_free(&r2);
     run_free(&r3);
@@ -627,7 +628,7 @@ Test(cli_prepare, output_directory_rules)
     char *deep = strf("%s/new/a/b", dir);
     r = RUN_S2S(NULL, "prepare", corpus, "-o", deep);
     cr_assert_eq(r.status, 0, "%s", r.err);
-    cr_assert_eq(dir_count(deep), 6);
+    cr_assert_eq(dir_count(deep), NOUTPUTS);
     run_free(&r);
     char *new_ = file_in(dir, "new");
     rm_rf(new_);
@@ -640,7 +641,7 @@ Test(cli_prepare, output_directory_rules)
     cr_assert_eq(system(cmd), 0);
     r = RUN_S2S(NULL, "prepare", corpus, "-o", empty);
     cr_assert_eq(r.status, 0, "%s", r.err);
-    cr_assert_eq(dir_count(empty), 6);
+    cr_assert_eq(dir_count(empty), NOUTPUTS);
     run_free(&r);
 
     cr_assert_eq(dir_count(dir), 4); /* c.txt busy file empty */
@@ -676,8 +677,8 @@ Test(cli_prepare, full_corpus, .timeout = 60)
     char *out = file_in(dir, "p");
     RunResult r = RUN_S2S(NULL, "prepare", fra, "-o", out);
     cr_assert_eq(r.status, 0, "stderr: %s", r.err);
-    cr_assert_eq(dir_count(out), 6);
-    for (size_t i = 0; i < 6; i++) {
+    cr_assert_eq(dir_count(out), NOUTPUTS);
+    for (size_t i = 0; i < NOUTPUTS; i++) {
         char *p = file_in(out, OUTPUTS[i]);
         cr_assert(file_exists(p), "%s missing", OUTPUTS[i]);
         free(p);

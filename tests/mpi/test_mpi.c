@@ -336,6 +336,54 @@ Test(mpi, the_same_process_count_gives_the_same_run)
     free(dir);
 }
 
+/* Every process maps the same train.ids: two processes give the same run bit for bit
+   as two on a copy of the directory without .ids files (read from train.tsv), and a
+   damaged train.ids is refused in one line, nothing written. */
+Test(mpi, every_process_maps_the_same_ids_file)
+{
+    char *dir = sample_prepared_dir();
+    char *data = strf("%s/data", dir), *old = strf("%s/old", dir);
+    char *cmd = strf("cp -r '%s' '%s' && rm '%s/train.ids' '%s/valid.ids' '%s/test.ids'", data, old, old, old,
+                     old);
+    cr_assert_eq(system(cmd), 0);
+    char *a = strf("%s/a.s2s", dir), *b = strf("%s/b.s2s", dir);
+    for (int k = 0; k < 2; k++) {
+        RunResult r = MPIRUN(2, "train", k ? old : data, "-o", k ? b : a, "--steps", "15", "--valid-every", "5",
+                             "--dropout", "0.2", SMALL);
+        cr_assert_eq(r.status, 0, "%s", r.err);
+        run_free(&r);
+    }
+    char *la = strf("%s.log.jsonl", a), *lb = strf("%s.log.jsonl", b);
+    expect_same_losses(la, lb, 1, 15, 0);
+    char *va = valid_lines(la), *vb = valid_lines(lb);
+    cr_expect_str_eq(va, vb);
+    char *lasta = strf("%s.last", a), *lastb = strf("%s.last", b);
+    expect_close_weights(lasta, lastb, 0);
+
+    char *ids = strf("%s/train.ids", data);
+    FILE *f = fopen(ids, "r+b");
+    cr_assert_not_null(f);
+    cr_assert_eq(fseek(f, -2, SEEK_END), 0);
+    cr_assert_eq(fputc(0x55, f), 0x55);
+    fclose(f);
+    char *m = strf("%s/m.s2s", dir);
+    char *before = dir_snapshot(dir);
+    RunResult r = MPIRUN(2, "train", data, "-o", m, "--steps", "5", SMALL);
+    cr_expect_eq(r.status, 1);
+    cr_expect_eq(count_lines(r.err, "s2s: "), 1, "%s", r.err);
+    char *want = strf("s2s: %s: checksum mismatch (the file is damaged); run 's2s prepare' again to rewrite it\n",
+                      ids);
+    cr_expect(strstr(r.err, want), "%s", r.err);
+    char *after = dir_snapshot(dir);
+    cr_expect_str_eq(after, before);
+    run_free(&r);
+    free(after); free(before); free(want); free(m); free(ids);
+    free(lasta); free(lastb); free(va); free(vb); free(la); free(lb);
+    free(a); free(b); free(cmd); free(old); free(data);
+    rm_rf(dir);
+    free(dir);
+}
+
 /* Validation is split across the processes and its sums added up: with the same
    weights (learning rate 0) one, two and three processes log the same valid loss,
    perplexity and BLEU, digit for digit. */
