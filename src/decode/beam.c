@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "decode/plan.h"
+#include "nn/loss.h"
 #include "text/vocab.h"
 
 /* Bytes the search records per row and output step (token, back-pointer, source
@@ -63,18 +64,6 @@ static int top_tokens(const real *x, int V, int k, int *ids)
     return n;
 }
 
-/* log Σ exp(x[v]), in double. */
-static double log_sum_exp(const real *x, int V)
-{
-    double mx = x[0];
-    for (int v = 1; v < V; v++)
-        if (x[v] > mx)
-            mx = x[v];
-    double s = 0;
-    for (int v = 0; v < V; v++)
-        s += exp((double)x[v] - mx);
-    return mx + log(s);
-}
 
 typedef struct Cand {
     double score;
@@ -224,7 +213,7 @@ static bool sentence_step(Search *s, int i, int t, const real *lg, const real *a
     for (int j = 0; j < st->nlive; j++) {
         const real *x = lg + (size_t)(st->base + j) * V;
         int nt = top_tokens(x, V, st->width, s->ids);
-        double lse = log_sum_exp(x, V);
+        double lse = nn_log_sum_exp(x, V);
         for (int q = 0; q < nt; q++)
             s->cand[nc++] = (Cand){s->cum[i * K + j] + ((double)x[s->ids[q]] - lse), j, q, s->ids[q]};
     }

@@ -6,6 +6,7 @@
 
 #include "base/err.h"
 #include "model/work.h"
+#include "nn/loss.h"
 
 struct EnsWork {
     int n;
@@ -100,13 +101,7 @@ void ens_decode_step(Model *m, Work *w, const Batch *b, const int *prev, int t)
         for (int r = 0; r < B; r++) {
             const real *x = lg + (size_t)r * V;
             real *y = lp + (size_t)r * V;
-            real mx = x[0];
-            for (int v = 1; v < V; v++)
-                mx = x[v] > mx ? x[v] : mx;
-            double sum = 0;
-            for (int v = 0; v < V; v++)
-                sum += exp((double)(x[v] - mx));
-            real lse = mx + (real)log(sum);
+            real lse = (real)nn_log_sum_exp(x, V);
             for (int v = 0; v < V; v++)
                 y[v] += (x[v] - lse) / (real)n;
         }

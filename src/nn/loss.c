@@ -172,3 +172,15 @@ void nn_xent_backward_inplace(real *pd, const int *targets, int N, int V, real e
     XentBackJob j = {.pd = pd, .targets = targets, .V = V, .ignore = ignore, .eps = eps, .scale = scale};
     nn_parallel_for((size_t)(N > 0 ? N : 0), 8, xent_back_rows, &j);
 }
+
+double nn_log_sum_exp(const real *x, int V)
+{
+    double mx = x[0];
+    for (int v = 1; v < V; v++)
+        if (x[v] > mx)
+            mx = x[v];
+    double s = 0;
+    for (int v = 0; v < V; v++)
+        s += exp((double)x[v] - mx);
+    return mx + log(s);
+}

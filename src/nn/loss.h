@@ -30,4 +30,7 @@ void nn_xent_backward_inplace(real *pd,            // (N,V) probs in, dlogits ou
                               const int *targets,  // (N)
                               int N, int V, real eps, int ignore, real scale);
 
+/* log Σ exp(x[v]) over a row of V, in double (the max subtracted first). */
+double nn_log_sum_exp(const real *x, int V);
+
 #endif
