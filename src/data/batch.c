@@ -152,9 +152,14 @@ static void grow(BatchPlan *p, int need)
     p->cap = cap;
 }
 
-/* The key of pair i, checked; -1 (message naming the pair) when it cannot be batched. */
-static int key_of(const PairSet *d, int i, PlanKey *k, Err *e)
+/* The key of pair i (the m-th of its chunk), checked; -1 (message naming the pair) when
+   it cannot be batched. The pages of a mapped set go back to the page cache every 64
+   pairs (ids_release): the kernel maps up to 16 cached neighbours of each page read, so
+   the pages of a chunk's scattered pairs would otherwise stay resident. */
+static int key_of(const PairSet *d, int i, int m, PlanKey *k, Err *e)
 {
+    if (d->ids && (m & 63) == 63)
+        ids_release(d->ids);
     if (d->ids && ids_pair_check(d->ids, (size_t)i, e) != 0)
         return -1;
     int s = pair_src_len(d, i);
@@ -175,13 +180,13 @@ static int plan_chunk(BatchPlan *p, Err *e)
         m = (long)(d->n - p->taken) < lim ? d->n - p->taken : (int)lim;
         grow(p, m);
         for (int k = 0; k < m; k++)
-            if (key_of(d, order_at(p, p->taken + k), &p->keys[k], e) != 0)
+            if (key_of(d, order_at(p, p->taken + k), k, &p->keys[k], e) != 0)
                 return -1;
     } else {
         long budget = (long)o->chunk * o->tokens, sum = 0;
         while (p->taken + m < d->n && sum < budget) {
             grow(p, m + 1);
-            if (key_of(d, order_at(p, p->taken + m), &p->keys[m], e) != 0)
+            if (key_of(d, order_at(p, p->taken + m), m, &p->keys[m], e) != 0)
                 return -1;
             sum += p->keys[m++].t + 1;
         }
@@ -217,6 +222,8 @@ static int plan_chunk(BatchPlan *p, Err *e)
 
 int batch_plan_next(BatchPlan *p, const int **rows, int *n, Err *e)
 {
+    if (p->d->ids) /* the pages of the batch before: see key_of */
+        ids_release(p->d->ids);
     if (p->next == p->nb) {
         if (p->taken == p->d->n)
             return 0;

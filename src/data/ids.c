@@ -262,6 +262,12 @@ int ids_open(IdsView *v, const IdsPrint *want, const size_t nvocab[2], Err *e)
     return 0;
 }
 
+void ids_release(IdsView *v)
+{
+    if (v->mapped)
+        madvise((void *)(uintptr_t)v->data, v->len, MADV_DONTNEED);
+}
+
 void ids_close(IdsView *v)
 {
     free(v->checked);
@@ -346,6 +352,7 @@ int ids_map(IdsMap *m, const char *path, const IdsPrint *want, const size_t nvoc
         ids_unmap(m);
         return -1;
     }
+    m->view.mapped = len > 0;
     return 0;
 }
 

@@ -42,6 +42,7 @@ typedef struct IdsView {
     const unsigned char *off;      /* (2n + 1) × 8 bytes */
     const int32_t *ids;            /* (nids) */
     const unsigned char *table;    /* (nblocks) × 4 bytes */
+    bool mapped; /* data is a file mapping of its own (ids_map) */
     /* set by ids_open: */
     size_t nvocab[2];
     unsigned char *checked; /* one bit a block: its checksum was found right */
@@ -75,6 +76,10 @@ static inline uint64_t ids_off(const IdsView *v, size_t k)
         x = x << 8 | p[b];
     return x;
 }
+
+/* Hands back the pages of a mapped view read so far (madvise): they stay in the page
+   cache, and a later read maps them again. Nothing for a view of other memory. */
+void ids_release(IdsView *v);
 
 /* Frees what ids_open allocated. */
 void ids_close(IdsView *v);
