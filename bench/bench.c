@@ -329,10 +329,8 @@ static int cmd_data(int argc, char **argv)
     BatchPlan plan = {0};
     Rng rng;
     rng_seed(&rng, (uint64_t)seed);
-    if (batch_plan(&plan, &d.train.set, &bo, &rng, &e) != 0)
+    if (batch_plan_start(&plan, &d.train.set, &bo, &rng, &e) != 0)
         die_err(&e);
-    if (nbatch > plan.nbatch)
-        nbatch = plan.nbatch;
     int mb, ms, mt;
     batch_limits(&d.train.set, &bo, &mb, &ms, &mt);
     BatchBuf bb;
@@ -341,8 +339,15 @@ static int cmd_data(int argc, char **argv)
     long long ntok = 0;
     for (int k = 0; k < nbatch; k++) {
         Batch b;
-        int s = plan.start[k];
-        batch_fill(&b, &bb, &d.train.set, plan.idx + s, plan.start[k + 1] - s);
+        const int *rows;
+        int nrows, got = batch_plan_next(&plan, &rows, &nrows, &e);
+        if (got < 0)
+            die_err(&e);
+        if (got == 0) { /* the epoch has fewer batches */
+            nbatch = k;
+            break;
+        }
+        batch_fill(&b, &bb, &d.train.set, rows, nrows);
         ntok += b.ntok;
         batch_tensors(&ts[k * 4], k, &b);
     }

@@ -1,26 +1,46 @@
-/* Fuzz target: the reader of a split's token ids (ids_view, ids_check). The input is
-   checked as it is (almost always a checksum fault), then with its checksum made right
-   and its own fingerprint expected, so that the offsets and the ids are checked too; on
-   success the lengths must describe the ids exactly and every id be in its vocabulary. */
+/* Fuzz target: the reader of a split's token ids (ids_view, ids_open, ids_pair_check).
+   The input is opened as it is (almost always a checksum fault), then with its
+   checksums made right (every block's and the header's) and its own fingerprint
+   expected, so that the extents, the offsets and the ids are checked too: every pair
+   that passes must lie within the ids, have sides of 1 to the recorded longest ids,
+   and hold ids of its vocabulary. */
 #include <stdlib.h>
 
 #include "base/crc32.h"
 #include "data/ids.h"
 #include "fuzz.h"
 
-static void check_valid(const IdsView *v, const size_t nvocab[2], const int *sl, const int *tl)
+static void put32(unsigned char *p, uint32_t x)
 {
-    size_t at = 0;
-    for (size_t i = 0; i < v->n; i++) {
-        CHECK(sl[i] >= 1 && sl[i] <= IDS_MAX_LEN && tl[i] >= 1 && tl[i] <= IDS_MAX_LEN);
-        for (int j = 0; j < sl[i]; j++)
-            CHECK(v->ids[at + (size_t)j] >= 0 && (size_t)v->ids[at + (size_t)j] < nvocab[0]);
-        at += (size_t)sl[i];
-        for (int j = 0; j < tl[i]; j++)
-            CHECK(v->ids[at + (size_t)j] >= 0 && (size_t)v->ids[at + (size_t)j] < nvocab[1]);
-        at += (size_t)tl[i];
+    for (int i = 0; i < 4; i++)
+        p[i] = (unsigned char)(x >> (8 * i));
+}
+
+/* Opens v and checks every pair; what passes is checked against the rules. */
+static void read_all(IdsView *v, const IdsPrint *want)
+{
+    const size_t nvocab[2] = {40, 50};
+    Err e;
+    if (ids_open(v, want, nvocab, &e) != 0) {
+        fuzz_check_msg(&e, "fuzz.ids: ");
+        return;
     }
-    CHECK(at == v->nids);
+    PairSet set = {.n = (int)v->n, .ids = v};
+    for (size_t i = 0; i < v->n; i++) {
+        if (ids_pair_check(v, i, &e) != 0) {
+            fuzz_check_msg(&e, "fuzz.ids: ");
+            continue;
+        }
+        int sl = pair_src_len(&set, (int)i), tl = pair_tgt_len(&set, (int)i);
+        CHECK(sl >= 1 && sl <= v->max_src && tl >= v->min_tgt && tl <= v->max_tgt);
+        const int *s = pair_src(&set, (int)i), *t = pair_tgt(&set, (int)i);
+        CHECK(s >= v->ids && t + tl <= v->ids + v->nids);
+        for (int j = 0; j < sl; j++)
+            CHECK(s[j] >= 0 && (size_t)s[j] < nvocab[0]);
+        for (int j = 0; j < tl; j++)
+            CHECK(t[j] >= 0 && (size_t)t[j] < nvocab[1]);
+    }
+    ids_close(v);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -36,29 +56,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         free(copy);
         return 0;
     }
-    CHECK(size == IDS_HEADER + 8 * (2 * v.n + 1) + 4 * v.nids);
-    const size_t nvocab[2] = {40, 50};
-    int *sl = xmalloc_array(v.n ? v.n : 1, sizeof *sl), *tl = xmalloc_array(v.n ? v.n : 1, sizeof *tl);
-    IdsPrint other = {{v.print.vocab[0] + 1, v.print.vocab[1]}, {v.print.bpe[0], v.print.bpe[1]}};
-    if (ids_check(&v, &v.print, nvocab, sl, tl, false, &e) == 0)
-        check_valid(&v, nvocab, sl, tl);
-    else
-        fuzz_check_msg(&e, "fuzz.ids: ");
-    /* the checksum made right: the body is read */
-    uint32_t crc = crc32_update(0, copy + 16, size - 16);
-    for (int i = 0; i < 4; i++)
-        copy[12 + i] = (unsigned char)(crc >> (8 * i));
-    v.crc = crc;
-    if (ids_check(&v, &v.print, nvocab, sl, tl, false, &e) == 0) {
-        check_valid(&v, nvocab, sl, tl);
-        /* another fingerprint is refused, naming vocab.src */
-        CHECK(ids_check(&v, &other, nvocab, NULL, NULL, false, &e) != 0);
-        CHECK(strstr(e.msg, "vocab.src") != NULL);
-    } else {
-        fuzz_check_msg(&e, "fuzz.ids: ");
+    size_t body = 8 * (2 * v.n + 1) + 4 * v.nids;
+    CHECK(v.nblocks == (body + IDS_BLOCK - 1) / IDS_BLOCK && size == IDS_HEADER + body + 4 * v.nblocks);
+    read_all(&v, &v.print);
+    /* the checksums made right: the pairs are read */
+    unsigned char *table = copy + IDS_HEADER + body;
+    for (size_t k = 0; k < v.nblocks; k++) {
+        size_t at = k * IDS_BLOCK, m = body - at < IDS_BLOCK ? body - at : IDS_BLOCK;
+        put32(table + 4 * k, crc32_update(0, copy + IDS_HEADER + at, m));
     }
-    free(sl);
-    free(tl);
+    put32(copy + 12, crc32_update(crc32_update(0, copy + 16, IDS_HEADER - 16), table, 4 * v.nblocks));
+    CHECK(ids_view(&v, copy, size, "fuzz.ids", &e) == 0);
+    read_all(&v, &v.print);
+    /* another fingerprint is refused, naming vocab.src */
+    IdsPrint other = {{v.print.vocab[0] + 1, v.print.vocab[1]}, {v.print.bpe[0], v.print.bpe[1]}};
+    CHECK(ids_open(&v, &other, (const size_t[2]){40, 50}, &e) != 0);
+    CHECK(strstr(e.msg, "vocab.src") != NULL);
     free(copy);
     return 0;
 }

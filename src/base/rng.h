@@ -12,6 +12,8 @@ typedef struct Rng {
 
 void rng_seed(Rng *r, uint64_t seed);
 uint64_t rng_u64(Rng *r);
+/* A stateless 64-bit mix of x (splitmix64's finalizer): for keyed hashes. */
+uint64_t rng_mix(uint64_t x);
 /* Uniform in [0, 1) with 53 bits. */
 double rng_uniform(Rng *r);
 /* Uniform integer in [0, n), unbiased; n > 0. */

@@ -1,17 +1,65 @@
 #include "data/batch.h"
 
+#include <stdint.h>
+
 #include <stdlib.h>
 #include <string.h>
 
+#include "data/ids.h"
+
 enum { TOK_PAD = 0, TOK_BOS = 2, TOK_EOS = 3, DEFAULT_CHUNK = 100 };
 
-typedef struct Key {
-    int s, t, i;
-} Key;
+int pair_src_len(const PairSet *d, int i)
+{
+    if (d->ids)
+        return (int)(ids_off(d->ids, 2 * (size_t)i + 1) - ids_off(d->ids, 2 * (size_t)i));
+    return d->src_len[i];
+}
+
+int pair_tgt_len(const PairSet *d, int i)
+{
+    if (d->ids)
+        return (int)(ids_off(d->ids, 2 * (size_t)i + 2) - ids_off(d->ids, 2 * (size_t)i + 1));
+    return d->tgt ? d->tgt_len[i] : 0;
+}
+
+const int *pair_src(const PairSet *d, int i)
+{
+    if (d->ids)
+        return d->ids->ids + ids_off(d->ids, 2 * (size_t)i);
+    return d->src[i];
+}
+
+const int *pair_tgt(const PairSet *d, int i)
+{
+    if (d->ids)
+        return d->ids->ids + ids_off(d->ids, 2 * (size_t)i + 1);
+    return d->tgt ? d->tgt[i] : NULL;
+}
+
+void pair_extent(const PairSet *d, int *max_s, int *max_t, int *min_t)
+{
+    if (d->ids) {
+        *max_s = d->ids->max_src;
+        *max_t = d->ids->max_tgt;
+        *min_t = d->ids->min_tgt;
+        return;
+    }
+    int ms = 0, mt = 0, lt = 0;
+    for (int i = 0; i < d->n; i++) {
+        int s = pair_src_len(d, i), t = pair_tgt_len(d, i);
+        ms = s > ms ? s : ms;
+        mt = t > mt ? t : mt;
+        lt = i == 0 || t < lt ? t : lt;
+    }
+    *max_s = ms;
+    *max_t = mt;
+    *min_t = lt;
+}
 
 static int key_cmp(const void *pa, const void *pb)
 {
-    const Key *a = pa, *b = pb;
+    const PlanKey *a = pa, *b = pb;
     if (a->s != b->s)
         return a->s < b->s ? -1 : 1;
     if (a->t != b->t)
@@ -19,12 +67,12 @@ static int key_cmp(const void *pa, const void *pb)
     return (a->i > b->i) - (a->i < b->i);
 }
 
-static int tgt_len_of(const PairSet *d, int i) { return d->tgt ? d->tgt_len[i] : 0; }
-
 void batch_plan_free(BatchPlan *p)
 {
+    free(p->keys);
     free(p->start);
-    free(p->idx);
+    free(p->order);
+    free(p->rows);
     memset(p, 0, sizeof *p);
 }
 
@@ -44,96 +92,166 @@ static int fits(const BatchOpts *o, int count, int maxt, int t)
     return 1;
 }
 
-int batch_plan(BatchPlan *p, const PairSet *d, const BatchOpts *o, Rng *rng, Err *e)
+static int plan_chunk(BatchPlan *p, Err *e);
+
+int batch_plan_start(BatchPlan *p, const PairSet *d, const BatchOpts *o, Rng *rng, Err *e)
 {
     CHECK(o->batch > 0 || o->tokens > 0);
     CHECK(d->n >= 0);
-    for (int i = 0; i < d->n; i++)
-        if (d->src_len[i] < 1)
-            return err_set(e, "pair %d has an empty source", i + 1);
-    const int n = d->n;
-    const int chunk = o->chunk > 0 ? o->chunk : DEFAULT_CHUNK;
+    p->d = d;
+    p->o = *o;
+    if (p->o.chunk <= 0)
+        p->o.chunk = DEFAULT_CHUNK;
+    p->shuffle = rng != NULL;
+    for (int k = 0; k < 4; k++)
+        p->key[k] = rng ? rng_u64(rng) : 0;
+    p->seed = rng ? rng_u64(rng) : 0;
+    p->half = 1;
+    while (p->half < 31 && ((uint64_t)1 << (2 * p->half)) < (uint64_t)d->n)
+        p->half++;
+    p->taken = 0;
+    p->chunks = 0;
+    p->pairs_out = 0;
+    p->nb = p->next = 0;
+    return d->n > 0 ? plan_chunk(p, e) : 0;
+}
 
-    int *order = xmalloc_array((size_t)(n), sizeof *order);
-    for (int i = 0; i < n; i++)
-        order[i] = i;
-    if (rng)
-        rng_shuffle(rng, order, (size_t)n, sizeof *order);
-
-    Key *keys = xmalloc_array((size_t)(n), sizeof *keys);
-    /* Batch k of the cut is keys[bstart[k] .. bstart[k+1]); at most n batches. */
-    int *bstart = xmalloc_array((size_t)(n + 1), sizeof *bstart);
-    int nb = 0;
-    int pos = 0;
-    while (pos < n) {
-        /* Chunk [pos, end): chunk × batch pairs, or chunk × tokens target tokens. */
-        int end = pos;
-        if (o->batch > 0) {
-            long lim = (long)chunk * o->batch;
-            end = (long)(n - pos) < lim ? n : pos + (int)lim;
-        } else {
-            long budget = (long)chunk * o->tokens, sum = 0;
-            while (end < n && sum < budget)
-                sum += tgt_len_of(d, order[end++]) + 1;
+/* Position j of the epoch's order: a Feistel network of 4 rounds over 2·half bits,
+   walked until it lands below n (a bijection of 0..n-1; fewer than 4 rounds of walking
+   on average, as 4^half < 4n). */
+static int order_at(const BatchPlan *p, int j)
+{
+    if (!p->shuffle)
+        return j;
+    const uint64_t mask = ((uint64_t)1 << p->half) - 1;
+    uint64_t x = (uint64_t)j;
+    do {
+        uint64_t l = x >> p->half, r = x & mask;
+        for (int k = 0; k < 4; k++) {
+            uint64_t f = rng_mix(r ^ p->key[k]) & mask;
+            uint64_t t = l ^ f;
+            l = r;
+            r = t;
         }
-        for (int k = pos; k < end; k++) {
-            int i = order[k];
-            keys[k] = (Key){d->src_len[i], tgt_len_of(d, i), i};
-        }
-        qsort(keys + pos, (size_t)(end - pos), sizeof *keys, key_cmp);
-        int count = 0, maxt = 0;
-        for (int k = pos; k < end; k++) {
-            int t = keys[k].t;
-            if (!fits(o, count, maxt, t)) {
-                count = 0;
-                maxt = 0;
-            }
-            if (count == 0)
-                bstart[nb++] = k;
-            count++;
-            if (t + 1 > maxt)
-                maxt = t + 1;
-        }
-        pos = end;
-    }
-    bstart[nb] = n;
+        x = l << p->half | r;
+    } while (x >= (uint64_t)p->d->n);
+    return (int)x;
+}
 
-    int *border = xmalloc_array((size_t)(nb), sizeof *border);
-    for (int k = 0; k < nb; k++)
-        border[k] = k;
-    if (rng)
-        rng_shuffle(rng, border, (size_t)nb, sizeof *border);
+static void grow(BatchPlan *p, int need)
+{
+    if (need <= p->cap)
+        return;
+    int cap = p->cap ? p->cap : 256;
+    while (cap < need)
+        cap = cap > INT32_MAX / 2 ? need : 2 * cap;
+    p->keys = xrealloc_array(p->keys, (size_t)cap, sizeof *p->keys);
+    p->start = xrealloc_array(p->start, (size_t)cap + 1, sizeof *p->start);
+    p->order = xrealloc_array(p->order, (size_t)cap, sizeof *p->order);
+    p->rows = xrealloc_array(p->rows, (size_t)cap, sizeof *p->rows);
+    p->cap = cap;
+}
 
-    p->start = xrealloc_array(p->start, (size_t)(nb + 1), sizeof *p->start);
-    p->idx = xrealloc_array(p->idx, (size_t)(n), sizeof *p->idx);
-    p->nbatch = nb;
-    int w = 0;
-    for (int k = 0; k < nb; k++) {
-        p->start[k] = w;
-        for (int j = bstart[border[k]]; j < bstart[border[k] + 1]; j++)
-            p->idx[w++] = keys[j].i;
-    }
-    p->start[nb] = w;
-    CHECK(w == n);
-    free(border);
-    free(bstart);
-    free(keys);
-    free(order);
+/* The key of pair i (the m-th of its chunk), checked; -1 (message naming the pair) when
+   it cannot be batched. The pages of a mapped set go back to the page cache every 64
+   pairs (ids_release): the kernel maps up to 16 cached neighbours of each page read, so
+   the pages of a chunk's scattered pairs would otherwise stay resident. */
+static int key_of(const PairSet *d, int i, int m, PlanKey *k, Err *e)
+{
+    if (d->ids && (m & 63) == 63)
+        ids_release(d->ids);
+    if (d->ids && ids_pair_check(d->ids, (size_t)i, e) != 0)
+        return -1;
+    int s = pair_src_len(d, i);
+    if (s < 1)
+        return err_set(e, "pair %d has an empty source", i + 1);
+    *k = (PlanKey){s, pair_tgt_len(d, i), i};
     return 0;
+}
+
+/* Plans the next chunk: pairs taken .. taken + m of the order. */
+static int plan_chunk(BatchPlan *p, Err *e)
+{
+    const PairSet *d = p->d;
+    const BatchOpts *o = &p->o;
+    int m = 0;
+    if (o->batch > 0) {
+        long lim = (long)o->chunk * o->batch;
+        m = (long)(d->n - p->taken) < lim ? d->n - p->taken : (int)lim;
+        grow(p, m);
+        for (int k = 0; k < m; k++)
+            if (key_of(d, order_at(p, p->taken + k), k, &p->keys[k], e) != 0)
+                return -1;
+    } else {
+        long budget = (long)o->chunk * o->tokens, sum = 0;
+        while (p->taken + m < d->n && sum < budget) {
+            grow(p, m + 1);
+            if (key_of(d, order_at(p, p->taken + m), m, &p->keys[m], e) != 0)
+                return -1;
+            sum += p->keys[m++].t + 1;
+        }
+    }
+    qsort(p->keys, (size_t)m, sizeof *p->keys, key_cmp);
+    int nb = 0, count = 0, maxt = 0;
+    for (int k = 0; k < m; k++) {
+        int t = p->keys[k].t;
+        if (!fits(o, count, maxt, t)) {
+            count = 0;
+            maxt = 0;
+        }
+        if (count == 0)
+            p->start[nb++] = k;
+        count++;
+        if (t + 1 > maxt)
+            maxt = t + 1;
+    }
+    p->start[nb] = m;
+    for (int k = 0; k < nb; k++)
+        p->order[k] = k;
+    if (p->shuffle) {
+        Rng r;
+        rng_seed(&r, p->seed ^ rng_mix((uint64_t)p->chunks + 1));
+        rng_shuffle(&r, p->order, (size_t)nb, sizeof *p->order);
+    }
+    p->taken += m;
+    p->chunks++;
+    p->nb = nb;
+    p->next = 0;
+    return 0;
+}
+
+int batch_plan_next(BatchPlan *p, const int **rows, int *n, Err *e)
+{
+    if (p->d->ids) /* the pages of the batch before: see key_of */
+        ids_release(p->d->ids);
+    if (p->next == p->nb) {
+        if (p->taken == p->d->n)
+            return 0;
+        if (plan_chunk(p, e) != 0)
+            return -1;
+    }
+    int k = p->order[p->next++];
+    int c = 0;
+    for (int j = p->start[k]; j < p->start[k + 1]; j++)
+        p->rows[c++] = p->keys[j].i;
+    p->pairs_out += c;
+    *rows = p->rows;
+    *n = c;
+    return 1;
+}
+
+double batch_plan_done(const BatchPlan *p)
+{
+    return p->d && p->d->n ? (double)p->pairs_out / (double)p->d->n : 0.0;
 }
 
 void batch_limits(const PairSet *d, const BatchOpts *o, int *max_b, int *max_s, int *max_t)
 {
-    int ms = 1, mt = 1, min_t = 0;
-    for (int i = 0; i < d->n; i++) {
-        if (d->src_len[i] > ms)
-            ms = d->src_len[i];
-        int t = tgt_len_of(d, i) + 1;
-        if (t > mt)
-            mt = t;
-        if (i == 0 || t < min_t)
-            min_t = t;
-    }
+    int ms, mt, min_t;
+    pair_extent(d, &ms, &mt, &min_t);
+    ms = ms > 1 ? ms : 1;
+    mt = mt + 1;
+    min_t = d->n > 0 ? min_t + 1 : 0;
     long mb = d->n > 0 ? d->n : 1;
     if (o->batch > 0 && o->batch < mb)
         mb = o->batch;
@@ -179,18 +297,18 @@ void batch_fill(Batch *b, BatchBuf *bb, const PairSet *d, const int *idx, int n)
         int i = idx[k];
         CHECK(i >= 0 && i < d->n);
         int j = k;
-        while (j > 0 && d->src_len[rows[j - 1]] < d->src_len[i]) {
+        while (j > 0 && pair_src_len(d, rows[j - 1]) < pair_src_len(d, i)) {
             rows[j] = rows[j - 1];
             j--;
         }
         rows[j] = i;
     }
-    const int S = d->src_len[rows[0]];
+    const int S = pair_src_len(d, rows[0]), has_tgt = pair_has_tgt(d);
     int T = 0;
-    if (d->tgt)
+    if (has_tgt)
         for (int r = 0; r < n; r++)
-            if (d->tgt_len[rows[r]] + 1 > T)
-                T = d->tgt_len[rows[r]] + 1;
+            if (pair_tgt_len(d, rows[r]) + 1 > T)
+                T = pair_tgt_len(d, rows[r]) + 1;
     CHECK(S >= 1 && S <= bb->max_s && T <= bb->max_t);
     memset(bb->src, 0, (size_t)S * (size_t)n * sizeof(int));
     memset(bb->tgt_in, 0, (size_t)T * (size_t)n * sizeof(int));
@@ -198,18 +316,20 @@ void batch_fill(Batch *b, BatchBuf *bb, const PairSet *d, const int *idx, int n)
     long ntok = 0;
     for (int r = 0; r < n; r++) {
         int i = rows[r];
-        int sl = d->src_len[i];
+        int sl = pair_src_len(d, i);
         CHECK(sl >= 1);
         bb->src_len[r] = sl;
+        const int *src = pair_src(d, i);
         for (int s = 0; s < sl; s++)
-            bb->src[s * n + r] = d->src[i][s];
-        if (!d->tgt)
+            bb->src[s * n + r] = src[s];
+        if (!has_tgt)
             continue;
-        int tl = d->tgt_len[i];
+        int tl = pair_tgt_len(d, i);
+        const int *tgt = pair_tgt(d, i);
         bb->tgt_in[r] = TOK_BOS;
         for (int t = 0; t < tl; t++) {
-            bb->tgt_in[(t + 1) * n + r] = d->tgt[i][t];
-            bb->tgt_out[t * n + r] = d->tgt[i][t];
+            bb->tgt_in[(t + 1) * n + r] = tgt[t];
+            bb->tgt_out[t * n + r] = tgt[t];
         }
         bb->tgt_out[tl * n + r] = TOK_EOS;
         ntok += tl + 1;

@@ -7,16 +7,32 @@
 #include "base/rng.h"
 #include "model/seq2seq.h"
 
-/* A data set of n pairs as token ids, without <bos>/<eos>. Pair i is
-   src[i][0..src_len[i]) → tgt[i][0..tgt_len[i]). tgt may be NULL (source only, for
-   translation). The set does not own the arrays. */
+struct IdsView;
+
+/* A data set of n pairs as token ids, without <bos>/<eos>. Either in memory: pair i is
+   src[i][0..src_len[i]) → tgt[i][0..tgt_len[i]), tgt NULL for a source-only set
+   (translation), the arrays not owned; or, with ids set (the arrays NULL), the pairs of
+   a mapped SPLIT.ids file, read from it as they are used and checked the first time
+   (ids_pair_check). Read pairs through pair_src_len, pair_src, ... below. */
 typedef struct PairSet {
     int n;
     int *const *src;
     const int *src_len;
     int *const *tgt;
     const int *tgt_len;
+    struct IdsView *ids;
 } PairSet;
+
+/* Pair i's sides. For a mapped set, only after the plan (or pair_check) has checked it. */
+int pair_src_len(const PairSet *d, int i);
+int pair_tgt_len(const PairSet *d, int i); /* 0 without targets */
+const int *pair_src(const PairSet *d, int i);
+const int *pair_tgt(const PairSet *d, int i);
+static inline int pair_has_tgt(const PairSet *d) { return d->tgt != NULL || d->ids != NULL; }
+
+/* The longest source and target (and the shortest target) of the set: recorded in a
+   mapped file's header, counted otherwise. */
+void pair_extent(const PairSet *d, int *max_s, int *max_t, int *min_t);
 
 /* How batches are cut. At least one of batch and tokens is > 0.
    - batch:  at most this many pairs per batch (0: no limit);
@@ -31,21 +47,45 @@ typedef struct BatchOpts {
     int chunk;
 } BatchOpts;
 
-/* One epoch's batches: batch k is the pair indices idx[start[k] .. start[k+1]). Every
-   pair of the set appears exactly once. */
+/* One epoch's batches, planned a chunk at a time, so that the plan's memory and the
+   time to the first batch do not grow with the set. The pairs are taken in an order:
+   with an rng, a pseudo-random permutation of 0..n-1 (a keyed Feistel network with
+   cycle walking: no table); without (evaluation), data order. Each chunk of that order
+   is sorted by (source length, target length, index) and cut into batches, and with an
+   rng the chunk's batches are put in a random order. Every pair appears exactly once;
+   the same rng state gives the same epoch. */
+typedef struct PlanKey {
+    int s, t, i;
+} PlanKey;
+
 typedef struct BatchPlan {
-    int nbatch;
-    int *start; /* (nbatch + 1) */
-    int *idx;   /* (n) */
+    const PairSet *d;
+    BatchOpts o;
+    int shuffle;
+    uint64_t key[4], seed; /* the permutation's round keys; the chunks' batch orders */
+    int half;              /* the permutation runs over 0 .. 4^half - 1 */
+    int taken;             /* pairs of the order put into chunks so far */
+    long chunks;           /* chunks planned */
+    long pairs_out;        /* pairs of the batches handed out */
+    /* The current chunk: its k-th batch is keys[start[order[k]] .. start[order[k]+1]). */
+    PlanKey *keys;
+    int *start, *order, *rows;
+    int cap, nb, next;
 } BatchPlan;
 
-/* Plans one epoch. With rng: the pairs are shuffled, each chunk is sorted by
-   (source length, target length, index), cut into batches, and the batches are put in
-   a random order; the same rng state gives the same plan. Without rng (evaluation):
-   no shuffling, the chunks are taken in data order. Fails (message names the pair)
-   when a source is empty. The plan is reallocated to fit; zero-initialise it before
-   the first call and free it with batch_plan_free. */
-int batch_plan(BatchPlan *p, const PairSet *d, const BatchOpts *o, Rng *rng, Err *e);
+/* Starts an epoch of d's batches (d must outlive the plan; rng NULL: no shuffling) and
+   plans its first chunk, so that a fault of the data shows before anything else
+   (fails as batch_plan_next does). Draws 5 numbers from rng. Zero-initialise p before
+   the first call; free it with batch_plan_free. */
+int batch_plan_start(BatchPlan *p, const PairSet *d, const BatchOpts *o, Rng *rng, Err *e);
+
+/* The next batch: its pair indices in *rows (n of them; valid until the next call).
+   Returns 1, 0 when the epoch is over, or -1 when a pair cannot be batched: an empty
+   source (message names the pair) or a fault of a mapped file (ids_pair_check). */
+int batch_plan_next(BatchPlan *p, const int **rows, int *n, Err *e);
+
+/* The share of the epoch's pairs handed out so far, 0 to 1. */
+double batch_plan_done(const BatchPlan *p);
 void batch_plan_free(BatchPlan *p);
 
 /* Upper bounds of B, S and T over every batch any plan of d with o can produce
@@ -66,8 +106,8 @@ void batch_buf_free(BatchBuf *bb);
 /* Fills b with the pairs idx[0..n): rows sorted by source length, descending (ties
    keep the order of idx), src (S,B) padded with 0, tgt_in = <bos> y1..yn and
    tgt_out = y1..yn <eos> (T,B) padded with 0, ntok = non-pad entries of tgt_out. S and
-   T are the longest source and target+1 of the batch. Without targets (d->tgt NULL),
-   T = 0 and ntok = 0. bb->rows[r] is the pair of row r. No allocation. */
+   T are the longest source and target+1 of the batch. Without targets, T = 0 and
+   ntok = 0. bb->rows[r] is the pair of row r. No allocation. */
 void batch_fill(Batch *b, BatchBuf *bb, const PairSet *d, const int *idx, int n);
 
 #endif

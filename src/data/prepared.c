@@ -188,8 +188,8 @@ void prepared_print(const Prepared *d, IdsPrint *p)
 
 _Static_assert(sizeof(int) == sizeof(int32_t), "the mapped ids are the PairSet's ints");
 
-/* The training split from DIR/train.ids: 1 when there is none. The pointer arrays and
-   lengths (24 bytes a pair) are on the heap; the ids stay in the mapping. */
+/* The training split from DIR/train.ids: 1 when there is none. Nothing a pair: the set
+   reads the mapping, which checks each pair as the plan first reaches it. */
 static int map_split(Split *sp, const char *dir, const char *name, const Prepared *d, Err *e)
 {
 #if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -200,26 +200,11 @@ static int map_split(Split *sp, const char *dir, const char *name, const Prepare
     IdsPrint want;
     prepared_print(d, &want);
     size_t nvocab[2] = {vocab_size(d->src_vocab), vocab_size(d->tgt_vocab)};
-    int *sl, *tl;
-    int rc = ids_map(&sp->map, path, &want, nvocab, &sl, &tl, e);
+    int rc = ids_map(&sp->map, path, &want, nvocab, e);
     free(path);
     if (rc != 0)
         return rc;
-    size_t n = sp->map.view.n;
-    sp->src = XNEW(int *, n ? n : 1);
-    sp->tgt = XNEW(int *, n ? n : 1);
-    int *at = (int *)(uintptr_t)sp->map.view.ids;
-    for (size_t i = 0; i < n; i++) {
-        sp->src[i] = at;
-        at += sl[i];
-        sp->tgt[i] = at;
-        at += tl[i];
-        sp->src_tokens += sl[i];
-        sp->tgt_tokens += tl[i];
-    }
-    sp->src_len = sl;
-    sp->tgt_len = tl;
-    sp->set = (PairSet){.n = (int)n, .src = sp->src, .src_len = sl, .tgt = sp->tgt, .tgt_len = tl};
+    sp->set = (PairSet){.n = (int)sp->map.view.n, .ids = &sp->map.view};
     return 0;
 }
 

@@ -11,8 +11,8 @@
 #include "data/batch.h"
 #include "data/ids.h"
 
-/* One split: pairs as ids (PairSet views into ids, or into map), and the raw text
-   (empty for a mapped split). */
+/* One split: pairs as ids (a PairSet over ids, or over map), and the raw text (empty
+   for a mapped split). */
 typedef struct Split {
     Corpus text;   /* source<TAB>target lines of SPLIT.tsv */
     PairSet set;   /* ids without <bos>/<eos> */
@@ -20,7 +20,7 @@ typedef struct Split {
     IdsMap map;    /* SPLIT.ids mapped (base NULL when read from the text) */
     int **src, **tgt;
     int *src_len, *tgt_len;
-    long src_tokens, tgt_tokens, src_unk, tgt_unk; /* unk: not counted when mapped */
+    long src_tokens, tgt_tokens, src_unk, tgt_unk; /* counted when read from the text */
     /* Pairs grouped by identical source text (for multi-reference BLEU);
        gsrc/gsrc_len view the source ids of each group's first pair. */
     SourceGroups groups;
@@ -38,7 +38,8 @@ typedef struct Prepared {
 /* Loads DIR/prepare.json, vocab.src, vocab.tgt, train.tsv and valid.tsv, and bpe.src
    and bpe.tgt when prepare.json's "bpe" gives a side merges (older directories have no
    "bpe": words). The training split is DIR/train.ids mapped read-only (ids_map: its
-   checksum, version and fingerprint checked, an error naming it otherwise); a
+   header, version and fingerprint checked, an error naming it otherwise; each pair is
+   checked when the plan first reaches it); a
    directory without it (prepared before .ids files existed) has train.tsv read
    instead. Read from text, pairs are tokenized and, on a side with codes, segmented.
    Errors name the file (and line). A pair whose source or target has no token is an

@@ -318,7 +318,7 @@ int beam_decode(Model *m, const PairSet *d, const BeamOpts *o, BeamOut *out, Err
     out->count = XCNEW(int, n);
     out->hyps = XCNEW(BeamHyp *, n);
     for (int i = 0; i < n; i++) {
-        if (d->src_len[i] == 0) {
+        if (pair_src_len(d, i) == 0) {
             out->count[i] = 1;
             out->hyps[i] = XCNEW(BeamHyp, 1);
             out->hyps[i][0].ids = XNEW(int, 1);
@@ -335,7 +335,7 @@ int beam_decode(Model *m, const PairSet *d, const BeamOpts *o, BeamOut *out, Err
     Work *w = work_new(c, B * K, max_s, max_t, false);
     BatchBuf bb;
     batch_buf_init(&bb, B * K, max_s, 1);
-    const PairSet src = {n, d->src, d->src_len, NULL, NULL};
+    const PairSet src = {n, d->src, d->src_len, NULL, NULL, NULL};
     Search s;
     search_init(&s, o, B, max_s, max_t, c->tgt_vocab);
 

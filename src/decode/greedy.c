@@ -40,7 +40,7 @@ int greedy_decode(Model *m, const PairSet *d, int batch, int max_len, Hyps *out,
         Work *w = work_new(c, B, max_s, max_t, false);
         BatchBuf bb;
         batch_buf_init(&bb, B, max_s, 1);
-        const PairSet src = {n, d->src, d->src_len, NULL, NULL};
+        const PairSet src = {n, d->src, d->src_len, NULL, NULL, NULL};
         int *prev = xmalloc_array((size_t)B, sizeof *prev);
         int *lim = xmalloc_array((size_t)B, sizeof *lim);
         int *rlen = xmalloc_array((size_t)B, sizeof *rlen);

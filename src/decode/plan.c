@@ -91,10 +91,10 @@ int decode_plan(const ModelConfig *c, const PairSet *d, int max_len, int *order,
     LenKey *keys = xmalloc_array((size_t)(n), sizeof *keys);
     int k = 0, ms = 0, mt = 0;
     for (int i = 0; i < n; i++) {
-        int len = d->src_len[i];
+        int len = pair_src_len(d, i);
         CHECK(len >= 0);
         for (int j = 0; j < len; j++) {
-            int id = d->src[i][j];
+            int id = pair_src(d, i)[j];
             if (id < 0 || id >= c->src_vocab) {
                 free(keys);
                 return err_set(e, "sentence %d: token %d: id %d is not in the source "

@@ -171,7 +171,7 @@ int translate_run(Model *m, const Vocab *src, const Vocab *tgt, const TextConfig
     free(toff);
     free(tlen);
 
-    PairSet d = {n, srcp, slen, NULL, NULL};
+    PairSet d = {n, srcp, slen, NULL, NULL, NULL};
     BeamOpts bo = {.beam = K, .nbest = N, .batch = o->batch, .max_len = o->max_len,
                    .alpha = o->alpha, .attention = o->attention};
     BeamOut h;
@@ -308,23 +308,27 @@ int translate_nll(Model *m, const Vocab *src, const Vocab *tgt, const TextConfig
     double sum = 0;
     long count = 0;
     if (rc == 0 && np > 0) {
-        PairSet d = {np, sid, slen, tid, tlen};
+        PairSet d = {np, sid, slen, tid, tlen, NULL};
         BatchOpts bo = {.batch = 64, .tokens = 1024};
         BatchPlan plan = {0};
-        if (batch_plan(&plan, &d, &bo, NULL, e) != 0)
+        if (batch_plan_start(&plan, &d, &bo, NULL, e) != 0)
             BUG("%s", e->msg); /* no empty source is left */
         int max_b, max_s, max_t;
         batch_limits(&d, &bo, &max_b, &max_s, &max_t);
         Work *w = work_new(&m->cfg, max_b, max_s, max_t, WORK_SCORE);
         BatchBuf bb;
         batch_buf_init(&bb, max_b, max_s, max_t);
-        for (int k = 0; k < plan.nbatch; k++) {
+        const int *rows;
+        int nrows, got;
+        while ((got = batch_plan_next(&plan, &rows, &nrows, e)) == 1) {
             Batch b;
-            batch_fill(&b, &bb, &d, plan.idx + plan.start[k], plan.start[k + 1] - plan.start[k]);
+            batch_fill(&b, &bb, &d, rows, nrows);
             model_forward(m, w, &b, NULL);
             sum += work_nll(w);
             count += b.ntok;
         }
+        if (got < 0)
+            BUG("%s", e->msg); /* no empty source is left */
         batch_buf_free(&bb);
         work_free(w);
         batch_plan_free(&plan);

@@ -168,8 +168,8 @@ static double done_fraction(const Trainer *t)
         f = fmax(f, (double)t->p.step / (double)o->steps);
     if (o->minutes > 0)
         f = fmax(f, elapsed(t) / (o->minutes * 60));
-    if (o->epochs && t->plan.nbatch)
-        f = fmax(f, ((double)t->p.epoch + (double)t->p.batch / t->plan.nbatch) / (double)o->epochs);
+    if (o->epochs)
+        f = fmax(f, ((double)t->p.epoch + batch_plan_done(&t->plan)) / (double)o->epochs);
     return f;
 }
 
@@ -225,7 +225,7 @@ static void history_json(const Trainer *t, Buf *b)
 {
     const Progress *p = &t->p;
     buf_printf(b, "{\"steps\": %ld, \"epochs\": ", p->step);
-    buf_json_f64(b, (double)p->epoch + (t->plan.nbatch ? (double)p->batch / t->plan.nbatch : 0));
+    buf_json_f64(b, (double)p->epoch + batch_plan_done(&t->plan));
     buf_puts(b, ", \"best_valid_bleu\": ");
     json_num_or_null(b, p->best_bleu, p->best_bleu >= 0);
     buf_printf(b, ", \"best_step\": %ld, \"seconds\": ", p->best_step);
@@ -660,19 +660,29 @@ static void valid_loss(Trainer *t, double *loss, double *ppl)
 {
     const PairSet *d = &t->data.valid.set;
     Err e;
-    if (batch_plan(&t->vplan, d, &t->o->batch, NULL, &e) != 0)
-        BUG("valid plan: %s", e.msg);
+    int got = batch_plan_start(&t->vplan, d, &t->o->batch, NULL, &e);
     /* Batch k is scored by process k mod size; each batch's sums are added up in
        batch order, as one process does, so the result does not depend on size. */
-    int nb = t->vplan.nbatch;
-    double *part = XCNEW(double, 2 * (size_t)nb); /* (nb, 2) loss and nll of each batch */
+    int nb = 0, cap = 64, n;
+    const int *rows;
+    double *part = XNEW(double, 2 * (size_t)cap); /* (nb, 2) loss and nll of each batch */
     Batch b;
-    for (int k = t->rank; k < nb; k += t->size) {
-        int s = t->vplan.start[k];
-        batch_fill(&b, &t->bb, d, t->vplan.idx + s, t->vplan.start[k + 1] - s);
-        part[2 * k] = model_forward(&t->m, t->work, &b, NULL);
-        part[2 * k + 1] = work_nll(t->work);
+    while (got == 0 && (got = batch_plan_next(&t->vplan, &rows, &n, &e)) == 1) {
+        got = 0;
+        if (nb == cap) {
+            cap *= 2;
+            part = xrealloc_array(part, 2 * (size_t)cap, sizeof *part);
+        }
+        part[2 * nb] = part[2 * nb + 1] = 0;
+        if (nb % t->size == t->rank) {
+            batch_fill(&b, &t->bb, d, rows, n);
+            part[2 * nb] = model_forward(&t->m, t->work, &b, NULL);
+            part[2 * nb + 1] = work_nll(t->work);
+        }
+        nb++;
     }
+    if (got < 0)
+        BUG("valid plan: %s", e.msg); /* the valid split is read from the text, checked */
     dist_sum_f64(part, 2 * (size_t)nb); /* each entry is one process's value plus zeros */
     double sum = 0, nll = 0;
     long ntok = 0;
@@ -681,7 +691,7 @@ static void valid_loss(Trainer *t, double *loss, double *ppl)
         nll += part[2 * k + 1];
     }
     for (int i = 0; i < d->n; i++)
-        ntok += d->tgt_len[i] + 1; /* <eos> included, as Batch.ntok counts */
+        ntok += pair_tgt_len(d, i) + 1; /* <eos> included, as Batch.ntok counts */
     free(part);
     *loss = ntok ? sum / (double)ntok : 0;
     *ppl = ntok ? exp(nll / (double)ntok) : 0;
@@ -945,19 +955,22 @@ static int train_loop(Trainer *t, Stop *why, Err *e)
     bool stop = false;
     int rc = 0;
     *why = STOP_NONE;
-    /* A resumed run regenerates the plan of its current epoch from the saved generator. */
-    t->data_rng = p->epoch_rng;
-    if (batch_plan(&t->plan, d, &o->batch, &t->data_rng, e) != 0)
-        return -1;
+    const int *rows;
+    int nrows;
     while (!stop) {
         if ((*why = limit_reached(t)) != STOP_NONE)
             break;
-        if (p->batch >= t->plan.nbatch) {
+        int got = batch_plan_next(&t->plan, &rows, &nrows, e);
+        if (got < 0) {
+            rc = -1;
+            break;
+        }
+        if (got == 0) {
             /* end of an epoch: validate unless that just happened */
             p->epoch++;
             p->batch = 0;
             p->epoch_rng = t->data_rng;
-            if (batch_plan(&t->plan, d, &o->batch, &t->data_rng, e) != 0) {
+            if (batch_plan_start(&t->plan, d, &o->batch, &t->data_rng, e) != 0) {
                 rc = -1;
                 break;
             }
@@ -967,14 +980,13 @@ static int train_loop(Trainer *t, Stop *why, Err *e)
                 *why = STOP_PATIENCE;
             continue;
         }
-        int s = t->plan.start[p->batch], nrows = t->plan.start[p->batch + 1] - s, nmine = nrows;
-        const int *rows = t->plan.idx + s;
+        int nmine = nrows;
         long ntok = 0;
         if (t->size > 1) {
             /* rows r, r + size, ... of the batch (sorted by length): even shares */
             nmine = 0;
             for (int j = 0; j < nrows; j++) {
-                ntok += d->tgt_len[rows[j]] + 1;
+                ntok += pair_tgt_len(d, rows[j]) + 1;
                 if (j % t->size == t->rank)
                     t->mine[nmine++] = rows[j];
             }
@@ -1055,11 +1067,12 @@ static int check_positions(const ModelConfig *c, const Prepared *d, Err *e)
         return 0;
     int ms = 0, mt = 0;
     const Split *splits[2] = {&d->train, &d->valid};
-    for (int k = 0; k < 2; k++)
-        for (int i = 0; i < splits[k]->set.n; i++) {
-            ms = splits[k]->set.src_len[i] > ms ? splits[k]->set.src_len[i] : ms;
-            mt = splits[k]->set.tgt_len[i] > mt ? splits[k]->set.tgt_len[i] : mt;
-        }
+    for (int k = 0; k < 2; k++) {
+        int s, t, lt;
+        pair_extent(&splits[k]->set, &s, &t, &lt);
+        ms = s > ms ? s : ms;
+        mt = t > mt ? t : mt;
+    }
     if (ms > c->max_positions || mt + 1 > c->max_positions)
         return err_set(e, "%s: --max-positions %d is too small for the longest pairs (%d source, %d target "
                           "tokens); give at least --max-positions %d or prepare with a smaller --max-len",
@@ -1080,8 +1093,6 @@ static int trainer_setup(Trainer *t, ModelConfig *cfg, Err *e)
     if (model_config_check(cfg, &ce) != 0) /* the options were checked with placeholder sizes: this is about the data */
         return err_set(e, "%s: %s", o->data, ce.msg);
     if (check_positions(cfg, &t->data, e) != 0)
-        return -1;
-    if (t->rank == 0 && prepare_outputs(t, e) != 0)
         return -1;
     model_init(&t->m, cfg, true);
     optim_adam_init(&t->adam, t->m.layout.total, o->beta1, o->beta2, o->eps, o->weight_decay);
@@ -1111,6 +1122,22 @@ static int trainer_setup(Trainer *t, ModelConfig *cfg, Err *e)
         if (t->ema)
             memcpy(t->ema, t->m.params, t->m.layout.total * sizeof(real));
     }
+    /* The epoch's plan, from the generator saved at its start; a resumed run passes over
+       the batches it has done. Its first chunk is checked before anything is written. */
+    t->data_rng = t->p.epoch_rng;
+    if (batch_plan_start(&t->plan, &t->data.train.set, &o->batch, &t->data_rng, e) != 0)
+        return -1;
+    for (long k = 0; k < t->p.batch; k++) {
+        const int *rows;
+        int nrows, got = batch_plan_next(&t->plan, &rows, &nrows, e);
+        if (got == 0)
+            return err_set(e, "%s: batch %ld of epoch %ld, but the epoch has %ld batches", t->path_state,
+                           t->p.batch, t->p.epoch + 1, k);
+        if (got < 0)
+            return -1;
+    }
+    if (t->rank == 0 && prepare_outputs(t, e) != 0)
+        return -1;
     int mb, ms, mt, vb = 0, vs = 0, vt = 0;
     batch_limits(&t->data.train.set, &o->batch, &mb, &ms, &mt);
     if (t->data.valid.set.n)

@@ -65,6 +65,15 @@ static char *text_copy(const char *dir, const char *split)
     return copy;
 }
 
+/* Pair i of a (mapped) and of b (from the text) are the same. */
+static void expect_same_pair(const PairSet *a, const PairSet *b, int i)
+{
+    cr_assert_eq(pair_src_len(a, i), pair_src_len(b, i), "pair %d", i);
+    cr_assert_eq(pair_tgt_len(a, i), pair_tgt_len(b, i), "pair %d", i);
+    cr_assert(memcmp(pair_src(a, i), pair_src(b, i), (size_t)pair_src_len(b, i) * sizeof(int)) == 0, "pair %d", i);
+    cr_assert(memcmp(pair_tgt(a, i), pair_tgt(b, i), (size_t)pair_tgt_len(b, i) * sizeof(int)) == 0, "pair %d", i);
+}
+
 static void expect_same_ids(const char *dir)
 {
     for (int s = 0; s < 3; s++) {
@@ -78,21 +87,22 @@ static void expect_same_ids(const char *dir)
         size_t nvocab[2] = {vocab_size(text.src_vocab), vocab_size(text.tgt_vocab)};
         char *path = strf("%s/%s.ids", dir, SPLITS[s]);
         IdsMap m;
-        int *sl, *tl;
-        cr_assert_eq(ids_map(&m, path, &print, nvocab, &sl, &tl, &e), 0, "%s", e.msg);
+        cr_assert_eq(ids_map(&m, path, &print, nvocab, &e), 0, "%s", e.msg);
         const PairSet *t = &text.train.set;
         cr_assert_eq(m.view.n, (size_t)t->n, "%s", path);
         cr_assert_gt(t->n, 0);
-        const int32_t *at = m.view.ids;
+        PairSet mapped_set = {.n = (int)m.view.n, .ids = &m.view};
+        size_t total = 0;
+        int ext[3], want_ext[3];
+        pair_extent(&mapped_set, &ext[0], &ext[1], &ext[2]);
+        pair_extent(t, &want_ext[0], &want_ext[1], &want_ext[2]);
+        cr_assert(ext[0] == want_ext[0] && ext[1] == want_ext[1] && ext[2] == want_ext[2], "%s: extents", path);
         for (int i = 0; i < t->n; i++) {
-            cr_assert_eq(sl[i], t->src_len[i], "%s: pair %d", path, i);
-            cr_assert_eq(tl[i], t->tgt_len[i], "%s: pair %d", path, i);
-            cr_assert(memcmp(at, t->src[i], (size_t)sl[i] * sizeof(int)) == 0, "%s: pair %d", path, i);
-            at += sl[i];
-            cr_assert(memcmp(at, t->tgt[i], (size_t)tl[i] * sizeof(int)) == 0, "%s: pair %d", path, i);
-            at += tl[i];
+            cr_assert_eq(ids_pair_check(&m.view, (size_t)i, &e), 0, "%s", e.msg);
+            expect_same_pair(&mapped_set, t, i);
+            total += (size_t)(t->src_len[i] + t->tgt_len[i]);
         }
-        cr_assert_eq((size_t)(at - m.view.ids), m.view.nids);
+        cr_assert_eq(total, m.view.nids);
         if (s == 0) {
             /* and training's own load maps the file, with the same pairs */
             Prepared mapped;
@@ -101,17 +111,11 @@ static void expect_same_ids(const char *dir)
             cr_assert_null(mapped.train.ids);
             cr_assert_eq(mapped.train.set.n, t->n);
             for (int i = 0; i < t->n; i++) {
-                cr_assert_eq(mapped.train.set.src_len[i], t->src_len[i]);
-                cr_assert(memcmp(mapped.train.set.src[i], t->src[i], (size_t)t->src_len[i] * sizeof(int)) == 0);
-                cr_assert_eq(mapped.train.set.tgt_len[i], t->tgt_len[i]);
-                cr_assert(memcmp(mapped.train.set.tgt[i], t->tgt[i], (size_t)t->tgt_len[i] * sizeof(int)) == 0);
+                cr_assert_eq(ids_pair_check(mapped.train.set.ids, (size_t)i, &e), 0, "%s", e.msg);
+                expect_same_pair(&mapped.train.set, t, i);
             }
-            cr_assert_eq(mapped.train.src_tokens, text.train.src_tokens);
-            cr_assert_eq(mapped.train.tgt_tokens, text.train.tgt_tokens);
             prepared_free(&mapped);
         }
-        free(sl);
-        free(tl);
         ids_unmap(&m);
         prepared_free(&text);
         free(path);
@@ -170,33 +174,108 @@ Test(ids, layout_of_a_small_file)
     cr_assert_eq(ids_write(path, &set, &print, &e), 0, "%s", e.msg);
     size_t len;
     unsigned char *d = (unsigned char *)slurp(path, &len);
-    cr_assert_eq(len, 64 + 8 * 5 + 4 * 7);
+    /* header, 5 offsets, 7 ids, one block checksum */
+    cr_assert_eq(len, 64 + 8 * 5 + 4 * 7 + 4);
     cr_assert(memcmp(d, "s2s-ids\n", 8) == 0);
-    cr_assert_eq(u32_at(d + 8), 1);
-    cr_assert_eq(u32_at(d + 12), crc32_update(0, d + 16, len - 16));
+    cr_assert_eq(u32_at(d + 8), 2);
+    uint32_t crc = crc32_update(0, d + 16, 48);
+    cr_assert_eq(u32_at(d + 12), crc32_update(crc, d + len - 4, 4));
     cr_assert_eq(u64_at(d + 16), 2);
     cr_assert_eq(u64_at(d + 24), 7);
     cr_assert_eq(u32_at(d + 32), 0x11111111u);
     cr_assert_eq(u32_at(d + 36), 0x22222222u);
     cr_assert_eq(u32_at(d + 40), 0);
     cr_assert_eq(u32_at(d + 44), 0x33333333u);
-    for (int i = 48; i < 64; i++)
-        cr_assert_eq(d[i], 0);
+    cr_assert_eq(u32_at(d + 48), 2); /* longest source */
+    cr_assert_eq(u32_at(d + 52), 3); /* longest target */
+    cr_assert_eq(u32_at(d + 56), 1); /* shortest target */
+    cr_assert_eq(u32_at(d + 60), 4096);
     const uint64_t off[5] = {0, 2, 3, 4, 7};
     for (int i = 0; i < 5; i++)
         cr_assert_eq(u64_at(d + 64 + 8 * i), off[i]);
     const uint32_t ids[7] = {5, 6, 7, 8, 9, 10, 4};
     for (int i = 0; i < 7; i++)
         cr_assert_eq(u32_at(d + 104 + 4 * i), ids[i]);
+    cr_assert_eq(u32_at(d + 132), crc32_update(0, d + 64, 68));
     /* it reads back; a vocabulary of 10 entries is too small for id 10 */
     IdsView v;
     cr_assert_eq(ids_view(&v, d, len, "x.ids", &e), 0, "%s", e.msg);
-    int gl[2], gt[2];
-    cr_assert_eq(ids_check(&v, &print, (size_t[2]){9, 11}, gl, gt, false, &e), 0, "%s", e.msg);
-    cr_assert(gl[0] == 2 && gl[1] == 1 && gt[0] == 1 && gt[1] == 3);
-    cr_assert_eq(ids_check(&v, &print, (size_t[2]){9, 10}, gl, gt, false, &e), -1);
+    cr_assert_eq(ids_open(&v, &print, (size_t[2]){9, 11}, &e), 0, "%s", e.msg);
+    PairSet back = {.n = 2, .ids = &v};
+    for (int i = 0; i < 2; i++) {
+        cr_assert_eq(ids_pair_check(&v, (size_t)i, &e), 0, "%s", e.msg);
+        expect_same_pair(&back, &set, i);
+    }
+    ids_close(&v);
+    cr_assert_eq(ids_open(&v, &print, (size_t[2]){9, 10}, &e), 0, "%s", e.msg);
+    cr_assert_eq(ids_pair_check(&v, 0, &e), 0, "%s", e.msg);
+    cr_assert_eq(ids_pair_check(&v, 1, &e), -1);
     cr_assert_str_eq(e.msg, "x.ids: pair 2: target id 10 outside the vocabulary (10 entries); run 's2s "
                             "prepare' again to rewrite it");
+    ids_close(&v);
+    free(d);
+    free(path);
+    rm_rf(dir);
+    free(dir);
+}
+
+/* Opening reads the header and the table of block checksums only; a damaged block is
+   found when a pair in it is first checked, and only then, each block checked once. */
+Test(ids, a_damaged_block_is_found_when_its_pairs_are_read)
+{
+    enum { N = 3000 };
+    int **src = calloc(N, sizeof *src), **tgt = calloc(N, sizeof *tgt), *sl = calloc(N, sizeof *sl),
+        *tl = calloc(N, sizeof *tl);
+    for (int i = 0; i < N; i++) {
+        sl[i] = 1 + i % 7;
+        tl[i] = 1 + i % 5;
+        src[i] = calloc((size_t)sl[i], sizeof(int));
+        tgt[i] = calloc((size_t)tl[i], sizeof(int));
+        for (int k = 0; k < sl[i]; k++)
+            src[i][k] = 4 + (i + k) % 30;
+        for (int k = 0; k < tl[i]; k++)
+            tgt[i][k] = 4 + (i * 3 + k) % 30;
+    }
+    PairSet set = {.n = N, .src = src, .src_len = sl, .tgt = tgt, .tgt_len = tl};
+    IdsPrint print = {{1, 2}, {0, 0}};
+    char *dir = tmpdir_new();
+    char *path = strf("%s/x.ids", dir);
+    Err e;
+    cr_assert_eq(ids_write(path, &set, &print, &e), 0, "%s", e.msg);
+    size_t len;
+    unsigned char *d = (unsigned char *)slurp(path, &len);
+    /* body: 8 (2N + 1) bytes of offsets, then the ids */
+    size_t nids = u64_at(d + 24), body = 8 * (2 * N + 1) + 4 * nids, nblocks = (body + 4095) / 4096;
+    cr_assert_eq(len, 64 + body + 4 * nblocks);
+    cr_assert_geq(nblocks, 10);
+    /* the last id: the last pair's target, in the last block */
+    d[64 + body - 4] ^= 0x01;
+    IdsView v;
+    cr_assert_eq(ids_view(&v, d, len, "x.ids", &e), 0, "%s", e.msg);
+    cr_assert_eq(ids_open(&v, &print, (size_t[2]){40, 40}, &e), 0, "%s", e.msg);
+    for (int i = 0; i < N / 2; i++) /* pairs in other blocks read well */
+        cr_assert_eq(ids_pair_check(&v, (size_t)i, &e), 0, "pair %d: %s", i + 1, e.msg);
+    cr_assert_eq(ids_pair_check(&v, N - 1, &e), -1);
+    char *want = strf("x.ids: bytes %zu..%zu: checksum mismatch (the file is damaged); run 's2s "
+                      "prepare' again to rewrite it", 64 + (nblocks - 1) * 4096, 64 + body);
+    cr_assert_str_eq(e.msg, want);
+    free(want);
+    ids_close(&v);
+    /* a damaged table entry is found on opening: the header's checksum covers it */
+    d[64 + body - 4] ^= 0x01;
+    d[len - 1] ^= 0x80;
+    cr_assert_eq(ids_view(&v, d, len, "x.ids", &e), 0, "%s", e.msg);
+    cr_assert_eq(ids_open(&v, &print, (size_t[2]){40, 40}, &e), -1);
+    cr_assert_str_eq(e.msg, "x.ids: checksum mismatch (the file is damaged); run 's2s prepare' again "
+                            "to rewrite it");
+    for (int i = 0; i < N; i++) {
+        free(src[i]);
+        free(tgt[i]);
+    }
+    free(src);
+    free(tgt);
+    free(sl);
+    free(tl);
     free(d);
     free(path);
     rm_rf(dir);
@@ -270,10 +349,23 @@ Test(ids, damaged_truncated_foreign_other_version_or_other_vocabulary_refused, .
     char *ids = strf("%s/train.ids", dir);
     long size = size_of(ids);
 
-    patch(ids, size - 3, "\x01", 1); /* one id of the last pair */
+    /* one id of the last pair: its block's checksum, found when training first reads it */
+    size_t hlen;
+    unsigned char *h = (unsigned char *)slurp(ids, &hlen);
+    long body = 8 * (2 * (long)u64_at(h + 16) + 1) + 4 * (long)u64_at(h + 24), nblocks = (body + 4095) / 4096;
+    free(h);
+    patch(ids, 64 + body - 3, "\x01", 1);
+    char *w = strf("bytes %ld..%ld: checksum mismatch (the file is damaged)", 64 + (nblocks - 1) * 4096,
+                   64 + body);
+    expect_refused(root, dir, w, NULL);
+    free(w);
+    patch(ids, size - 3, "\x01", 1); /* the table of block checksums: the header's checksum */
     expect_refused(root, dir, "checksum mismatch (the file is damaged)", NULL);
-    patch(ids, 17, "\x02", 1); /* the pair count, 320 + 256: the size no longer matches */
-    char *w = strf("truncated (%ld bytes, the header says %ld)", size, size + 16L * 256);
+    patch(ids, 17, "\x02", 1); /* the pair count, + 256: the size no longer matches */
+    h = (unsigned char *)slurp(ids, &hlen);
+    long more = 8 * (2 * (long)u64_at(h + 16) + 1) + 4 * (long)u64_at(h + 24);
+    free(h);
+    w = strf("truncated (%ld bytes, the header says %ld)", size, 64 + more + 4 * ((more + 4095) / 4096));
     expect_refused(root, dir, w, NULL);
     free(w);
     patch(ids, size - 4, NULL, 0);
@@ -286,8 +378,8 @@ Test(ids, damaged_truncated_foreign_other_version_or_other_vocabulary_refused, .
     expect_refused(root, dir, "truncated (0 bytes, the header alone has 64)", NULL);
     write_file(ids, "source\ttarget\n");
     expect_refused(root, dir, "not an s2s ids file (no \"s2s-ids\" magic)", NULL);
-    patch(ids, 8, "\x02", 1);
-    expect_refused(root, dir, "format version 2; this s2s reads version 1", NULL);
+    patch(ids, 8, "\x01", 1); /* the first format: one checksum over the whole file */
+    expect_refused(root, dir, "format version 1; this s2s reads version 2", NULL);
     patch(ids, size, "\0\0\0\0", 4);
     w = strf("%ld bytes, the header says %ld", size + 4, size);
     expect_refused(root, dir, w, NULL);

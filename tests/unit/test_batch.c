@@ -1,5 +1,6 @@
 /* Batching: exact contents of a filled batch, epoch plans (coverage, determinism,
-   length bucketing, sentence and token limits) and the buffer bounds. */
+   length bucketing, sentence and token limits, one chunk in memory at a time) and the
+   buffer bounds. */
 #include <criterion/criterion.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,7 +31,7 @@ static Data data_make(int n)
         for (int k = 0; k < d.tl[i]; k++)
             d.tgt[i][k] = 4 + (2 * i + k) % 60;
     }
-    d.set = (PairSet){n, d.src, d.sl, d.tgt, d.tl};
+    d.set = (PairSet){n, d.src, d.sl, d.tgt, d.tl, NULL};
     return d;
 }
 
@@ -52,7 +53,7 @@ Test(batch, fill_exact_contents)
     int t0[] = {40, 41, 42}, t1[] = {50}, t2[] = {60, 61};
     int *src[] = {s0, s1, s2}, *tgt[] = {t0, t1, t2};
     int sl[] = {2, 3, 1}, tl[] = {3, 1, 2};
-    PairSet d = {3, src, sl, tgt, tl};
+    PairSet d = {3, src, sl, tgt, tl, NULL};
     BatchBuf bb;
     batch_buf_init(&bb, 4, 5, 6);
     Batch b;
@@ -105,7 +106,7 @@ Test(batch, fill_exact_contents)
     int s3[] = {7, 8};
     int *srcs[] = {s0, s3};
     int sls[] = {2, 2};
-    PairSet ds = {2, srcs, sls, NULL, NULL};
+    PairSet ds = {2, srcs, sls, NULL, NULL, NULL};
     int idx3[] = {1, 0};
     batch_fill(&b, &bb, &ds, idx3, 2);
     cr_expect_eq(b.T, 0, "no targets: T = 0");
@@ -116,12 +117,49 @@ Test(batch, fill_exact_contents)
     batch_buf_free(&bb);
 }
 
-/* Checks a plan: every pair exactly once, limits respected, limits of batch_limits
+/* A whole epoch of a plan: batch k is idx[start[k] .. start[k+1]). */
+typedef struct Epoch {
+    int nbatch;
+    int *start, *idx;
+    size_t cap; /* pairs the plan held at most */
+} Epoch;
+
+static Epoch epoch_of(const PairSet *d, const BatchOpts *o, Rng *rng)
+{
+    Epoch ep = {0, calloc((size_t)d->n + 1, sizeof(int)), calloc((size_t)d->n + 1, sizeof(int)), 0};
+    BatchPlan p = {0};
+    const int *rows;
+    int m, got, w = 0;
+    Err e;
+    cr_assert_eq(batch_plan_start(&p, d, o, rng, &e), 0, "%s", e.msg);
+    cr_assert_eq(batch_plan_done(&p), 0.0);
+    while ((got = batch_plan_next(&p, &rows, &m, &e)) == 1) {
+        cr_assert(m >= 1 && w + m <= d->n, "batch %d: %d pairs after %d of %d", ep.nbatch, m, w, d->n);
+        ep.start[ep.nbatch++] = w;
+        memcpy(ep.idx + w, rows, (size_t)m * sizeof(int));
+        w += m;
+        cr_assert_float_eq(batch_plan_done(&p), (double)w / d->n, 1e-12);
+    }
+    cr_assert_eq(got, 0, "%s", e.msg);
+    cr_assert_eq(batch_plan_next(&p, &rows, &m, &e), 0, "the epoch stays over");
+    ep.start[ep.nbatch] = w;
+    ep.cap = (size_t)p.cap;
+    batch_plan_free(&p);
+    return ep;
+}
+
+static void epoch_free(Epoch *ep)
+{
+    free(ep->start);
+    free(ep->idx);
+}
+
+/* Checks an epoch: every pair exactly once, limits respected, limits of batch_limits
    hold, and fill gives descending source lengths. */
-static void check_plan(const BatchPlan *p, const Data *d, const BatchOpts *o)
+static void check_plan(const Epoch *p, const Data *d, const BatchOpts *o)
 {
     int n = d->set.n;
-    int *seen = calloc((size_t)n, sizeof(int));
+    int *seen = calloc((size_t)n + 1, sizeof(int));
     int mb, ms, mt;
     batch_limits(&d->set, o, &mb, &ms, &mt);
     BatchBuf bb;
@@ -163,16 +201,51 @@ Test(batch, every_pair_once_per_epoch)
     BatchOpts opts[] = {{32, 0, 0}, {7, 0, 3}, {0, 200, 0}, {16, 100, 2}, {1000, 0, 1}, {5, 0, 1000}};
     Rng rng;
     rng_seed(&rng, 42);
-    BatchPlan p = {0};
-    Err e;
     for (size_t k = 0; k < sizeof opts / sizeof *opts; k++)
         for (int epoch = 0; epoch < 3; epoch++) {
-            cr_assert_eq(batch_plan(&p, &d.set, &opts[k], &rng, &e), 0);
+            Epoch p = epoch_of(&d.set, &opts[k], &rng);
             check_plan(&p, &d, &opts[k]);
+            epoch_free(&p);
         }
-    cr_assert_eq(batch_plan(&p, &d.set, &opts[0], NULL, &e), 0);
+    Epoch p = epoch_of(&d.set, &opts[0], NULL);
     check_plan(&p, &d, &opts[0]);
-    batch_plan_free(&p);
+    epoch_free(&p);
+    data_free(&d);
+}
+
+/* The shuffled order is a permutation for every size, powers of 4 and their
+   neighbours included (the Feistel network's domain), and tiny sets. */
+Test(batch, every_pair_once_for_every_set_size)
+{
+    const int sizes[] = {1, 2, 3, 4, 5, 15, 16, 17, 63, 64, 65, 255, 256, 257, 1023, 1024, 1025, 4097};
+    Rng rng;
+    rng_seed(&rng, 5);
+    for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
+        Data d = data_make(sizes[k]);
+        BatchOpts o = {3, 0, 2};
+        Epoch p = epoch_of(&d.set, &o, &rng);
+        check_plan(&p, &d, &o);
+        epoch_free(&p);
+        data_free(&d);
+    }
+}
+
+/* The plan holds one chunk, not the epoch: its memory does not grow with the set. */
+Test(batch, the_plan_holds_one_chunk_at_a_time)
+{
+    Data d = data_make(20000);
+    BatchOpts o = {32, 0, 2}; /* chunks of 64 pairs */
+    Rng rng;
+    rng_seed(&rng, 9);
+    Epoch p = epoch_of(&d.set, &o, &rng);
+    check_plan(&p, &d, &o);
+    cr_expect_leq(p.cap, 256, "the plan grew to %zu pairs", p.cap);
+    /* and the pairs are spread over the set: the first chunk is not the first pairs */
+    int low = 0;
+    for (int j = 0; j < 64; j++)
+        low += p.idx[j] < 64;
+    cr_expect_leq(low, 4, "%d of the first 64 pairs taken are among the first 64 of the set", low);
+    epoch_free(&p);
     data_free(&d);
 }
 
@@ -180,10 +253,9 @@ Test(batch, sentence_count_exact_for_one_chunk)
 {
     Data d = data_make(100);
     BatchOpts o = {32, 0, 100};
-    BatchPlan p = {0};
     Rng rng;
     rng_seed(&rng, 1);
-    cr_assert_eq(batch_plan(&p, &d.set, &o, &rng, NULL), 0);
+    Epoch p = epoch_of(&d.set, &o, &rng);
     cr_assert_eq(p.nbatch, 4);
     int sizes[4];
     for (int k = 0; k < 4; k++)
@@ -192,7 +264,7 @@ Test(batch, sentence_count_exact_for_one_chunk)
     for (int k = 0; k < 4; k++)
         n32 += sizes[k] == 32, n4 += sizes[k] == 4;
     cr_expect(n32 == 3 && n4 == 1, "three batches of 32 and one of 4");
-    batch_plan_free(&p);
+    epoch_free(&p);
     data_free(&d);
 }
 
@@ -200,30 +272,26 @@ Test(batch, same_seed_same_batches_other_seed_other_order)
 {
     Data d = data_make(500);
     BatchOpts o = {16, 0, 4};
-    BatchPlan p1 = {0}, p2 = {0}, p3 = {0};
     Rng r1, r2, r3;
     rng_seed(&r1, 7);
     rng_seed(&r2, 7);
     rng_seed(&r3, 8);
     for (int epoch = 0; epoch < 2; epoch++) {
-        cr_assert_eq(batch_plan(&p1, &d.set, &o, &r1, NULL), 0);
-        cr_assert_eq(batch_plan(&p2, &d.set, &o, &r2, NULL), 0);
-        cr_assert_eq(batch_plan(&p3, &d.set, &o, &r3, NULL), 0);
+        Epoch p1 = epoch_of(&d.set, &o, &r1), p2 = epoch_of(&d.set, &o, &r2), p3 = epoch_of(&d.set, &o, &r3);
         cr_assert_eq(p1.nbatch, p2.nbatch);
         cr_expect(memcmp(p1.start, p2.start, (size_t)(p1.nbatch + 1) * sizeof(int)) == 0);
         cr_expect(memcmp(p1.idx, p2.idx, 500 * sizeof(int)) == 0);
         cr_expect(memcmp(p1.idx, p3.idx, 500 * sizeof(int)) != 0);
+        epoch_free(&p1);
+        epoch_free(&p2);
+        epoch_free(&p3);
     }
     /* Two epochs from one rng differ. */
-    BatchPlan q = {0};
     rng_seed(&r1, 7);
-    cr_assert_eq(batch_plan(&q, &d.set, &o, &r1, NULL), 0);
-    cr_assert_eq(batch_plan(&p1, &d.set, &o, &r1, NULL), 0);
+    Epoch q = epoch_of(&d.set, &o, &r1), p1 = epoch_of(&d.set, &o, &r1);
     cr_expect(memcmp(q.idx, p1.idx, 500 * sizeof(int)) != 0);
-    batch_plan_free(&q);
-    batch_plan_free(&p1);
-    batch_plan_free(&p2);
-    batch_plan_free(&p3);
+    epoch_free(&q);
+    epoch_free(&p1);
     data_free(&d);
 }
 
@@ -235,10 +303,9 @@ Test(batch, batches_are_length_buckets)
 {
     Data d = data_make(300);
     BatchOpts o = {20, 0, 1000}; /* one chunk holds everything */
-    BatchPlan p = {0};
     Rng rng;
     rng_seed(&rng, 3);
-    cr_assert_eq(batch_plan(&p, &d.set, &o, &rng, NULL), 0);
+    Epoch p = epoch_of(&d.set, &o, &rng);
     cr_assert_eq(p.nbatch, 15);
     long lo[15], hi[15];
     for (int k = 0; k < p.nbatch; k++) {
@@ -257,11 +324,12 @@ Test(batch, batches_are_length_buckets)
     for (int k = 1; k < p.nbatch; k++)
         in_order &= lo[k - 1] < lo[k];
     cr_expect(!in_order, "the batch order is shuffled");
+    epoch_free(&p);
     /* Without rng: batches in length order. */
-    cr_assert_eq(batch_plan(&p, &d.set, &o, NULL, NULL), 0);
+    p = epoch_of(&d.set, &o, NULL);
     for (int j = 1; j < 300; j++)
         cr_expect(key_of(&d, p.idx[j - 1]) < key_of(&d, p.idx[j]));
-    batch_plan_free(&p);
+    epoch_free(&p);
     data_free(&d);
 }
 
@@ -269,15 +337,15 @@ Test(batch, token_budget_respected_and_used)
 {
     Data d = data_make(400);
     BatchOpts o = {0, 60, 0};
-    BatchPlan p = {0};
     Rng rng;
     rng_seed(&rng, 11);
-    cr_assert_eq(batch_plan(&p, &d.set, &o, &rng, NULL), 0);
+    Epoch p = epoch_of(&d.set, &o, &rng);
     check_plan(&p, &d, &o);
+    epoch_free(&p);
     /* With one chunk sorted by length, a batch closes only when the next pair would
        break the budget. */
     o.chunk = 1000;
-    cr_assert_eq(batch_plan(&p, &d.set, &o, NULL, NULL), 0);
+    p = epoch_of(&d.set, &o, NULL);
     for (int k = 0; k + 1 < p.nbatch; k++) {
         int cnt = p.start[k + 1] - p.start[k], maxt = 0;
         for (int j = p.start[k]; j <= p.start[k + 1]; j++) /* includes the next pair */
@@ -285,16 +353,17 @@ Test(batch, token_budget_respected_and_used)
                 maxt = d.tl[p.idx[j]] + 1;
         cr_expect((long)(cnt + 1) * maxt > 60, "batch %d could have taken one more pair", k);
     }
+    epoch_free(&p);
     /* A budget smaller than one pair: each pair alone. */
     o.tokens = 1;
-    cr_assert_eq(batch_plan(&p, &d.set, &o, &rng, NULL), 0);
+    p = epoch_of(&d.set, &o, &rng);
     cr_expect_eq(p.nbatch, 400);
+    epoch_free(&p);
     int mb, ms, mt;
     batch_limits(&d.set, &o, &mb, &ms, &mt);
     cr_expect_eq(mb, 1);
     cr_expect_eq(ms, 13);
     cr_expect_eq(mt, 11);
-    batch_plan_free(&p);
     data_free(&d);
 }
 
@@ -305,7 +374,7 @@ Test(batch, empty_source_is_an_error)
     BatchOpts o = {2, 0, 0};
     BatchPlan p = {0};
     Err e;
-    cr_expect_eq(batch_plan(&p, &d.set, &o, NULL, &e), -1);
+    cr_expect_eq(batch_plan_start(&p, &d.set, &o, NULL, &e), -1, "the first chunk is planned at once");
     cr_expect_str_eq(e.msg, "pair 4 has an empty source");
     batch_plan_free(&p);
     data_free(&d);

@@ -12,7 +12,7 @@
 
 enum { VS = 13, VT = 15, NSENT = 24 };
 
-static PairSet pairs(const Srcs *s) { return (PairSet){s->n, s->ids, s->len, NULL, NULL}; }
+static PairSet pairs(const Srcs *s) { return (PairSet){s->n, s->ids, s->len, NULL, NULL, NULL}; }
 
 /* log-softmax of row x (V), in double */
 static void log_softmax(const real *x, int V, double *out)

@@ -23,7 +23,7 @@ static Srcs srcs_of_lengths(const int *lens, int n)
 }
 
 
-static PairSet pairs(const Srcs *s) { return (PairSet){s->n, s->ids, s->len, NULL, NULL}; }
+static PairSet pairs(const Srcs *s) { return (PairSet){s->n, s->ids, s->len, NULL, NULL, NULL}; }
 
 static Hyps decode(Model *m, const Srcs *s, int batch, int max_len)
 {
@@ -318,7 +318,7 @@ Test(greedy, targets_in_the_set_are_ignored)
         tgt[i] = t0;
         tl[i] = 30; /* longer than any decoding step count */
     }
-    PairSet d = {s.n, s.ids, s.len, tgt, tl};
+    PairSet d = {s.n, s.ids, s.len, tgt, tl, NULL};
     Hyps b;
     Err e;
     cr_assert_eq(greedy_decode(&m, &d, 3, 0, &b, &e), 0);

@@ -24,7 +24,7 @@ Test(train_smoke, memorises_eight_pairs)
     int *tgt[NPAIR] = {t0, t1, t2, t3, t4, t5, t6, t7};
     int sl[NPAIR] = {3, 2, 4, 1, 2, 5, 2, 3};
     int tl[NPAIR] = {3, 3, 2, 4, 1, 5, 3, 2};
-    PairSet d = {NPAIR, src, sl, tgt, tl};
+    PairSet d = {NPAIR, src, sl, tgt, tl, NULL};
 
     ModelConfig cfg = model_config_default();
     cfg.emb = cfg.hidden = cfg.dec_hidden = cfg.attn = cfg.deep_out = 32;
@@ -54,9 +54,13 @@ Test(train_smoke, memorises_eight_pairs)
     double first = 0, last = 0;
     Batch b;
     for (int step = 1; step <= STEPS; step++) {
-        cr_assert_eq(batch_plan(&plan, &d, &o, &rng, NULL), 0);
-        cr_assert_eq(plan.nbatch, 1);
-        batch_fill(&b, &bb, &d, plan.idx, NPAIR);
+        const int *rows;
+        int nrows;
+        cr_assert_eq(batch_plan_start(&plan, &d, &o, &rng, NULL), 0);
+        cr_assert_eq(batch_plan_next(&plan, &rows, &nrows, NULL), 1);
+        cr_assert_eq(nrows, NPAIR);
+        batch_fill(&b, &bb, &d, rows, NPAIR);
+        cr_assert_eq(batch_plan_next(&plan, &rows, &nrows, NULL), 0, "one batch an epoch");
         memset(m.grads, 0, m.layout.total * sizeof(real));
         double loss = model_forward_backward(&m, w, &b, NULL) / (double)b.ntok;
         optim_clip_grad_norm(m.grads, m.layout.total, 5.0);
