@@ -229,6 +229,14 @@ def main():
         return "n/a" if not x else f"{x['sent_s']:,.1f} ({1000 / x['sent_s']:.2f})"
     L.append(f"| greedy, batch 1, model loaded | sentences/s (ms per sentence) | {sps_ms(g1s)} | {sps_ms(g1t)} | "
              f"{ratio_cell(r)} | ≥ 10× | {met(r, 10)} |")
+    for prec in ("bf16", "int8"):
+        gp = get(f"greedy-b1-{prec}", "s2s")
+        if not gp:
+            continue
+        r = gp["sent_s"] / g1t["sent_s"] if g1t else None
+        same = "the same outputs as f32" if g1s and gp["out_hash"] == g1s["out_hash"] else "outputs differ from f32's"
+        L.append(f"| greedy, batch 1, `--precision {prec}` (vocabulary projection; PyTorch in f32; {same}) | "
+                 f"sentences/s (ms per sentence) | {sps_ms(gp)} | {sps_ms(g1t)} | {ratio_cell(r)} | (info) | |")
     p1s, p1t = get("process-1", "s2s"), get("process-1", "torch")
     r = p1t["wall_s"] / p1s["wall_s"] if p1s and p1t else None
     L.append(f"| greedy, one sentence as a whole process (start, model load, decode) | ms per process | "

@@ -180,6 +180,11 @@ if [[ ,$ROWS, == *,decode,* ]]; then
     --max-len "$MAXLEN" --threads "$THREADS" --runs "$RUNS"
   record greedy-b1 torch "$PYTHON" bench/torch_bench.py greedy "$MODEL" "$SET/dec.safetensors" --batch 1 \
     --first "$SENT1" --max-len "$MAXLEN" --threads "$THREADS" --runs "$RUNS"
+  for P in bf16 int8; do
+    say "greedy batch 1, --precision $P: $SENT1 sentences"
+    record greedy-b1-$P s2s "$BENCH" greedy "$MODEL" "$SET/dec.safetensors" --batch 1 --first "$SENT1" \
+      --max-len "$MAXLEN" --threads "$THREADS" --runs "$RUNS" --precision "$P"
+  done
   say "greedy batch 64: $SENT64 sentences"
   record greedy-b64 s2s "$BENCH" greedy "$MODEL" "$SET/dec.safetensors" --batch 64 \
     --max-len "$MAXLEN" --threads "$THREADS" --runs "$RUNS"
