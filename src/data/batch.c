@@ -1,7 +1,6 @@
 #include "data/batch.h"
 
 #include <stdint.h>
-
 #include <stdlib.h>
 #include <string.h>
 

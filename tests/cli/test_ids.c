@@ -296,6 +296,19 @@ static void patch(const char *path, long at, const void *data, size_t len)
     fclose(f);
 }
 
+/* The body's bytes (offsets and ids) of the ids file at path, from its header, and its
+   number of checksum blocks. */
+static long body_of(const char *path, long *nblocks)
+{
+    size_t len;
+    unsigned char *h = (unsigned char *)slurp(path, &len);
+    cr_assert_geq(len, 64);
+    long body = 8 * (2 * (long)u64_at(h + 16) + 1) + 4 * (long)u64_at(h + 24);
+    free(h);
+    *nblocks = (body + 4095) / 4096;
+    return body;
+}
+
 static long size_of(const char *path)
 {
     size_t n;
@@ -350,10 +363,7 @@ Test(ids, damaged_truncated_foreign_other_version_or_other_vocabulary_refused, .
     long size = size_of(ids);
 
     /* one id of the last pair: its block's checksum, found when training first reads it */
-    size_t hlen;
-    unsigned char *h = (unsigned char *)slurp(ids, &hlen);
-    long body = 8 * (2 * (long)u64_at(h + 16) + 1) + 4 * (long)u64_at(h + 24), nblocks = (body + 4095) / 4096;
-    free(h);
+    long nblocks, body = body_of(ids, &nblocks);
     patch(ids, 64 + body - 3, "\x01", 1);
     char *w = strf("bytes %ld..%ld: checksum mismatch (the file is damaged)", 64 + (nblocks - 1) * 4096,
                    64 + body);
@@ -362,10 +372,8 @@ Test(ids, damaged_truncated_foreign_other_version_or_other_vocabulary_refused, .
     patch(ids, size - 3, "\x01", 1); /* the table of block checksums: the header's checksum */
     expect_refused(root, dir, "checksum mismatch (the file is damaged)", NULL);
     patch(ids, 17, "\x02", 1); /* the pair count, + 256: the size no longer matches */
-    h = (unsigned char *)slurp(ids, &hlen);
-    long more = 8 * (2 * (long)u64_at(h + 16) + 1) + 4 * (long)u64_at(h + 24);
-    free(h);
-    w = strf("truncated (%ld bytes, the header says %ld)", size, 64 + more + 4 * ((more + 4095) / 4096));
+    long more_blocks, more = body_of(ids, &more_blocks);
+    w = strf("truncated (%ld bytes, the header says %ld)", size, 64 + more + 4 * more_blocks);
     expect_refused(root, dir, w, NULL);
     free(w);
     patch(ids, size - 4, NULL, 0);

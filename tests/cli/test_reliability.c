@@ -56,13 +56,6 @@ static pid_t spawn(const char *const *args, const char *err_path, long fsize)
     return pid;
 }
 
-static int wait_status(pid_t pid)
-{
-    int st;
-    cr_assert_eq(waitpid(pid, &st, 0), pid);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
-
 static void expect_loadable(const char *model, bool need_best)
 {
     char *last = strf("%s.last", model), *state = strf("%s.state", model);
@@ -132,7 +125,7 @@ static void signal_saves_and_the_run_resumes(int sig)
         usleep(50000);
     cr_assert(count_in_file(logp, "\"event\": \"step\"") >= 3, "no training steps after 30 s");
     kill(pid, sig);
-    cr_expect_eq(wait_status(pid), 0);
+    cr_expect_eq(wait_exit(pid), 0);
     char *err = slurp(errp, NULL);
     char *want = strf("continue with the same command and --resume\n");
     cr_expect(strstr(err, ": saved ") && strstr(err, want), "%s", err);
@@ -173,7 +166,7 @@ Test(reliability, sigkill_during_saves_leaves_loadable_files)
     char *data = strf("%s/data", dir), *model = strf("%s/m.s2s", dir), *errp = strf("%s/err", dir);
     char *last = strf("%s.last", model);
     const char *first[] = {"train", data, "-o", model, "--steps", "1", "--valid-every", "1", "--quiet", SMALL, NULL};
-    cr_assert_eq(wait_status(spawn(first, errp, 0)), 0);
+    cr_assert_eq(wait_exit(spawn(first, errp, 0)), 0);
     srand(12345);
     for (int round = 0; round < 12; round++) {
         const char *args[] = {"train", data, "-o", model, "--epochs", "100000", "--valid-every", "1",
@@ -181,12 +174,12 @@ Test(reliability, sigkill_during_saves_leaves_loadable_files)
         pid_t pid = spawn(args, errp, 0);
         usleep(100000 + (useconds_t)(rand() % 400) * 1000);
         kill(pid, SIGKILL);
-        cr_expect_eq(wait_status(pid), 128 + SIGKILL);
+        cr_expect_eq(wait_exit(pid), 128 + SIGKILL);
         expect_loadable(model, true);
     }
     const char *more[] = {"train", data, "-o", model, "--epochs", "100000", "--steps", "1000000",
                           "--time", "0.01", "--resume", "--quiet", SMALL, NULL};
-    int st = wait_status(spawn(more, errp, 0));
+    int st = wait_exit(spawn(more, errp, 0));
     char *err = slurp(errp, NULL);
     cr_expect_eq(st, 0, "resume after the kills: %s", err);
     /* and that run removed what the killed ones left behind */
@@ -211,13 +204,13 @@ Test(reliability, a_failed_save_keeps_the_previous_files)
     char *dir = sample_prepared_dir();
     char *data = strf("%s/data", dir), *model = strf("%s/m.s2s", dir), *errp = strf("%s/err", dir);
     const char *first[] = {"train", data, "-o", model, "--steps", "2", "--quiet", SMALL, NULL};
-    cr_assert_eq(wait_status(spawn(first, errp, 0)), 0);
+    cr_assert_eq(wait_exit(spawn(first, errp, 0)), 0);
     char *last = strf("%s.last", model), *state = strf("%s.state", model);
     size_t nb, nl, ns;
     char *b0 = slurp(model, &nb), *l0 = slurp(last, &nl), *s0 = slurp(state, &ns);
     cr_assert(b0 && l0 && s0);
     const char *args[] = {"train", data, "-o", model, "--steps", "4", "--resume", "--quiet", SMALL, NULL};
-    int st = wait_status(spawn(args, errp, 20000)); /* model files are larger than 20 kB */
+    int st = wait_exit(spawn(args, errp, 20000)); /* model files are larger than 20 kB */
     cr_expect_eq(st, 1);
     char *err = slurp(errp, NULL);
     char *want = strf("s2s: %s.last: ", model);
@@ -281,7 +274,7 @@ Test(reliability, a_second_sigint_exits_at_once_and_files_stay_whole)
     char *data = strf("%s/data", dir), *model = strf("%s/m.s2s", dir), *errp = strf("%s/err", dir);
     char *logp = strf("%s.log.jsonl", model);
     const char *first[] = {"train", data, "-o", model, "--steps", "1", "--valid-every", "1", "--quiet", SMALL, NULL};
-    cr_assert_eq(wait_status(spawn(first, errp, 0)), 0);
+    cr_assert_eq(wait_exit(spawn(first, errp, 0)), 0);
     const char *args[] = {"train", data, "-o", model, "--epochs", "100000", "--valid-every", "1",
                           "--resume", "--quiet", SMALL, NULL};
     pid_t pid = spawn(args, errp, 0);
@@ -289,7 +282,7 @@ Test(reliability, a_second_sigint_exits_at_once_and_files_stay_whole)
         usleep(20000);
     kill(pid, SIGINT);
     kill(pid, SIGINT);
-    int st = wait_status(pid);
+    int st = wait_exit(pid);
     cr_expect(st == 128 + SIGINT || st == 0, "status %d", st);
     expect_loadable(model, true);
     free(logp);

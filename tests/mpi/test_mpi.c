@@ -91,13 +91,6 @@ static pid_t spawn_mpirun(int np, const char *const *args, const char *out_path)
     return pid;
 }
 
-static int wait_status(pid_t pid)
-{
-    int st;
-    cr_assert_eq(waitpid(pid, &st, 0), pid);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
-
 /* The "step" lines of a log from step `from` on: (step, loss) pairs; returns the count. */
 static int step_losses(const char *log_path, long from, long *steps, double *loss, int cap)
 {
@@ -527,7 +520,7 @@ Test(mpi, sigusr1_to_mpirun_stops_every_process_and_exits_0)
     pid_t pid = spawn_mpirun(2, args, outp);
     wait_steps(log, 3);
     kill(pid, SIGUSR1);
-    cr_expect_eq(wait_status(pid), 0);
+    cr_expect_eq(wait_exit(pid), 0);
     expect_saved_and_resumable(outp, data, model);
     free(log);
     free(outp);
@@ -554,7 +547,7 @@ Test(mpi, sigint_to_mpirun_saves_and_the_run_resumes, .timeout = 120)
     unsetenv("OMPI_MCA_odls_base_sigkill_timeout");
     wait_steps(log, 3);
     kill(pid, SIGINT);
-    wait_status(pid);
+    wait_exit(pid);
     char *out = slurp(outp, NULL);
     cr_expect(!strstr(out, "signal 9") && !strstr(out, "Killed"), "%s", out);
     free(out);
@@ -614,7 +607,7 @@ Test(mpi, a_killed_process_ends_the_job_and_the_run_resumes)
     pid_t victim = child_of_rank(pid, 1);
     cr_assert(victim > 0, "no process of rank 1 under mpirun %d", (int)pid);
     kill(victim, SIGKILL);
-    int st = wait_status(pid);
+    int st = wait_exit(pid);
     cr_expect_neq(st, 0);
     char *last = strf("%s.last", model), *state = strf("%s.state", model);
     ModelFile mf;
