@@ -4,10 +4,13 @@
  *   bench sgemm [--threads N] [--reps R]
  *       OpenBLAS sgemm GFLOP/s at square sizes and at the model's own shapes.
  *   bench data DIR -o OUTDIR [--batches N] [--sentences N] [--seed S] [--batch B]
+ *              [--longest K]
  *       From an `s2s prepare` directory: OUTDIR/batches.safetensors (the first N
- *       batches of the seeded training plan, as `s2s train` cuts them) and
- *       OUTDIR/dec.safetensors + OUTDIR/dec.txt (the first N distinct valid sources,
- *       as ids and as text). Both sides of the benchmark read these files.
+ *       batches of the seeded training plan, as `s2s train` cuts them),
+ *       OUTDIR/longest.safetensors (the K batches of that epoch with the most padded
+ *       tokens, source and target, in plan order; the batches that set the peak memory)
+ *       and OUTDIR/dec.safetensors + OUTDIR/dec.txt (the first N distinct valid
+ *       sources, as ids and as text). Both sides of the benchmark read these files.
  *   bench synth -o OUTDIR --src-vocab N --tgt-vocab N --len L [--batch B] [--batches N]
  *               [--sentences N] [--seed S]
  *       Synthetic files of the same formats: N batches of B rows whose sources and
@@ -253,9 +256,9 @@ static void batch_tensors(StTensor *ts, int k, const Batch *b)
     }
 }
 
-/* Writes OUTDIR/batches.safetensors from the 4·nbatch tensors of batch_tensors, and
-   frees them. */
-static void batches_save(const char *out, StTensor *ts, long nbatch, int vs, int vt, long seed, long long ntok)
+/* Writes OUTDIR/NAME from the 4·nbatch tensors of batch_tensors, and frees them. */
+static void batches_save(const char *out, const char *name, StTensor *ts, long nbatch, int vs, int vt, long seed,
+                         long long ntok)
 {
     char nb[32], vsz[32], vtz[32], sd[32], nt[32];
     snprintf(nb, sizeof nb, "%ld", nbatch);
@@ -267,7 +270,7 @@ static void batches_save(const char *out, StTensor *ts, long nbatch, int vs, int
                           "bench.tokens"};
     const char *vals[] = {"s2s-bench-batches-1", nb, vsz, vtz, sd, nt};
     Err e;
-    char *path = path_join(out, "batches.safetensors");
+    char *path = path_join(out, name);
     if (st_write(path, ts, (size_t)nbatch * 4, keys, vals, 6, &e) != 0)
         die_err(&e);
     free(path);
@@ -294,10 +297,83 @@ static void sentences_save(const char *out, int64_t *ids, int64_t *lens, int n, 
     free(path);
 }
 
+static int cmp_long_desc(const void *a, const void *b)
+{
+    long x = *(const long *)a, y = *(const long *)b;
+    return (x < y) - (x > y);
+}
+
+/* The padded size of a batch of rows of d: rows × (longest source + longest target). */
+static long batch_cells(const PairSet *d, const int *rows, int n)
+{
+    int s = 0, t = 0;
+    for (int i = 0; i < n; i++) {
+        if (pair_src_len(d, rows[i]) > s)
+            s = pair_src_len(d, rows[i]);
+        if (pair_tgt_len(d, rows[i]) + 1 > t)
+            t = pair_tgt_len(d, rows[i]) + 1;
+    }
+    return (long)n * (s + t);
+}
+
+/* The k batches of a whole epoch of the plan with the most padded cells, in plan order
+   (earlier batches first among equals), as batch_tensors; returns how many. */
+static long longest_batches(const PairSet *d, const BatchOpts *bo, long seed, long k, BatchBuf *bb, StTensor *ts,
+                            long long *ntok)
+{
+    BatchPlan plan = {0};
+    Rng rng;
+    Err e;
+    rng_seed(&rng, (uint64_t)seed);
+    if (batch_plan_start(&plan, d, bo, &rng, &e) != 0)
+        die_err(&e);
+    /* pass 1: the sizes of all batches; the k-th largest size and how many of it to take */
+    long n = 0, cap = 1024, *cells = xmalloc((size_t)cap * sizeof *cells);
+    const int *rows;
+    int nrows, got;
+    while ((got = batch_plan_next(&plan, &rows, &nrows, &e)) > 0) {
+        if (n == cap)
+            cells = xrealloc(cells, (size_t)(cap *= 2) * sizeof *cells);
+        cells[n++] = batch_cells(d, rows, nrows);
+    }
+    if (got < 0)
+        die_err(&e);
+    batch_plan_free(&plan);
+    if (k > n)
+        k = n;
+    long *sorted = xmalloc((size_t)(n ? n : 1) * sizeof *sorted);
+    memcpy(sorted, cells, (size_t)n * sizeof *sorted);
+    qsort(sorted, (size_t)n, sizeof *sorted, cmp_long_desc);
+    long bar = k ? sorted[k - 1] : 0, above = 0;
+    for (long i = 0; i < k; i++)
+        above += sorted[i] > bar;
+    long at_bar = k - above; /* batches of exactly the bar's size to take, the earliest */
+    free(sorted);
+    /* pass 2: the same plan again (same seed), keeping the chosen batches */
+    rng_seed(&rng, (uint64_t)seed);
+    if (batch_plan_start(&plan, d, bo, &rng, &e) != 0)
+        die_err(&e);
+    long kept = 0;
+    for (long i = 0; i < n && kept < k; i++) {
+        if (batch_plan_next(&plan, &rows, &nrows, &e) <= 0)
+            die("longest batches: the plan changed between two passes");
+        if (cells[i] < bar || (cells[i] == bar && at_bar-- <= 0))
+            continue;
+        Batch b;
+        batch_fill(&b, bb, d, rows, nrows);
+        *ntok += b.ntok;
+        batch_tensors(&ts[kept * 4], (int)kept, &b);
+        kept++;
+    }
+    batch_plan_free(&plan);
+    free(cells);
+    return kept;
+}
+
 static int cmd_data(int argc, char **argv)
 {
     const char *dir = NULL, *out = NULL;
-    long nbatch = 24, nsent = 640, seed = 1, bsize = 64;
+    long nbatch = 24, nsent = 640, seed = 1, bsize = 64, nlong = 0;
     Opts o;
     opts_init(&o, "data", argc, argv);
     while (opts_next(&o)) {
@@ -313,6 +389,8 @@ static int cmd_data(int argc, char **argv)
             seed = opts_long(&o, 0, 1L << 62);
         else if (opts_is(&o, "--batch"))
             bsize = opts_long(&o, 1, 100000);
+        else if (opts_is(&o, "--longest"))
+            nlong = opts_long(&o, 0, 100000);
         else
             opts_unknown(&o);
     }
@@ -352,8 +430,16 @@ static int cmd_data(int argc, char **argv)
         batch_tensors(&ts[k * 4], k, &b);
     }
     int vs = (int)vocab_size(d.src_vocab), vt = (int)vocab_size(d.tgt_vocab);
-    batches_save(out, ts, nbatch, vs, vt, seed, ntok);
+    batches_save(out, "batches.safetensors", ts, nbatch, vs, vt, seed, ntok);
     free(ts);
+    long long ltok = 0;
+    long nl = 0;
+    if (nlong > 0) {
+        ts = xcalloc((size_t)nlong * 4, sizeof *ts);
+        nl = longest_batches(&d.train.set, &bo, seed, nlong, &bb, ts, &ltok);
+        batches_save(out, "longest.safetensors", ts, nl, vs, vt, seed, ltok);
+        free(ts);
+    }
 
     /* decoding sentences: the first distinct sources of the valid split */
     const Split *v = &d.valid;
@@ -386,9 +472,10 @@ static int cmd_data(int argc, char **argv)
     free(path);
     buf_free(&idtext);
     Buf j = {0};
-    buf_printf(&j, "{\"job\": \"data\", \"batches\": %ld, \"tokens\": %lld, \"sentences\": %d, "
-                   "\"src_tokens\": %zu, \"src_vocab\": %d, \"tgt_vocab\": %d",
-               nbatch, ntok, n, total, vs, vt);
+    buf_printf(&j, "{\"job\": \"data\", \"batches\": %ld, \"tokens\": %lld, \"longest_batches\": %ld, "
+                   "\"longest_tokens\": %lld, \"sentences\": %d, \"src_tokens\": %zu, \"src_vocab\": %d, "
+                   "\"tgt_vocab\": %d",
+               nbatch, ntok, nl, ltok, n, total, vs, vt);
     emit(&j);
     buf_free(&text);
     free(ids);
@@ -459,7 +546,7 @@ static int cmd_synth(int argc, char **argv)
         batch_tensors(&ts[k * 4], k, &bt);
     }
     long long ntok = (long long)nbatch * (long long)cells;
-    batches_save(out, ts, nbatch, (int)vs, (int)vt, seed, ntok);
+    batches_save(out, "batches.safetensors", ts, nbatch, (int)vs, (int)vt, seed, ntok);
     free(ts);
     free(src);
     free(src_len);

@@ -17,7 +17,7 @@ TRAIN_ROWS = (
     ("train-transformer", "training, Transformer: d 256, 3 + 3 layers, 4 heads, ff 1024, post-norm", 3.0),
 )
 # the training FLOP rate targets (fraction of the sgemm peak) of the rows that have one
-FLOP_TARGETS = {"train-gru": 0.5, "train-transformer": 0.6}
+FLOP_TARGETS = {"train-gru": 0.75, "train-transformer": 0.6}
 # peak memory against PyTorch's: a third, except the Transformer's training (a half)
 MEM_TARGETS = {"train-transformer": 0.5}
 
@@ -258,8 +258,8 @@ def main():
     r = beam_s2s / bt["sent_s"] if beam_s2s and bt else None
     L.append(f"| beam 5, batch 1 | sentences/s | "
              f"{fmt(beam_s2s, 1) if beam_s2s else 'n/a (' + why('beam5-b1', 's2s') + ')'} | "
-             f"{fmt(bt['sent_s'], 1) if bt else 'n/a (' + why('beam5-b1', 'torch') + ')'} | {ratio_cell(r)} | ≥ 5× | "
-             f"{met(r, 5)} |")
+             f"{fmt(bt['sent_s'], 1) if bt else 'n/a (' + why('beam5-b1', 'torch') + ')'} | {ratio_cell(r)} | ≥ 8× | "
+             f"{met(r, 8)} |")
     L.append("")
     L.append("\"s2s vs PyTorch\" is how many times faster s2s is (throughput ratio; for the whole process, "
              "PyTorch's time over s2s's). Every figure is the median of the runs listed in the raw results.")
@@ -273,18 +273,30 @@ def main():
     L.append("")
     L.append("| benchmark | s2s MiB | PyTorch MiB | s2s / PyTorch | target | met |")
     L.append("| --- | ---: | ---: | ---: | --- | --- |")
-    mem_rows = [(row, label) for row, label, _ in TRAIN_ROWS] + [
+    # training: the target applies to one pass over the longest batches of an epoch
+    # (where a run's peak is set); the first batches' peak is shown for comparison
+    mem_rows = []
+    for row, label, _ in TRAIN_ROWS:
+        name = label.split(':')[0]
+        lg = get(row + "-longest", "s2s")
+        nlong = f"the {lg['batches']} longest batches of an epoch" if lg else "the longest batches of an epoch"
+        mem_rows.append((row + "-longest", f"{name}, {nlong}", MEM_TARGETS.get(row, 1 / 3)))
+        mem_rows.append((row, f"{name}, the timed batches", None))
+    mem_rows += [(row, label, 1 / 3) for row, label in (
         ("greedy-b1", "greedy, batch 1"), ("greedy-b64", "greedy, batch 64"),
         ("tf-greedy-b1", "Transformer greedy, batch 1"),
-        ("process-1", "one sentence, whole process"), ("beam5-b1", "beam 5, batch 1")]
-    for row, label in mem_rows:
+        ("process-1", "one sentence, whole process"), ("beam5-b1", "beam 5, batch 1"))]
+    for row, label, target in mem_rows:
         s, t = get(row, "s2s"), get(row, "torch")
+        if s is None and t is None and row.endswith("-longest"):
+            continue
         sm = s["maxrss_kb"] / 1024 if s else None
         tm = t["maxrss_kb"] / 1024 if t else None
         r = sm / tm if sm and tm else None
-        target = MEM_TARGETS.get(row, 1 / 3)
-        L.append(f"| {label.split(':')[0]} | {fmt(sm, 0)} | {fmt(tm, 0)} | {'n/a' if r is None else f'{r:.2f}'} | "
-                 f"≤ {target:.2f} | {met(r, target, higher=False)} |")
+        goal = f"≤ {target:.2f}" if target else "(info)"
+        done = met(r, target, higher=False) if target else ""
+        L.append(f"| {label} | {fmt(sm, 0)} | {fmt(tm, 0)} | {'n/a' if r is None else f'{r:.2f}'} | "
+                 f"{goal} | {done} |")
     L.append("")
 
     # ---------------------------------------------------------------- efficiency

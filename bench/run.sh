@@ -12,6 +12,7 @@
 #                   `s2s prepare` defaults (min-freq 2); BENCH_DATA: an existing
 #                   prepared directory to use instead
 #   BENCH_BATCHES   training batches per run [12]   BENCH_RUNS   runs per median [3]
+#   BENCH_LONGEST   the longest batches of an epoch, for training's peak memory [4]
 #   BENCH_SENT1     sentences at batch 1 and beam 5 [100]   BENCH_SENT64  at batch 64 [640]
 #   BENCH_MAXLEN    output tokens per sentence [10]
 #   BENCH_PROC_RUNS runs of the whole-process rows [5]   BENCH_SGEMM_REPS  [7]
@@ -33,6 +34,7 @@ PYTHON=${PYTHON:-/usr/bin/python3}
 THREADS=${BENCH_THREADS:-2}
 CORPUS=${BENCH_CORPUS:-../shared/data/fra.txt}
 NB=${BENCH_BATCHES:-12}
+NLONG=${BENCH_LONGEST:-4}
 RUNS=${BENCH_RUNS:-3}
 WARMUP=2
 SENT1=${BENCH_SENT1:-100}
@@ -107,7 +109,8 @@ else
 fi
 SET=$OUT/set
 say "batches and sentences from $DATA"
-record data s2s "$BENCH" data "$DATA" -o "$SET" --batches "$NB" --sentences "$SENT64" --seed 1 --batch 64
+record data s2s "$BENCH" data "$DATA" -o "$SET" --batches "$NB" --sentences "$SENT64" --seed 1 --batch 64 \
+  --longest "$NLONG"
 KEEP_CASE=$("$PYTHON" -c 'import json,sys; print(str(json.load(open(sys.argv[1]))["options"]["keep_case"]).lower())' "$DATA/prepare.json")
 DIRECTION=$("$PYTHON" -c 'import json,sys; print(json.load(open(sys.argv[1]))["options"]["direction"])' "$DATA/prepare.json")
 
@@ -149,6 +152,12 @@ if [[ ,$ROWS, == *,train,* ]]; then
         --threads "$THREADS" --warmup "$WARMUP" --runs "$RUNS"
       record "$row" torch "$PYTHON" bench/torch_bench.py train "$SET/batches.safetensors" "$OUT/$row.s2s" \
         --threads "$THREADS" --warmup "$WARMUP" --runs "$RUNS"
+      # peak memory where an epoch sets it: one pass over its longest batches
+      say "$row: peak memory over the $NLONG longest batches of the epoch"
+      record "$row-longest" s2s "${S2S_TRAIN_ENV[@]}" "$BENCH" train "$SET/longest.safetensors" \
+        --init "$OUT/$row.s2s" --threads "$THREADS" --warmup 0 --runs 1
+      record "$row-longest" torch "$PYTHON" bench/torch_bench.py train "$SET/longest.safetensors" "$OUT/$row.s2s" \
+        --threads "$THREADS" --warmup 0 --runs 1
     else
       why=$(tail -n 1 "$OUT/$row.init.err" 2>/dev/null | tr -d '"\\' || true)
       # shellcheck disable=SC2086

@@ -103,7 +103,7 @@ void attend_step_forward(const Model *m, Work *w, const Batch *b, int t, const r
     if (q)
         nn_linear_forward(q, query, m->w.att_q, NULL, B, D, A);
     if (model_attn_additive(c))
-        nn_attn_score_forward(e, w->att_cache + (size_t)t * S * B * A, q, w->keys, m->w.att_v, S, B, A);
+        nn_attn_score_forward(e, w->att_cache, q, w->keys, m->w.att_v, S, B, A);
     else if (q)
         nn_attn_dot_forward(e, q, w->keys, S, B, A, Hh, dot_scale(c));
     else
@@ -198,9 +198,12 @@ void attend_step_backward(Model *m, Work *w, const Batch *b, int t, const real *
     const real *q = model_attn_projects_query(c) ? w->q + (size_t)t * B * A : NULL;
     if (q)
         memset(w->dq, 0, (size_t)B * A * sizeof(real));
-    if (model_attn_additive(c))
-        nn_attn_score_backward(w->dq, w->dkeys, m->g.att_v, w->de, w->att_cache + (size_t)t * S * B * A,
-                               m->w.att_v, S, B, A);
+    if (model_attn_additive(c)) {
+        /* the tanh values of this step, recomputed: keeping them for every step took
+           T·S·B·A floats (167 MB for a batch of 64 pairs of 50 tokens) */
+        nn_attn_score_cache(w->att_cache, q, w->keys, S, B, A);
+        nn_attn_score_backward(w->dq, w->dkeys, m->g.att_v, w->de, w->att_cache, m->w.att_v, S, B, A);
+    }
     else if (q)
         nn_attn_dot_backward(w->dq, w->dkeys, w->de, q, w->keys, S, B, A, Hh, dot_scale(c));
     else

@@ -223,7 +223,7 @@ static void work_carve(Work *w, Carver *cv)
     if (proj_q)
         w->q = carve(cv, T * B * A);
     if (add_att)
-        w->att_cache = carve(cv, T * S * B * A);
+        w->att_cache = carve(cv, S * B * A);
     w->e = carve(cv, T * Hh * B * S);
     w->a = carve(cv, T * Hh * B * S);
     if (local_p) {

@@ -64,7 +64,7 @@ struct Work {
     DecLayer dec[MODEL_MAX_LAYERS];
     real *y, *y_mask, *dy;                    /* (T,B,E) */
     real *q, *dq;                             /* (T,B,A), (B,A) projected queries */
-    real *att_cache;                          /* (T,S,B,A) additive kinds */
+    real *att_cache;                          /* (S,B,A) additive kinds: one step's tanh values */
     real *e, *de;                             /* (T,Hh,B,S), (Hh,B,S) scores */
     real *asoft, *dasoft;                     /* (T,Hh,B,S), (Hh,B,S) local-p: before the Gaussian */
     real *a, *da;                             /* (T,Hh,B,S), (Hh,B,S) weights */

@@ -23,6 +23,19 @@ void nn_attn_score_forward(real *e, real *cache, const real *q, const real *K, c
     }
 }
 
+void nn_attn_score_cache(real *cache, const real *q, const real *K, int S, int B, int A)
+{
+    for (int j = 0; j < S; j++) {
+        for (int b = 0; b < B; b++) {
+            const real *restrict qb = q + (size_t)b * A;
+            const real *restrict kjb = K + ((size_t)j * B + b) * A;
+            real *restrict t = cache + ((size_t)j * B + b) * A;
+            for (int a = 0; a < A; a++)
+                t[a] = R_TANH(qb[a] + kjb[a]);
+        }
+    }
+}
+
 void nn_attn_score_backward(real *dq, real *dK, real *dv, const real *de, const real *cache,
                             const real *v, int S, int B, int A)
 {

@@ -16,6 +16,12 @@ void nn_attn_score_forward(real *e,        // (B,S)
                            const real *K,  // (S,B,A)
                            const real *v,  // (A)
                            int S, int B, int A);
+/* The cache of nn_attn_score_forward alone, recomputed bit for bit (training keeps one
+   step's cache and recomputes it for that step's backward). */
+void nn_attn_score_cache(real *cache,    // (S,B,A) written
+                         const real *q,  // (B,A)
+                         const real *K,  // (S,B,A)
+                         int S, int B, int A);
 void nn_attn_score_backward(real *dq,          // (B,A) or NULL
                             real *dK,          // (S,B,A) or NULL
                             real *dv,          // (A) or NULL

@@ -519,10 +519,11 @@ Test(bad_input, translate_input_files)
 }
 
 /*
- * A long line. Decoding keeps every step of a sentence in memory (about T·S·A floats
- * for S source and T output tokens), so a line longer than one sentence's decoding
- * budget allows (DECODE_WORK_BUDGET) is refused, naming it, before anything is
- * decoded; this model takes 3473 tokens (1542 with beam 5) with the default output limit 2·S + 10. An
+ * A long line. Decoding keeps every step of a sentence in memory (the attention weights,
+ * T·S floats for S source and T output tokens, and the states), so a line longer than one
+ * sentence's decoding budget allows (DECODE_WORK_BUDGET) is refused, naming it, before
+ * anything is decoded; this model takes 8096 tokens (3568 with beam 5) with the default
+ * output limit 2·S + 10. An
  * explicit --max-len bounds T and lets the same line through. A very long single word
  * is one unknown token.
  */
@@ -536,10 +537,10 @@ Test(bad_input, translate_long_lines)
         buf_puts(&in, "the ");
     buf_putc(&in, '\n');
     RunResult r = RUN_S2S(in.data, "translate", model);
-    expect_run(&r, 1, "", "s2s: <stdin>:2: too long to translate: 100000 tokens (at most 1542 "
+    expect_run(&r, 1, "", "s2s: <stdin>:2: too long to translate: 100000 tokens (at most 3568 "
                           "for this model, beam size and output length limit)\n", "100000 tokens");
     r = RUN_S2S(in.data, "translate", model, "--beam", "1");
-    expect_run(&r, 1, "", "s2s: <stdin>:2: too long to translate: 100000 tokens (at most 3473 "
+    expect_run(&r, 1, "", "s2s: <stdin>:2: too long to translate: 100000 tokens (at most 8096 "
                           "for this model, beam size and output length limit)\n", "100000 tokens, beam 1");
     r = RUN_S2S(in.data, "translate", model, "--max-len", "3");
     expect_run(&r, 0, "j'ai vu\nj'ai vu\n", "", "100000 tokens, --max-len 3");
@@ -553,7 +554,7 @@ Test(bad_input, translate_long_lines)
     buf_puts(&in, "\tle\n");
     write_file(tsv, in.data);
     r = RUN_S2S(NULL, "eval", model, tsv, "--out", hyp);
-    char *want = strf("s2s: %s:2: too long to translate: 5000 tokens (at most 1542 for this model, "
+    char *want = strf("s2s: %s:2: too long to translate: 5000 tokens (at most 3568 for this model, "
                       "beam size and output length limit)\n", tsv);
     expect_run(&r, 1, "", want, "eval, 5000 tokens");
     cr_expect(!file_exists(hyp));

@@ -49,6 +49,10 @@ Test(gc_attention, score_gradients_and_values)
                 s += c.v[a] * tanh(c.q[b * A + a] + c.K[(j * B + b) * A + a]);
             cr_expect(fabs(c.e[b * S + j] - s) < 1e-15, "e[%d,%d]", b, j);
         }
+    /* the backward's recomputed cache is the forward's, bit for bit */
+    real *again = gc_zeros(S * B * A);
+    nn_attn_score_cache(again, c.q, c.K, S, B, A);
+    cr_expect(memcmp(again, c.cache, (size_t)S * B * A * sizeof(real)) == 0, "recomputed cache differs");
     real *dq = gc_rand(&r, B * A, 1), *dK = gc_rand(&r, S * B * A, 1), *dv = gc_rand(&r, A, 1);
     real *dq0 = gc_copy(dq, B * A), *dK0 = gc_copy(dK, S * B * A), *dv0 = gc_copy(dv, A);
     nn_attn_score_backward(dq, dK, dv, c.w, c.cache, c.v, S, B, A);
