@@ -83,7 +83,7 @@ static void parse_args(PrepareOpts *p, int argc, char **argv)
     p->progress = true;
     int langs_given = 0; /* bit 0: --src-lang, bit 1: --tgt-lang */
     bool direction_given = false;
-    bool min_freq_given = false, bpe_min_freq_given = false, codes_both = false;
+    bool bpe_min_freq_given = false, codes_both = false;
     Opts o;
     opts_init(&o, "prepare", argc, argv);
     while (opts_next(&o)) {
@@ -127,7 +127,6 @@ static void parse_args(PrepareOpts *p, int argc, char **argv)
             p->seed = opts_long(&o, 0, LONG_MAX);
         } else if (opts_is(&o, "--min-freq")) {
             p->min_freq = opts_long(&o, 1, 1000000000);
-            min_freq_given = true;
         } else if (opts_is(&o, "--max-vocab")) {
             p->max_vocab = opts_long(&o, VOCAB_NSPECIAL + 1, 100000000);
         } else if (opts_is(&o, "--max-len")) {
@@ -167,8 +166,6 @@ static void parse_args(PrepareOpts *p, int argc, char **argv)
         die_usage("prepare: option --bpe-min-freq needs --bpe");
     if (p->joint && codes && !codes_both)
         die_usage("prepare: --joint needs one merge list for both sides: --bpe N or --bpe-codes FILE");
-    if ((p->bpe || codes) && !min_freq_given)
-        p->min_freq = 1;
     if (p->src_file || p->tgt_file) {
         if (p->corpus)
             die_usage("prepare: give CORPUS or --src and --tgt, not both");

@@ -27,11 +27,13 @@ static void usage(FILE *out)
 "       s2s train --resume -o MODEL [--time M] [--steps N] ...\n"
 "\n"
 "Trains an encoder-decoder with attention. DATA is a directory written by\n"
-"'s2s prepare', or a corpus file, which is first prepared with default options\n"
-"(and --direction) into MODEL.d/. Writes MODEL (the best model by valid BLEU), MODEL.last (the\n"
-"latest), MODEL.state (for --resume) and MODEL.log.jsonl (one JSON object per\n"
-"step and per validation). Ctrl-C (SIGINT, SIGTERM or SIGUSR1) finishes the step,\n"
-"saves, and exits.\n"
+"'s2s prepare', or a corpus file, which is first prepared into MODEL.d/ with\n"
+"prepare's defaults, --direction, and joint subwords (--bpe). Without options,\n"
+"the recipe of docs/quality.md: a Transformer, warmup then a cosine decay to the\n"
+"end of the budget, and an average of the weights (--ema). Writes MODEL (the\n"
+"best model by valid BLEU), MODEL.last (the latest), MODEL.state (for --resume)\n"
+"and MODEL.log.jsonl (one JSON object per step and per validation). Ctrl-C\n"
+"(SIGINT, SIGTERM or SIGUSR1) finishes the step, ""saves, and exits.\n"
 "It replaces only files of those kinds: any other file at one of those paths, or\n"
 "an input given as -o, is refused before training, as is a second run on MODEL\n"
 "while one is running (MODEL.lock).\n"
@@ -76,6 +78,8 @@ static void usage(FILE *out)
 "  --tie-embeddings         output projection shares the target embeddings\n"
 "                           (recurrent: needs --deep-out equal to --emb)\n"
 "training:\n"
+"  --bpe N                  subword merges learned on both sides together for a\n"
+"                           corpus DATA (default %ld; 0: word vocabularies)\n"
 "  --direction en-XX|XX-en  the languages of a corpus DATA (as s2s prepare's;\n"
 "                           default en-fr)\n"
 "  --batch B                sentences per batch (default %d; 0: no limit)\n"
@@ -85,7 +89,7 @@ static void usage(FILE *out)
 "  --weight-decay W         L2 weight decay (default 0)\n"
 "  --clip C                 clip the global gradient norm to C (default %g; 0: off)\n"
 "  --lr-schedule S          constant, warmup-decay, warmup-cosine or plateau\n"
-"                           (default: warmup-decay for the Transformer, plateau for\n"
+"                           (default: warmup-cosine for the Transformer, plateau for\n"
 "                           the recurrent model; plateau halves the rate when valid\n"
 "                           BLEU has not improved for --lr-patience steps, down to\n"
 "                           --lr / 100; warmup-cosine falls as a half cosine to 0 at\n"
@@ -107,8 +111,9 @@ static void usage(FILE *out)
 "  --patience K             stop after K validations without a better BLEU\n"
 "                           (default: never)\n"
 "  --ema D                  keep an exponential moving average of the weights with\n"
-"                           decay D (e.g. 0.9999; default 0: none); validation,\n"
-"                           MODEL and MODEL.last use the average\n"
+"                           decay D (default %g for the Transformer, 0: none for\n"
+"                           the recurrent model); validation, MODEL and MODEL.last\n"
+"                           use the average\n"
 "  --keep-checkpoints N     keep the models of the last N validations as\n"
 "                           MODEL.ckpt.STEP, for s2s average (default 0)\n"
 "  --seed S                 seed of initialisation, batches and dropout (default %llu)\n"
@@ -128,8 +133,9 @@ static void usage(FILE *out)
 "The same data, options, seed and threads give the same losses, also across\n"
 "--resume.\n",
             d.cfg.layers, d.cfg.emb, d.cfg.hidden, d.cfg.dec_hidden, d.cfg.attn, d.cfg.deep_out,
-            d.cfg.dropout, d.cfg.label_smoothing, d.batch.batch, d.lr, d.beta1, d.beta2, d.eps,
-            d.clip, d.sched_patience, d.min_delta, (long)TRAIN_WARMUP, d.epochs, d.valid_every, (unsigned long long)d.seed, d.log_every);
+            d.cfg.dropout, d.cfg.label_smoothing, (long)TRAIN_BPE, d.batch.batch, d.lr, d.beta1, d.beta2, d.eps,
+            d.clip, d.sched_patience, d.min_delta, (long)TRAIN_WARMUP, d.epochs, d.valid_every, TRAIN_EMA,
+            (unsigned long long)d.seed, d.log_every);
 }
 
 static void on_signal(int sig)
@@ -232,7 +238,7 @@ static char *resume_opts(TrainOpts *o, TrainOpts saved, char *data, const char *
 /* Process 0: claims the outputs (train/outputs.h) and prepares a corpus file into
    prepared (MODEL.d/; NULL when data is a prepared directory). */
 static int claim_and_prepare(const TrainOpts *o, const char *data, const char *prepared, Direction direction,
-                             Err *e)
+                             long bpe, Err *e)
 {
     if (access(data, F_OK) != 0)
         return err_set(e, "%s: cannot open: %s", data, strerror(errno));
@@ -250,6 +256,8 @@ static int claim_and_prepare(const TrainOpts *o, const char *data, const char *p
     po.corpus = data;
     po.dir = prepared;
     po.direction = direction;
+    po.bpe = bpe;
+    po.joint = bpe > 0;
     po.progress = !o->quiet;
     Buf summary = {0};
     if (prepare_run(&po, &summary, e) != 0)
@@ -315,7 +323,8 @@ int cmd_train(int argc, char **argv)
     Arch arch = ARCH_TRANSFORMER;
     bool sched_set = false;
     Direction direction = DIRECTION_EN_FR; /* of a corpus DATA */
-    bool direction_given = false;
+    bool direction_given = false, bpe_given = false, ema_set = false;
+    long bpe = TRAIN_BPE; /* of a corpus DATA */
     Opts op;
     opts_init(&op, "train", argc, argv);
     const char **given = XNEW(const char *, argc); /* the options on the command line */
@@ -338,6 +347,9 @@ int cmd_train(int argc, char **argv)
                 die_usage("train: option --direction must be en-XX or XX-en with XX an ISO 639 "
                           "language code, got '%s'", v);
             direction_given = true;
+        } else if (opts_is(&op, "--bpe")) {
+            bpe = opts_long(&op, 0, 10000000);
+            bpe_given = true;
         } else if (opts_is(&op, "--arch")) {
             const char *v = opts_str(&op);
             int k = arch_from_name(v);
@@ -480,6 +492,7 @@ int cmd_train(int argc, char **argv)
             o.quiet = true;
         } else if (opts_is(&op, "--ema")) {
             o.ema = opts_double(&op, 0, 0.999999);
+            ema_set = true;
         } else if (opts_is(&op, "--keep-checkpoints")) {
             o.keep_ckpt = opts_long(&op, 0, 1000000);
         } else {
@@ -518,7 +531,10 @@ int cmd_train(int argc, char **argv)
     arch_opts(&o.cfg, arch, given, ngiven, layers, heads, window, max_positions);
     /* The schedule of the architecture unless one is given (docs/transformer.md). */
     if (!sched_set)
-        o.sched = arch == ARCH_TRANSFORMER ? SCHED_WARMUP_DECAY : SCHED_PLATEAU;
+        o.sched = arch == ARCH_TRANSFORMER ? SCHED_WARMUP_COSINE : SCHED_PLATEAU;
+    /* The Transformer's recipe averages its weights (docs/quality.md). */
+    if (!ema_set && arch == ARCH_TRANSFORMER)
+        o.ema = TRAIN_EMA;
     if ((o.sched == SCHED_WARMUP_DECAY || o.sched == SCHED_WARMUP_COSINE) && !warmup_set)
         o.warmup = TRAIN_WARMUP;
     if (warmup_set && o.sched != SCHED_WARMUP_DECAY && o.sched != SCHED_WARMUP_COSINE)
@@ -542,6 +558,8 @@ int cmd_train(int argc, char **argv)
     if (direction_given && is_dir(data))
         die_usage("train: option --direction is for a corpus DATA; %s was prepared with its own",
                   data);
+    if (bpe_given && is_dir(data))
+        die_usage("train: option --bpe is for a corpus DATA; %s was prepared with its own", data);
     /* One process, or one of several started by mpirun (docs/distributed.md). */
     if (dist_init(&argc, &argv, &e) != 0)
         die_usage("train: %s", e.msg);
@@ -554,7 +572,7 @@ int cmd_train(int argc, char **argv)
         prepared = xmalloc(strlen(o.model) + 3);
         sprintf(prepared, "%s.d", o.model);
     }
-    int ok = !lead || claim_and_prepare(&o, data, prepared, direction, &e) == 0;
+    int ok = !lead || claim_and_prepare(&o, data, prepared, direction, bpe, &e) == 0;
     dist_bcast(&ok, sizeof ok, 0);
     if (!ok) {
         if (lead)

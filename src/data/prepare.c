@@ -23,7 +23,7 @@
 
 PrepareOpts prepare_opts_default(void)
 {
-    return (PrepareOpts){.direction = DIRECTION_EN_FR, .valid = -1, .test = -1, .seed = 1, .min_freq = 2,
+    return (PrepareOpts){.direction = DIRECTION_EN_FR, .valid = -1, .test = -1, .seed = 1, .min_freq = 0,
                          .max_len = 50, .keep_case = true, .bpe_min_freq = 2};
 }
 
@@ -182,7 +182,9 @@ static double rate(uint64_t a, uint64_t b) { return b ? (double)a / (double)b : 
 
 int prepare_run(const PrepareOpts *o, Buf *summary, Err *e)
 {
-    const PrepareOpts po = *o;
+    PrepareOpts po = *o;
+    if (po.min_freq == 0)
+        po.min_freq = po.bpe || po.bpe_codes[0] || po.bpe_codes[1] ? 1 : 2;
     Progress pr = {.tty = o->progress && isatty(2) == 1, .t0 = clock_now()};
     const char *inputs[] = {po.corpus, po.src_file, po.tgt_file, po.valid_files[0],
                             po.valid_files[1], po.test_files[0], po.test_files[1]};

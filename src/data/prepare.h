@@ -29,7 +29,8 @@ typedef struct PrepareOpts {
     Direction direction;
     long valid, test;    /* pairs of valid and test; -1: split_default_size */
     long seed;           /* shuffling seed */
-    long min_freq;       /* vocabulary: tokens seen at least this often in train */
+    long min_freq;       /* vocabulary: tokens seen at least this often in train; 0: 2 for
+                            words, 1 for subwords (every unit of the training split) */
     long max_vocab;      /* at most this many entries, specials included; 0: no limit */
     long max_len;        /* drop pairs with more tokens on a side; 0: no limit */
     bool keep_case;

@@ -887,7 +887,10 @@ void model_step_projection(const Model *m, real *y, const real *x, const real *W
         return;
     }
 #endif
-    nn_linear_forward(y, x, W, b, B, In, Out);
+    if (B > 1 && B <= NN_FEW_ROWS)
+        nn_linear_forward_few(y, x, W, b, B, In, Out);
+    else
+        nn_linear_forward(y, x, W, b, B, In, Out);
 }
 
 void model_set_precision(Model *m, Precision p)

@@ -125,7 +125,8 @@ static inline OutputLayer work_output(const Work *w, const real *W, const real *
 }
 
 /* A decoding step's vocabulary projection y (B,Out) = x (B,In) W^T + b, from the
-   quantized weights when the model has them (model_set_precision). */
+   quantized weights when the model has them (model_set_precision); in float, a few rows
+   (beam rows, small batches) through nn_linear_forward_few, which reads W once. */
 void model_step_projection(const Model *m, real *y, const real *x, const real *W, const real *b, int B,
                            int In, int Out);
 

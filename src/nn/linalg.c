@@ -1,7 +1,9 @@
 #include "nn/linalg.h"
 
+#include <string.h>
 #include <unistd.h>
 
+#include "base/err.h"
 #include "nn/ops.h"
 #include "nn/parallel.h"
 
@@ -52,6 +54,90 @@ void nn_linear_forward_acc(real *y, const real *x, const real *W, const real *b,
                            int In, int Out)
 {
     linear(y, x, W, b, N, In, Out, 1);
+}
+
+/* ---- few rows: two rows of W at a time against all N rows of x, in vectors of 32 bytes
+   (8 floats), one accumulator per (row of W, row of x), summed across lanes in order */
+
+typedef real FewVec __attribute__((vector_size(32)));
+enum { FEW_LANES = (int)(32 / sizeof(real)) };
+
+typedef struct FewJob {
+    real *y;
+    const real *x, *W, *b;
+    int N, In, Out;
+} FewJob;
+
+static inline __attribute__((always_inline)) real few_finish(FewVec a, const real *w, const real *x, int K, int In)
+{
+    real s = 0;
+    for (int l = 0; l < FEW_LANES; l++)
+        s += a[l];
+    for (int k = K; k < In; k++)
+        s += w[k] * x[k];
+    return s;
+}
+
+/* Rows [lo, hi) of W (lo even) for N rows of x; N a constant after inlining. */
+static inline __attribute__((always_inline)) void few_rows(const FewJob *j, size_t lo, size_t hi, const int N)
+{
+    const int In = j->In, K = In / FEW_LANES * FEW_LANES;
+    const real *x = j->x;
+    for (size_t o = lo; o < hi; o += 2) {
+        const bool two = o + 1 < hi;
+        const real *w0 = j->W + o * (size_t)In, *w1 = two ? w0 + In : w0;
+        FewVec a0[NN_FEW_ROWS], a1[NN_FEW_ROWS];
+        _Pragma("GCC unroll 8")
+        for (int n = 0; n < N; n++)
+            a0[n] = a1[n] = (FewVec){0};
+        for (int k = 0; k < K; k += FEW_LANES) {
+            FewVec v0, v1;
+            memcpy(&v0, w0 + k, sizeof v0);
+            memcpy(&v1, w1 + k, sizeof v1);
+            _Pragma("GCC unroll 8")
+            for (int n = 0; n < N; n++) {
+                FewVec xv;
+                memcpy(&xv, x + (size_t)n * In + k, sizeof xv);
+                a0[n] += v0 * xv;
+                a1[n] += v1 * xv;
+            }
+        }
+        for (int n = 0; n < N; n++) {
+            const real *xn = x + (size_t)n * In;
+            real *yn = j->y + (size_t)n * j->Out;
+            yn[o] = few_finish(a0[n], w0, xn, K, In) + (j->b ? j->b[o] : 0);
+            if (two)
+                yn[o + 1] = few_finish(a1[n], w1, xn, K, In) + (j->b ? j->b[o + 1] : 0);
+        }
+    }
+}
+
+/* [lo, hi) in pairs of rows of W */
+NN_SIMD static void few_range(void *ctx, size_t lo, size_t hi)
+{
+    const FewJob *j = ctx;
+    size_t a = 2 * lo, z = 2 * hi < (size_t)j->Out ? 2 * hi : (size_t)j->Out;
+    switch (j->N) {
+    case 1: few_rows(j, a, z, 1); break;
+    case 2: few_rows(j, a, z, 2); break;
+    case 3: few_rows(j, a, z, 3); break;
+    case 4: few_rows(j, a, z, 4); break;
+    case 5: few_rows(j, a, z, 5); break;
+    case 6: few_rows(j, a, z, 6); break;
+    case 7: few_rows(j, a, z, 7); break;
+    default: few_rows(j, a, z, 8); break;
+    }
+}
+
+void nn_linear_forward_few(real *y, const real *x, const real *W, const real *b, int N, int In, int Out)
+{
+    CHECK(N >= 1 && N <= NN_FEW_ROWS && In >= 0 && Out >= 0);
+    FewJob j = {.y = y, .x = x, .W = W, .b = b, .N = N, .In = In, .Out = Out};
+    size_t pairs = ((size_t)Out + 1) / 2;
+    /* a share of at least 64 K multiply-adds per thread: waking a thread for less costs
+       more than it saves */
+    size_t grain = (size_t)(65536 / ((size_t)N * (In > 0 ? In : 1) * 2)) + 1;
+    nn_parallel_for(pairs, grain, few_range, &j);
 }
 
 void nn_linear_backward(real *dx, real *dW, real *db, const real *dy, const real *x,

@@ -26,6 +26,17 @@ void nn_linear_forward_acc(real *y,        // (N,Out)
                            const real *W,  // (Out,In)
                            const real *b,  // (Out) or NULL
                            int N, int In, int Out);
+/* y = x W^T + b for a few rows (decoding's beam rows and small batches; N <= NN_FEW_ROWS):
+   every row of W is read once, in place, for all N rows of x, where sgemm would first
+   copy all of W into its packing buffer. Each output is the same sum in the same order
+   whatever the thread count; the values may differ from nn_linear_forward's in the last
+   bits (another order of the sums). */
+#define NN_FEW_ROWS 8
+void nn_linear_forward_few(real *y,        // (N,Out)
+                           const real *x,  // (N,In)
+                           const real *W,  // (Out,In)
+                           const real *b,  // (Out) or NULL
+                           int N, int In, int Out);
 /* dx += dy W, dW += dy^T x, db += sum over rows of dy. */
 void nn_linear_backward(real *dx,        // (N,In) or NULL
                         real *dW,        // (Out,In) or NULL

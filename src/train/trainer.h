@@ -70,6 +70,12 @@ TrainOpts train_opts_default(void);
    (the paper's 4,000 were for batches of 25,000 tokens; docs/transformer.md). */
 #define TRAIN_WARMUP 800
 
+/* The recipe of `s2s train` (docs/quality.md, measured at 30 and 60 minutes on fra.txt):
+   the Transformer keeps an average of its weights with this decay unless --ema is given,
+   and a corpus DATA is prepared with this many joint BPE merges unless --bpe is given. */
+#define TRAIN_EMA 0.999
+#define TRAIN_BPE 16000
+
 /* Runs training, as one of the processes of train/dist.h (process 0 alone writes the
    files, the log and the progress). Returns 0 (stopped by a limit, patience, or a
    signal after saving), or -1 with e set; files written before an error stay valid.

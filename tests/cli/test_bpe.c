@@ -246,8 +246,8 @@ Test(cli_bpe, train_and_translate_plain_text)
     cr_assert_null(strstr(text, "xylophon"), "the test word occurs in training");
     free(text);
     free(train);
-    r = RUN_S2S(NULL, "train", prep, "-o", model, "--steps", "300", "--model-dim", "64", "--layers",
-                "1", "--heads", "2", "--ff", "128", "--valid-every", "100", "--threads", "1",
+    r = RUN_S2S(NULL, "train", prep, "-o", model, "--steps", "300", "--warmup", "100", "--model-dim", "64",
+                "--layers", "1", "--heads", "2", "--ff", "128", "--valid-every", "100", "--threads", "1",
                 "--quiet");
     cr_assert_eq(r.status, 0, "%s", r.err);
     run_free(&r);

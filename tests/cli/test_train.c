@@ -8,6 +8,7 @@
 
 #include "helpers.h"
 #include "base/crc32.h"
+#include "base/safetensors.h"
 #include "model/file.h"
 
 #define SMALL_MODEL "--emb", "16", "--hidden", "16", "--dec-hidden", "16", "--attn-size", "16", \
@@ -575,4 +576,71 @@ Test(train, warmup_cosine_decays_to_the_end_of_the_steps)
     free(data);
     rm_rf(dir);
     free(dir);
+}
+
+/* The recipe (docs/quality.md): a corpus DATA is prepared with joint BPE merges (--bpe,
+   default 16000; 0: words), and --bpe with a prepared directory is refused; the
+   Transformer keeps an average of its weights unless --ema is given (MODEL.state holds
+   it as "ema"), the recurrent model does not. */
+Test(train, the_recipe_prepares_joint_subwords_and_averages_the_transformer)
+{
+#define TINY_TF "--model-dim", "16", "--ff", "32", "--heads", "2", "--layers", "1", "--steps", "1", \
+                "--threads", "1", "--quiet"
+    char *dir = tmpdir_new();
+    char *a = strf("%s/a.s2s", dir), *b = strf("%s/b.s2s", dir), *c = strf("%s/c.s2s", dir);
+    RunResult r = RUN_S2S(NULL, "train", "data/sample.tsv", "-o", a, TINY_TF);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    run_free(&r);
+    char *pj = strf("%s.d/prepare.json", a), *json = slurp(pj, NULL);
+    cr_assert_not_null(json);
+    cr_expect(strstr(json, "\"bpe\": 16000,") && strstr(json, "\"joint\": true,"), "%s", json);
+    free(json);
+    free(pj);
+    char *st = strf("%s.state", a);
+    StFile *f;
+    Err e;
+    cr_assert_eq(st_load(&f, st, NULL, &e), 0, "%s", e.msg);
+    cr_expect_not_null(st_tensor(f, "ema"), "the Transformer keeps no average by default");
+    st_close(f);
+    free(st);
+
+    r = RUN_S2S(NULL, "train", "data/sample.tsv", "-o", b, "--bpe", "0", "--ema", "0", TINY_TF);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    run_free(&r);
+    pj = strf("%s.d/prepare.json", b);
+    json = slurp(pj, NULL);
+    cr_assert_not_null(json);
+    cr_expect(!strstr(json, "\"bpe\""), "--bpe 0 learned subwords: %s", json);
+    free(json);
+    free(pj);
+    st = strf("%s.state", b);
+    cr_assert_eq(st_load(&f, st, NULL, &e), 0, "%s", e.msg);
+    cr_expect_null(st_tensor(f, "ema"), "--ema 0 kept an average");
+    st_close(f);
+    free(st);
+
+    char *bd = strf("%s.d", b);
+    r = RUN_S2S(NULL, "train", bd, "-o", c, "--bpe", "8000", TINY_TF);
+    cr_expect_eq(r.status, 2);
+    char *want = strf("s2s: train: option --bpe is for a corpus DATA; %s was prepared with its own\n", bd);
+    cr_expect_str_eq(r.err, want);
+    cr_expect(!file_exists(c));
+    run_free(&r);
+    free(want);
+
+    r = RUN_S2S(NULL, "train", bd, "-o", c, "--arch", "rnn", "--steps", "1", "--threads", "1", "--quiet");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    run_free(&r);
+    st = strf("%s.state", c);
+    cr_assert_eq(st_load(&f, st, NULL, &e), 0, "%s", e.msg);
+    cr_expect_null(st_tensor(f, "ema"), "the recurrent model keeps an average by default");
+    st_close(f);
+    free(st);
+    free(bd);
+    free(a);
+    free(b);
+    free(c);
+    rm_rf(dir);
+    free(dir);
+#undef TINY_TF
 }

@@ -4,6 +4,7 @@
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "base/rng.h"
 #include "nn/linalg.h"
@@ -159,4 +160,46 @@ Test(nn_float, xent_matches_double_reference)
         ref += (1 - eps) * (lse - x[n * V + y[n]]) + eps * mean;
     }
     expect_near("xent loss", loss, ref);
+}
+
+/* nn_linear_forward_few against a product in double, for every row count it takes, an
+   input width that is not a multiple of the vector (the tail) and an odd number of
+   outputs (the last pair of rows alone); and the same bits on 1 and 2 threads. */
+Test(nn, few_rows_product_matches_the_product_on_any_thread_count)
+{
+    enum { In = 37, Out = 1001 };
+    Rng r;
+    rng_seed(&r, 5);
+    real *W = malloc(sizeof(real) * In * Out), *x = malloc(sizeof(real) * NN_FEW_ROWS * In);
+    real *b = malloc(sizeof(real) * Out), *y1 = malloc(sizeof(real) * NN_FEW_ROWS * Out);
+    real *y2 = malloc(sizeof(real) * NN_FEW_ROWS * Out);
+    for (int i = 0; i < In * Out; i++)
+        W[i] = (real)(rng_uniform(&r) * 2 - 1);
+    for (int i = 0; i < NN_FEW_ROWS * In; i++)
+        x[i] = (real)(rng_uniform(&r) * 2 - 1);
+    for (int i = 0; i < Out; i++)
+        b[i] = (real)(rng_uniform(&r) * 2 - 1);
+    for (int rows = 1; rows <= NN_FEW_ROWS; rows++) {
+        for (int with_b = 0; with_b < 2; with_b++) {
+            nn_set_threads(1);
+            nn_linear_forward_few(y1, x, W, with_b ? b : NULL, rows, In, Out);
+            nn_set_threads(2);
+            nn_linear_forward_few(y2, x, W, with_b ? b : NULL, rows, In, Out);
+            cr_expect(memcmp(y1, y2, sizeof(real) * (size_t)rows * Out) == 0, "rows %d: 1 and 2 threads differ", rows);
+            for (int n = 0; n < rows; n++)
+                for (int o = 0; o < Out; o++) {
+                    double s = with_b ? b[o] : 0;
+                    for (int k = 0; k < In; k++)
+                        s += (double)x[n * In + k] * W[o * In + k];
+                    cr_expect(fabs(y1[n * Out + o] - s) < 1e-5, "rows %d y[%d,%d] = %g, want %g", rows, n, o,
+                              (double)y1[n * Out + o], s);
+                }
+        }
+    }
+    nn_set_threads(1);
+    free(W);
+    free(x);
+    free(b);
+    free(y1);
+    free(y2);
 }
