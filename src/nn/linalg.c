@@ -68,11 +68,12 @@ typedef struct FewJob {
     int N, In, Out;
 } FewJob;
 
-static inline __attribute__((always_inline)) real few_finish(FewVec a, const real *w, const real *x, int K, int In)
+static inline __attribute__((always_inline)) real few_finish(const FewVec *a, const real *w, const real *x, int K,
+                                                             int In)
 {
     real s = 0;
     for (int l = 0; l < FEW_LANES; l++)
-        s += a[l];
+        s += (*a)[l];
     for (int k = K; k < In; k++)
         s += w[k] * x[k];
     return s;
@@ -105,9 +106,9 @@ static inline __attribute__((always_inline)) void few_rows(const FewJob *j, size
         for (int n = 0; n < N; n++) {
             const real *xn = x + (size_t)n * In;
             real *yn = j->y + (size_t)n * j->Out;
-            yn[o] = few_finish(a0[n], w0, xn, K, In) + (j->b ? j->b[o] : 0);
+            yn[o] = few_finish(&a0[n], w0, xn, K, In) + (j->b ? j->b[o] : 0);
             if (two)
-                yn[o + 1] = few_finish(a1[n], w1, xn, K, In) + (j->b ? j->b[o + 1] : 0);
+                yn[o + 1] = few_finish(&a1[n], w1, xn, K, In) + (j->b ? j->b[o + 1] : 0);
         }
     }
 }
