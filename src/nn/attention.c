@@ -8,13 +8,10 @@
 void nn_attn_score_forward(real *e, real *cache, const real *q, const real *K, const real *v,
                            int S, int B, int A)
 {
+    nn_attn_score_cache(cache, q, K, S, B, A);
     for (int j = 0; j < S; j++) {
         for (int b = 0; b < B; b++) {
-            const real *restrict qb = q + (size_t)b * A;
-            const real *restrict kjb = K + ((size_t)j * B + b) * A;
-            real *restrict t = cache + ((size_t)j * B + b) * A;
-            for (int a = 0; a < A; a++)
-                t[a] = R_TANH(qb[a] + kjb[a]);
+            const real *restrict t = cache + ((size_t)j * B + b) * A;
             real s = 0;
             for (int a = 0; a < A; a++)
                 s += v[a] * t[a];
