@@ -660,15 +660,16 @@ static void valid_loss(Trainer *t, double *loss, double *ppl)
 {
     const PairSet *d = &t->data.valid.set;
     Err e;
-    int got = batch_plan_start(&t->vplan, d, &t->o->batch, NULL, &e);
+    /* the valid split is read from the text and checked when loaded */
+    if (batch_plan_start(&t->vplan, d, &t->o->batch, NULL, &e) != 0)
+        BUG("valid plan: %s", e.msg);
     /* Batch k is scored by process k mod size; each batch's sums are added up in
        batch order, as one process does, so the result does not depend on size. */
-    int nb = 0, cap = 64, n;
+    int nb = 0, cap = 64, n, got;
     const int *rows;
     double *part = XNEW(double, 2 * (size_t)cap); /* (nb, 2) loss and nll of each batch */
     Batch b;
-    while (got == 0 && (got = batch_plan_next(&t->vplan, &rows, &n, &e)) == 1) {
-        got = 0;
+    while ((got = batch_plan_next(&t->vplan, &rows, &n, &e)) == 1) {
         if (nb == cap) {
             cap *= 2;
             part = xrealloc_array(part, 2 * (size_t)cap, sizeof *part);
@@ -682,7 +683,7 @@ static void valid_loss(Trainer *t, double *loss, double *ppl)
         nb++;
     }
     if (got < 0)
-        BUG("valid plan: %s", e.msg); /* the valid split is read from the text, checked */
+        BUG("valid plan: %s", e.msg);
     dist_sum_f64(part, 2 * (size_t)nb); /* each entry is one process's value plus zeros */
     double sum = 0, nll = 0;
     long ntok = 0;

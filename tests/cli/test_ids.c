@@ -160,6 +160,20 @@ static uint64_t u64_at(const unsigned char *p)
 
 static uint32_t u32_at(const unsigned char *p) { return (uint32_t)u64_at(p) & 0xffffffffu; }
 
+/* The bytes ids_write writes for set (through a file in a directory of its own, removed). */
+static unsigned char *written(const PairSet *set, const IdsPrint *print, size_t *len)
+{
+    char *dir = tmpdir_new(), *path = strf("%s/x.ids", dir);
+    Err e;
+    cr_assert_eq(ids_write(path, set, print, &e), 0, "%s", e.msg);
+    unsigned char *d = (unsigned char *)slurp(path, len);
+    cr_assert_not_null(d);
+    rm_rf(dir);
+    free(path);
+    free(dir);
+    return d;
+}
+
 /* Two pairs written by ids_write, byte for byte as docs/model.md lays them out. */
 Test(ids, layout_of_a_small_file)
 {
@@ -168,12 +182,9 @@ Test(ids, layout_of_a_small_file)
     int sl[] = {2, 1}, tl[] = {1, 3};
     PairSet set = {.n = 2, .src = src, .src_len = sl, .tgt = tgt, .tgt_len = tl};
     IdsPrint print = {{0x11111111u, 0x22222222u}, {0, 0x33333333u}};
-    char *dir = tmpdir_new();
-    char *path = strf("%s/x.ids", dir);
-    Err e;
-    cr_assert_eq(ids_write(path, &set, &print, &e), 0, "%s", e.msg);
     size_t len;
-    unsigned char *d = (unsigned char *)slurp(path, &len);
+    unsigned char *d = written(&set, &print, &len);
+    Err e;
     /* header, 5 offsets, 7 ids, one block checksum */
     cr_assert_eq(len, 64 + 8 * 5 + 4 * 7 + 4);
     cr_assert(memcmp(d, "s2s-ids\n", 8) == 0);
@@ -214,9 +225,6 @@ Test(ids, layout_of_a_small_file)
                             "prepare' again to rewrite it");
     ids_close(&v);
     free(d);
-    free(path);
-    rm_rf(dir);
-    free(dir);
 }
 
 /* Opening reads the header and the table of block checksums only; a damaged block is
@@ -238,12 +246,9 @@ Test(ids, a_damaged_block_is_found_when_its_pairs_are_read)
     }
     PairSet set = {.n = N, .src = src, .src_len = sl, .tgt = tgt, .tgt_len = tl};
     IdsPrint print = {{1, 2}, {0, 0}};
-    char *dir = tmpdir_new();
-    char *path = strf("%s/x.ids", dir);
-    Err e;
-    cr_assert_eq(ids_write(path, &set, &print, &e), 0, "%s", e.msg);
     size_t len;
-    unsigned char *d = (unsigned char *)slurp(path, &len);
+    unsigned char *d = written(&set, &print, &len);
+    Err e;
     /* body: 8 (2N + 1) bytes of offsets, then the ids */
     size_t nids = u64_at(d + 24), body = 8 * (2 * N + 1) + 4 * nids, nblocks = (body + 4095) / 4096;
     cr_assert_eq(len, 64 + body + 4 * nblocks);
@@ -277,9 +282,6 @@ Test(ids, a_damaged_block_is_found_when_its_pairs_are_read)
     free(sl);
     free(tl);
     free(d);
-    free(path);
-    rm_rf(dir);
-    free(dir);
 }
 
 /* Writes len bytes of data at offset at of path (or truncates it to at, data NULL). */
