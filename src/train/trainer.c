@@ -463,6 +463,54 @@ out:
     return rc;
 }
 
+/* A count in the JSON object text[] under key, or -1 when absent or not a count. */
+static long json_count(const char *text, const char *key)
+{
+    Json doc = {0};
+    Err je;
+    long n = -1;
+    if (text && json_parse(&doc, text, strlen(text), &je) == 0 && doc.root->type == JSON_OBJECT) {
+        const JsonVal *v = json_get(doc.root, key);
+        if (v && v->type == JSON_NUMBER && v->is_int && v->u.num.i >= 0)
+            n = (long)v->u.num.i;
+    }
+    json_free(&doc);
+    return n;
+}
+
+int train_state_weights(const char *path, const ModelFile *last, const char *last_path, StFile **out,
+                        const real **w, Err *e)
+{
+    StFile *f;
+    if (st_map(&f, path, TRAIN_FORMAT_STATE, e) != 0)
+        return -1;
+    Buf cfg = {0}, vs = {0}, vt = {0};
+    model_config_json(&last->model.cfg, &last->text, &cfg);
+    vocab_lines(last->src, &vs);
+    vocab_lines(last->tgt, &vt);
+    long step = json_count(st_meta(f, KEY_STATE), "step"), last_step = json_count(last->history, "steps");
+    int64_t shape[1] = {(int64_t)last->model.layout.total};
+    const StTensor *tp = NULL;
+    if (!meta_equals(f, "s2s.config", &cfg) || !meta_equals(f, "s2s.vocab.src", &vs) ||
+        !meta_equals(f, "s2s.vocab.tgt", &vt))
+        err_set(e, "%s: not the training state of %s (another configuration or vocabulary)", path, last_path);
+    else if (step < 0 || step != last_step)
+        err_set(e, "%s: step %ld, but %s is of step %ld: not the same checkpoint", path, step, last_path,
+                last_step);
+    else
+        tp = st_expect(f, "params", ST_F32, 1, shape, e);
+    buf_free(&cfg);
+    buf_free(&vs);
+    buf_free(&vt);
+    if (!tp) {
+        st_close(f);
+        return -1;
+    }
+    *out = f;
+    *w = tp->data;
+    return 0;
+}
+
 int train_saved_opts(const char *model, TrainOpts *out, char **data, Err *e)
 {
     char *path = path_suffixed(model, ".state");

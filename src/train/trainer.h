@@ -29,6 +29,7 @@
 
 #include "base/err.h"
 #include "model/config.h"
+#include "model/file.h"
 #include "data/batch.h"
 #include "train/optim.h"
 
@@ -93,6 +94,14 @@ int train_run(const TrainOpts *o, Err *e);
    train_opts_default. So that `--resume` needs no flag retyped. Returns 0, 1 when the
    state predates saved options (nothing set), or -1 with e set. */
 int train_saved_opts(const char *model, TrainOpts *out, char **data, Err *e);
+
+/* The weights the run trained, before their moving average (--ema): the "params" of the
+   training state at path, checked against last (MODEL.last of the same checkpoint, read
+   from last_path: the same configuration, vocabularies and step), e.g.
+     m.s2s.state: step 900, but m.s2s.last is of step 1000: not the same checkpoint
+   On success *w points into *f, the mapped state (st_close when done). */
+int train_state_weights(const char *path, const ModelFile *last, const char *last_path, struct StFile **f,
+                        const real **w, Err *e);
 
 /* Set by SIGINT/SIGTERM handlers: the loop finishes its step, saves, and returns. */
 extern volatile int train_stop_requested;

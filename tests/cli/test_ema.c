@@ -8,6 +8,7 @@
 #include "helpers.h"
 #include "base/safetensors.h"
 #include "model/file.h"
+#include "model/match.h"
 
 #define SMALL_RNN "--arch", "rnn", "--emb", "16", "--hidden", "16", "--dec-hidden", "16", "--attn-size", "16", \
                   "--deep-out", "16", "--threads", "1", "--quiet", "--dropout", "0", "--lr-schedule", "constant"
@@ -132,6 +133,76 @@ Test(ema, resume_continues_exactly_and_keeps_the_last_checkpoints)
     cr_expect_eq(count_differing(x, y, n), 0);
     free(x); free(y); free(c12); free(last);
     free(a); free(b); free(data);
+    rm_rf(dir);
+    free(dir);
+}
+
+/* `s2s average MODEL.state` gives the weights training ran on, before the average, with
+   MODEL.last's configuration and vocabularies; a state that does not match the MODEL.last
+   beside it (another checkpoint), or is not named MODEL.state, is refused, nothing written. */
+Test(ema, average_of_a_state_gives_the_weights_without_the_average)
+{
+    char *dir = sample_prepared_dir();
+    char *data = strf("%s/data", dir), *m1 = strf("%s/one.s2s", dir), *m2 = strf("%s/two.s2s", dir);
+    train(data, m1, "1");
+    train(data, m2, "2");
+    char *s2 = strf("%s.state", m2), *l2 = strf("%s.last", m2), *raw = strf("%s/raw.s2s", dir);
+    RunResult r = RUN_S2S(NULL, "average", s2, "-o", raw);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    char *want = strf("%s: the weights of %s (", raw, s2);
+    cr_expect(strncmp(r.out, want, strlen(want)) == 0, "%s", r.out);
+    free(want);
+    run_free(&r);
+    size_t n, k;
+    float *w2 = tensor_of(s2, "params", &n), *e2 = tensor_of(s2, "ema", &k), *got = weights_of(raw, &k);
+    cr_assert_eq(k, n);
+    cr_expect_eq(count_differing(got, w2, n), 0, "the state's weights were not written");
+    cr_expect_gt(count_differing(got, e2, n), n / 2, "the average was written, not the weights");
+    ModelFile a, b;
+    Err e;
+    cr_assert_eq(model_file_load(&a, raw, false, &e), 0, "%s", e.msg);
+    cr_assert_eq(model_file_load(&b, l2, false, &e), 0, "%s", e.msg);
+    cr_expect_eq(model_match_for_average(&b, l2, &a, raw, &e), 0, "%s", e.msg);
+    model_file_free(&a);
+    model_file_free(&b);
+    /* the state with its own MODEL.last: the mean of the weights and the average */
+    char *mix = strf("%s/mix.s2s", dir);
+    r = RUN_S2S(NULL, "average", s2, l2, "-o", mix);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    run_free(&r);
+    float *mean = weights_of(mix, &k);
+    size_t off = 0;
+    for (size_t i = 0; i < n; i++)
+        off += mean[i] != (float)(((double)w2[i] + (double)e2[i]) / 2);
+    cr_expect_eq(off, 0, "%zu weights are not the mean of the weights and their average", off);
+    free(mean);
+    /* another checkpoint's MODEL.last beside the state */
+    char *l1 = strf("%s.last", m1), *out = strf("%s/out.s2s", dir);
+    r = RUN_PROG(NULL, "/bin/cp", l1, l2);
+    cr_assert_eq(r.status, 0);
+    run_free(&r);
+    r = RUN_S2S(NULL, "average", s2, "-o", out);
+    cr_expect_eq(r.status, 1);
+    want = strf("s2s: %s: step 2, but %s is of step 1: not the same checkpoint\n", s2, l2);
+    cr_expect_str_eq(r.err, want);
+    free(want);
+    run_free(&r);
+    cr_expect(!file_exists(out), "%s written after a refusal", out);
+    /* a state under another name */
+    char *other = strf("%s/state.bin", dir);
+    r = RUN_PROG(NULL, "/bin/cp", s2, other);
+    cr_assert_eq(r.status, 0);
+    run_free(&r);
+    r = RUN_S2S(NULL, "average", other, "-o", out);
+    cr_expect_eq(r.status, 1);
+    want = strf("s2s: %s: a training state, but not named MODEL.state: its model file MODEL.last cannot be "
+                "found\n", other);
+    cr_expect_str_eq(r.err, want);
+    free(want);
+    run_free(&r);
+    cr_expect(!file_exists(out), "%s written after a refusal", out);
+    free(w2); free(e2); free(got);
+    free(s2); free(l2); free(l1); free(raw); free(mix); free(out); free(other); free(m1); free(m2); free(data);
     rm_rf(dir);
     free(dir);
 }
