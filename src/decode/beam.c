@@ -213,7 +213,7 @@ static bool sentence_step(Search *s, int i, int t, const real *lg, const real *a
     for (int j = 0; j < st->nlive; j++) {
         const real *x = lg + (size_t)(st->base + j) * V;
         int nt = top_tokens(x, V, st->width, s->ids);
-        double lse = nn_log_sum_exp(x, V);
+        double lse = nn_log_sum_exp_max(x, V, x[s->ids[0]]); /* ids[0]: the largest */
         for (int q = 0; q < nt; q++)
             s->cand[nc++] = (Cand){s->cum[i * K + j] + ((double)x[s->ids[q]] - lse), j, q, s->ids[q]};
     }

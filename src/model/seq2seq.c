@@ -594,8 +594,8 @@ static void dec_rnn_forward(Model *m, Work *w, const Batch *b, int t, const real
             in_size = D;
         }
         const real *h = t ? dl->s + (size_t)(t - 1) * BD : dl->s0;
-        nn_linear_forward(dl->gi, x, m->w.dec[l].w_ih, m->w.dec[l].b_ih, B, in_size, G * D);
-        nn_linear_forward(dl->gh, h, m->w.dec[l].w_hh, m->w.dec[l].b_hh, B, D, G * D);
+        model_step_linear(w, dl->gi, x, m->w.dec[l].w_ih, m->w.dec[l].b_ih, B, in_size, G * D);
+        model_step_linear(w, dl->gh, h, m->w.dec[l].w_hh, m->w.dec[l].b_hh, B, D, G * D);
         real *cache = dl->cache + (size_t)t * B * C * D;
         if (lstm) {
             const real *cp = t ? dl->c + (size_t)(t - 1) * BD : dl->c0;
@@ -642,7 +642,7 @@ static void dec_step(Model *m, Work *w, const Batch *b, int t, Rng *rng)
     const real *parts[2] = {ctx, st};
     int widths[2] = {K, D};
     nn_concat_forward(feat, parts, widths, 2, B);
-    nn_linear_forward(pre, feat, m->w.pre_w, m->w.pre_b, B, F, P);
+    model_step_linear(w, pre, feat, m->w.pre_w, m->w.pre_b, B, F, P);
     nn_tanh_forward(pre, pre, (size_t)B * P);
 }
 
@@ -660,7 +660,7 @@ static void output_forward(Model *m, Work *w, const Batch *b, int t0, int nt, Rn
         const real *parts[3] = {w->dec[top].s + off * D, w->ctx + off * K, w->y + off * E};
         int widths[3] = {D, K, E};
         nn_concat_forward(w->feat + off * F, parts, widths, 3, N);
-        nn_linear_forward(pre, w->feat + off * F, m->w.pre_w, m->w.pre_b, N, F, P);
+        model_step_linear(w, pre, w->feat + off * F, m->w.pre_w, m->w.pre_b, N, F, P);
         nn_tanh_forward(pre, pre, (size_t)N * P);
     }
     dropout_fwd(w->pre_drop + off * P, w->pre_mask + off * P, pre, (size_t)N * P, c->dropout, rng);
@@ -891,6 +891,15 @@ void model_step_projection(const Model *m, real *y, const real *x, const real *W
         nn_linear_forward_few(y, x, W, b, B, In, Out);
     else
         nn_linear_forward(y, x, W, b, B, In, Out);
+}
+
+void model_step_linear(const Work *w, real *y, const real *x, const real *W, const real *b, int N, int In,
+                       int Out)
+{
+    if (w->kind == WORK_DECODE && N > 1 && N <= NN_FEW_ROWS)
+        nn_linear_forward_few(y, x, W, b, N, In, Out);
+    else
+        nn_linear_forward(y, x, W, b, N, In, Out);
 }
 
 void model_set_precision(Model *m, Precision p)

@@ -129,5 +129,11 @@ static inline OutputLayer work_output(const Work *w, const real *W, const real *
    (beam rows, small batches) through nn_linear_forward_few, which reads W once. */
 void model_step_projection(const Model *m, real *y, const real *x, const real *W, const real *b, int B,
                            int In, int Out);
+/* A product of a decoder step, y (N,Out) = x (N,In) W^T + b: when w decodes 2 to
+   NN_FEW_ROWS rows (beam hypotheses, small batches), through nn_linear_forward_few (W read
+   once, not packed at every step); otherwise nn_linear_forward, so training's and
+   scoring's products keep their bits. */
+void model_step_linear(const Work *w, real *y, const real *x, const real *W, const real *b, int N, int In,
+                       int Out);
 
 #endif

@@ -173,6 +173,21 @@ void nn_xent_backward_inplace(real *pd, const int *targets, int N, int V, real e
     nn_parallel_for((size_t)(N > 0 ? N : 0), 8, xent_back_rows, &j);
 }
 
+NN_SIMD double nn_log_sum_exp_max(const real *x, int V, real mx)
+{
+    enum { L = 16 };
+    double lane[L] = {0}, s = 0;
+    int v = 0;
+    for (; v + L <= V; v += L)
+        for (int l = 0; l < L; l++)
+            lane[l] += (double)R_EXP(x[v + l] - mx);
+    for (; v < V; v++)
+        s += (double)R_EXP(x[v] - mx);
+    for (int l = 0; l < L; l++)
+        s += lane[l];
+    return (double)mx + log(s);
+}
+
 double nn_log_sum_exp(const real *x, int V)
 {
     double mx = x[0];
