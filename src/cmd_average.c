@@ -121,18 +121,25 @@ int cmd_average(int argc, char **argv)
 
     Err e = {0};
     /* the inputs and the MODEL.last files that states are read with: none may be OUT */
-    char **read = XNEW(char *, 2 * n), **companion = XNEW(char *, n);
+    char **read = XNEW(char *, 2 * n), **companion = XCNEW(char *, n);
     size_t n_read = 0;
-    for (size_t k = 0; k < n; k++) {
-        if (state_companion(inputs[k], &companion[k], &e) != 0)
-            die_err(&e);
+    int rc = 0;
+    for (size_t k = 0; k < n && rc == 0; k++) {
+        rc = state_companion(inputs[k], &companion[k], &e);
         read[n_read++] = inputs[k];
         if (companion[k])
             read[n_read++] = companion[k];
     }
-    if (check_output(out, read, n_read, &e) != 0)
-        die_err(&e);
+    if (rc == 0)
+        rc = check_output(out, read, n_read, &e);
     free(read);
+    if (rc != 0) { /* nothing allocated is left behind for the leak checker */
+        for (size_t k = 0; k < n; k++)
+            free(companion[k]);
+        free(companion);
+        free(inputs);
+        die_err(&e);
+    }
     Input first;
     if (input_load(&first, inputs[0], companion[0], &e) != 0)
         die_err(&e);
