@@ -873,13 +873,13 @@ void model_decode_step(Model *m, Work *w, const Batch *b, const int *prev, int t
     nn_embedding_forward(w->y + (size_t)t * B * E, prev, m->w.tgt_emb, B, c->tgt_vocab, E);
     dec_step(m, w, b, t, NULL);
     output_forward(m, w, b, t, 1, NULL);
-    model_step_projection(m, w->logits, w->pre_drop + (size_t)t * B * c->deep_out, m->w.proj_w, m->w.proj_b, B,
+    model_step_projection(m, w, w->logits, w->pre_drop + (size_t)t * B * c->deep_out, m->w.proj_w, m->w.proj_b, B,
                           c->deep_out, c->tgt_vocab);
     w->T = t + 1;
 }
 
-void model_step_projection(const Model *m, real *y, const real *x, const real *W, const real *b, int B,
-                           int In, int Out)
+void model_step_projection(const Model *m, const Work *w, real *y, const real *x, const real *W, const real *b,
+                           int B, int In, int Out)
 {
 #ifndef S2S_REAL_DOUBLE
     if (m->proj_q) {
@@ -887,10 +887,7 @@ void model_step_projection(const Model *m, real *y, const real *x, const real *W
         return;
     }
 #endif
-    if (B > 1 && B <= NN_FEW_ROWS)
-        nn_linear_forward_few(y, x, W, b, B, In, Out);
-    else
-        nn_linear_forward(y, x, W, b, B, In, Out);
+    model_step_linear(w, y, x, W, b, B, In, Out);
 }
 
 void model_step_linear(const Work *w, real *y, const real *x, const real *W, const real *b, int N, int In,

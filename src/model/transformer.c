@@ -504,7 +504,7 @@ static void decoder_forward(Model *m, Work *w, const Batch *b, const int *ids, i
     }
     t->top = h;
     if (decoding)
-        model_step_projection(m, w->logits, h, m->tw.proj_w, m->tw.proj_b, N, d, c->tgt_vocab);
+        model_step_projection(m, w, w->logits, h, m->tw.proj_w, m->tw.proj_b, N, d, c->tgt_vocab);
 }
 
 /* The output layer's gradient goes where the backward pass starts: the final norm's

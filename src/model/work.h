@@ -125,10 +125,9 @@ static inline OutputLayer work_output(const Work *w, const real *W, const real *
 }
 
 /* A decoding step's vocabulary projection y (B,Out) = x (B,In) W^T + b, from the
-   quantized weights when the model has them (model_set_precision); in float, a few rows
-   (beam rows, small batches) through nn_linear_forward_few, which reads W once. */
-void model_step_projection(const Model *m, real *y, const real *x, const real *W, const real *b, int B,
-                           int In, int Out);
+   quantized weights when the model has them (model_set_precision), else model_step_linear. */
+void model_step_projection(const Model *m, const Work *w, real *y, const real *x, const real *W, const real *b,
+                           int B, int In, int Out);
 /* A product of a decoder step, y (N,Out) = x (N,In) W^T + b: when w decodes 2 to
    NN_FEW_ROWS rows (beam hypotheses, small batches), through nn_linear_forward_few (W read
    once, not packed at every step); otherwise nn_linear_forward, so training's and

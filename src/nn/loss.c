@@ -190,12 +190,9 @@ NN_SIMD double nn_log_sum_exp_max(const real *x, int V, real mx)
 
 double nn_log_sum_exp(const real *x, int V)
 {
-    double mx = x[0];
+    real mx = x[0];
     for (int v = 1; v < V; v++)
         if (x[v] > mx)
             mx = x[v];
-    double s = 0;
-    for (int v = 0; v < V; v++)
-        s += exp((double)x[v] - mx);
-    return mx + log(s);
+    return nn_log_sum_exp_max(x, V, mx);
 }

@@ -30,11 +30,11 @@ void nn_xent_backward_inplace(real *pd,            // (N,V) probs in, dlogits ou
                               const int *targets,  // (N)
                               int N, int V, real eps, int ignore, real scale);
 
-/* log Σ exp(x[v]) over a row of V, in double (the max subtracted first). */
+/* log Σ exp(x[v]) over a row of V: a pass for the maximum, then nn_log_sum_exp_max. */
 double nn_log_sum_exp(const real *x, int V);
 /* The same when the maximum mx of x is known (decoding's beam has it from its top-k):
-   one pass, exp in `real` (R_EXP), summed in double over 16 fixed lanes, so the result
-   is the same on every vector width. */
+   one pass, exp(x − mx) in `real` (R_EXP), summed in double over 16 fixed lanes, so the
+   result is the same on every vector width. */
 double nn_log_sum_exp_max(const real *x, int V, real mx);
 
 #endif
