@@ -6,6 +6,7 @@
 
 #include "decode/plan.h"
 #include "nn/loss.h"
+#include "nn/ops.h"
 #include "text/vocab.h"
 
 /* Bytes the search records per row and output step (token, back-pointer, source
@@ -172,7 +173,7 @@ static void finish(Search *s, int i, int t, const Cand *c, const real *att)
         h.attn = xmalloc_array((size_t)(n + eos) * src_len, sizeof *h.attn);
     if (!eos) {
         h.ids[t] = c->tok;
-        h.src_pos[t] = decode_argmax(att, src_len);
+        h.src_pos[t] = nn_argmax(att, src_len);
     }
     if (h.attn)
         for (int j = 0; j < src_len; j++)
@@ -232,7 +233,7 @@ static bool sentence_step(Search *s, int i, int t, const real *lg, const real *a
         size_t rec = (size_t)t * s->R + nr;
         s->rec_tok[rec] = cd->tok;
         s->rec_par[rec] = cd->slot;
-        s->rec_pos[rec] = decode_argmax(arow, st->len);
+        s->rec_pos[rec] = nn_argmax(arow, st->len);
         if (s->rec_att)
             for (int j = 0; j < S; j++)
                 s->rec_att[rec * S + j] = (float)arow[j];

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "nn/ops.h"
 #include "text/vocab.h"
 
 void hyps_free(Hyps *h)
@@ -67,7 +68,7 @@ int greedy_decode(Model *m, const PairSet *d, int batch, int max_len, Hyps *out,
                 for (int r = 0; r < nb; r++) {
                     if (!live[r])
                         continue;
-                    int best = decode_argmax(lg + (size_t)r * V, V);
+                    int best = nn_argmax(lg + (size_t)r * V, V);
                     if (best != VOCAB_EOS)
                         toks[(size_t)r * max_t + rlen[r]++] = best;
                     if (best == VOCAB_EOS || rlen[r] == lim[r]) {

@@ -63,15 +63,6 @@ int decode_max_src_len(const ModelConfig *c, int max_len)
     return decode_max_src_len_rows(c, max_len, 1, 0, 0);
 }
 
-int decode_argmax(const real *x, int n)
-{
-    int best = 0;
-    for (int v = 1; v < n; v++)
-        if (x[v] > x[best])
-            best = v;
-    return best;
-}
-
 typedef struct LenKey {
     int len, i;
 } LenKey;

@@ -25,10 +25,6 @@ int decode_limit(const ModelConfig *c, int src_len, int max_len);
    1 << 20, and at most max_positions with learned positions. Longer sources are refused by translate_lines (decode/translate.h). */
 int decode_max_src_len(const ModelConfig *c, int max_len);
 
-/* The first index of the largest of x[0..n) (n >= 1): the lowest id on ties, as
-   torch.argmax. */
-int decode_argmax(const real *x, int n);
-
 /* The bytes of a decoding batch of `rows` rows with S source and T output positions:
    its Work (work_bytes, exactly) and, per row, per_t bytes per output step and per_ts
    bytes per output step and source position (beam search's records); and the most

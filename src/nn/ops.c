@@ -365,3 +365,37 @@ void nn_sinusoid(real *out, int pos, int C)
         out[c] = (real)((c & 1) ? cos(angle) : sin(angle));
     }
 }
+
+/* Two vectorised passes instead of one compare-and-branch per element: the maximum in
+   ARG_LANES running lanes (`x > m ? x : m`, which skips NaN as the scalar loop did), then
+   the first chunk holding it. NaN at x[0] was the scalar loop's answer for good; it still
+   is, as no element equals NaN. */
+enum { ARG_LANES = 16 };
+
+NN_SIMD int nn_argmax(const real *x, int n)
+{
+    real m[ARG_LANES];
+    for (int l = 0; l < ARG_LANES; l++)
+        m[l] = x[0];
+    int v = 0;
+    for (; v + ARG_LANES <= n; v += ARG_LANES)
+        for (int l = 0; l < ARG_LANES; l++)
+            m[l] = x[v + l] > m[l] ? x[v + l] : m[l];
+    real best = x[0];
+    for (int l = 0; l < ARG_LANES; l++)
+        best = m[l] > best ? m[l] : best;
+    for (; v < n; v++)
+        best = x[v] > best ? x[v] : best;
+    int c = 0;
+    for (; c + ARG_LANES <= n; c += ARG_LANES) {
+        int hit = 0;
+        for (int l = 0; l < ARG_LANES; l++)
+            hit |= x[c + l] == best;
+        if (hit)
+            break;
+    }
+    for (; c < n; c++)
+        if (x[c] == best)
+            return c;
+    return 0;
+}

@@ -148,4 +148,8 @@ double nn_sumsq(const real *x,  // (n)
 void nn_scale(real *x,  // (n)
               size_t n, real s);
 
+/* The first index of the largest of x[0..n) (n >= 1): the lowest index on ties, as
+   torch.argmax; NaN never wins unless it is x[0]. */
+int nn_argmax(const real *x, int n);
+
 #endif

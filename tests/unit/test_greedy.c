@@ -1,10 +1,12 @@
 /* Greedy decoding: batch independence, the length limit, <eos>, ties, empty sources. */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/rng.h"
 #include "decode/greedy.h"
+#include "nn/ops.h"
 #include "model_fixture.h"
 
 enum { NSENT = 40, VS = 13, VT = 15 };
@@ -327,4 +329,40 @@ Test(greedy, targets_in_the_set_are_ignored)
     hyps_free(&b);
     srcs_free(&s);
     model_free(&m);
+}
+
+/* The arg-max itself against the plain first-largest scan: lengths 1 to 70 (whole lane
+   groups and remainders), the largest anywhere, ties, NaN skipped unless it is first. */
+static int argmax_scan(const real *x, int n)
+{
+    int best = 0;
+    for (int v = 1; v < n; v++)
+        if (x[v] > x[best])
+            best = v;
+    return best;
+}
+
+Test(greedy, argmax_is_the_first_largest_and_skips_nan)
+{
+    Rng r;
+    rng_seed(&r, 5);
+    real x[70];
+    for (int n = 1; n <= 70; n++)
+        for (int trial = 0; trial < 20; trial++) {
+            for (int i = 0; i < n; i++)
+                x[i] = (real)(rng_uniform(&r) < 0.5 ? (int)(rng_uniform(&r) * 4) : rng_normal(&r));
+            if (trial % 4 == 1)
+                x[(int)(rng_uniform(&r) * n)] = (real)NAN;
+            if (trial % 4 == 2 && n > 1)
+                x[n - 1] = 100; /* in the remainder */
+            cr_assert_eq(nn_argmax(x, n), argmax_scan(x, n), "n %d trial %d", n, trial);
+        }
+    real ties[40] = {0};
+    ties[17] = ties[33] = 2;
+    ties[3] = (real)-0.0;
+    cr_expect_eq(nn_argmax(ties, 40), 17);
+    ties[0] = (real)NAN;
+    cr_expect_eq(nn_argmax(ties, 40), 0, "NaN first stays the answer");
+    real zeros[20] = {(real)-0.0, 0};
+    cr_expect_eq(nn_argmax(zeros, 20), 0, "-0 and 0 tie: the first");
 }
