@@ -101,7 +101,7 @@ void attend_step_forward(const Model *m, Work *w, const Batch *b, int t, const r
     real *q = model_attn_projects_query(c) ? w->q + (size_t)t * B * A : NULL;
 
     if (q)
-        model_step_linear(w, q, query, m->w.att_q, NULL, B, D, A);
+        model_step_linear(m, w, q, query, m->w.att_q, NULL, B, D, A);
     if (model_attn_additive(c))
         nn_attn_score_forward(e, w->att_cache, q, w->keys, m->w.att_v, S, B, A);
     else if (q)
@@ -115,7 +115,7 @@ void attend_step_forward(const Model *m, Work *w, const Batch *b, int t, const r
     } else {
         if (c->local == LOCAL_P) {
             real *ph = w->pos_h + (size_t)t * B * A, *x = w->pos_x + (size_t)t * B;
-            model_step_linear(w, ph, query, m->w.att_pos, NULL, B, D, A);
+            model_step_linear(m, w, ph, query, m->w.att_pos, NULL, B, D, A);
             nn_tanh_forward(ph, ph, (size_t)B * A);
             nn_linear_forward(x, ph, m->w.att_pos_v, NULL, B, A, 1);
             nn_local_pos_forward(w->pos_p + (size_t)t * B, w->pos_sig + (size_t)t * B, x, b->src_len, B);
@@ -135,7 +135,7 @@ void attend_step_forward(const Model *m, Work *w, const Batch *b, int t, const r
     if (c->attention == ATT_MULTIHEAD) {
         real *o = w->heads_o + (size_t)t * B * A;
         nn_attn_context_forward(o, a, w->vals, S, B, A, Hh);
-        model_step_linear(w, ctx, o, m->w.att_out, NULL, B, A, K);
+        model_step_linear(m, w, ctx, o, m->w.att_out, NULL, B, A, K);
         real *show = w->ashow + (size_t)t * BS;
         for (size_t i = 0; i < BS; i++) {
             real s = 0;

@@ -594,8 +594,8 @@ static void dec_rnn_forward(Model *m, Work *w, const Batch *b, int t, const real
             in_size = D;
         }
         const real *h = t ? dl->s + (size_t)(t - 1) * BD : dl->s0;
-        model_step_linear(w, dl->gi, x, m->w.dec[l].w_ih, m->w.dec[l].b_ih, B, in_size, G * D);
-        model_step_linear(w, dl->gh, h, m->w.dec[l].w_hh, m->w.dec[l].b_hh, B, D, G * D);
+        model_step_linear(m, w, dl->gi, x, m->w.dec[l].w_ih, m->w.dec[l].b_ih, B, in_size, G * D);
+        model_step_linear(m, w, dl->gh, h, m->w.dec[l].w_hh, m->w.dec[l].b_hh, B, D, G * D);
         real *cache = dl->cache + (size_t)t * B * C * D;
         if (lstm) {
             const real *cp = t ? dl->c + (size_t)(t - 1) * BD : dl->c0;
@@ -642,7 +642,7 @@ static void dec_step(Model *m, Work *w, const Batch *b, int t, Rng *rng)
     const real *parts[2] = {ctx, st};
     int widths[2] = {K, D};
     nn_concat_forward(feat, parts, widths, 2, B);
-    model_step_linear(w, pre, feat, m->w.pre_w, m->w.pre_b, B, F, P);
+    model_step_linear(m, w, pre, feat, m->w.pre_w, m->w.pre_b, B, F, P);
     nn_tanh_forward(pre, pre, (size_t)B * P);
 }
 
@@ -660,7 +660,7 @@ static void output_forward(Model *m, Work *w, const Batch *b, int t0, int nt, Rn
         const real *parts[3] = {w->dec[top].s + off * D, w->ctx + off * K, w->y + off * E};
         int widths[3] = {D, K, E};
         nn_concat_forward(w->feat + off * F, parts, widths, 3, N);
-        model_step_linear(w, pre, w->feat + off * F, m->w.pre_w, m->w.pre_b, N, F, P);
+        model_step_linear(m, w, pre, w->feat + off * F, m->w.pre_w, m->w.pre_b, N, F, P);
         nn_tanh_forward(pre, pre, (size_t)N * P);
     }
     dropout_fwd(w->pre_drop + off * P, w->pre_mask + off * P, pre, (size_t)N * P, c->dropout, rng);
@@ -873,50 +873,79 @@ void model_decode_step(Model *m, Work *w, const Batch *b, const int *prev, int t
     nn_embedding_forward(w->y + (size_t)t * B * E, prev, m->w.tgt_emb, B, c->tgt_vocab, E);
     dec_step(m, w, b, t, NULL);
     output_forward(m, w, b, t, 1, NULL);
-    model_step_projection(m, w, w->logits, w->pre_drop + (size_t)t * B * c->deep_out, m->w.proj_w, m->w.proj_b, B,
-                          c->deep_out, c->tgt_vocab);
+    model_step_linear(m, w, w->logits, w->pre_drop + (size_t)t * B * c->deep_out, m->w.proj_w, m->w.proj_b, B,
+                      c->deep_out, c->tgt_vocab);
     w->T = t + 1;
 }
 
-void model_step_projection(const Model *m, const Work *w, real *y, const real *x, const real *W, const real *b,
-                           int B, int In, int Out)
+void model_step_linear(const Model *m, const Work *w, real *y, const real *x, const real *W, const real *b, int N,
+                       int In, int Out)
 {
+    if (w->kind == WORK_DECODE) {
 #ifndef S2S_REAL_DOUBLE
-    if (m->proj_q) {
-        nn_qmat_forward(y, x, m->proj_q, b, B);
-        return;
-    }
+        const QMatrix *q = m->quant.n ? nn_qset_find(&m->quant, W, Out, In) : NULL;
+        if (q) {
+            nn_qmat_forward(y, x, q, b, N);
+            return;
+        }
 #endif
-    model_step_linear(w, y, x, W, b, B, In, Out);
+        if (N > 1 && N <= NN_FEW_ROWS) {
+            nn_linear_forward_few(y, x, W, b, N, In, Out);
+            return;
+        }
+    }
+    nn_linear_forward(y, x, W, b, N, In, Out);
 }
 
-void model_step_linear(const Work *w, real *y, const real *x, const real *W, const real *b, int N, int In,
-                       int Out)
+#ifndef S2S_REAL_DOUBLE
+/* The matrices a decoding step multiplies by, with the shapes model_step_linear gets. */
+static void quantize_step_matrices(Model *m, Precision p)
 {
-    if (w->kind == WORK_DECODE && N > 1 && N <= NN_FEW_ROWS)
-        nn_linear_forward_few(y, x, W, b, N, In, Out);
-    else
-        nn_linear_forward(y, x, W, b, N, In, Out);
+    const ModelConfig *c = &m->cfg;
+    QSet *s = &m->quant;
+    if (c->arch == ARCH_TRANSFORMER) {
+        int d = c->model_dim, F = c->ff;
+        for (int l = 0; l < c->layers; l++) {
+            const TfLayerWeights *lw = &m->tw.dec[l];
+            nn_qset_add(s, lw->self.in_w, 3 * d, d, p);
+            nn_qset_add(s, lw->self.out_w, d, d, p);
+            nn_qset_add(s, lw->cross.in_w, d, d, p); /* the queries' rows: keys and values come from the encoder */
+            nn_qset_add(s, lw->cross.out_w, d, d, p);
+            nn_qset_add(s, lw->ff1_w, F, d, p);
+            nn_qset_add(s, lw->ff2_w, d, F, p);
+        }
+        nn_qset_add(s, m->tw.proj_w, c->tgt_vocab, d, p);
+        return;
+    }
+    int D = c->dec_hidden, A = c->attn, G = model_gates(c) * D;
+    for (int l = 0; l < c->layers; l++) {
+        nn_qset_add(s, m->w.dec[l].w_ih, G, l > 0 ? D : model_dec_in_size(c), p);
+        nn_qset_add(s, m->w.dec[l].w_hh, G, D, p);
+    }
+    if (model_attn_projects_query(c))
+        nn_qset_add(s, m->w.att_q, A, D, p);
+    if (c->local == LOCAL_P)
+        nn_qset_add(s, m->w.att_pos, A, D, p);
+    if (c->attention == ATT_MULTIHEAD)
+        nn_qset_add(s, m->w.att_out, model_enc_size(c), A, p);
+    nn_qset_add(s, m->w.pre_w, c->deep_out, model_pre_in_size(c), p);
+    nn_qset_add(s, m->w.proj_w, c->tgt_vocab, c->deep_out, p);
 }
+#endif
 
 void model_set_precision(Model *m, Precision p)
 {
     for (int i = 0; i < m->cfg.n_members; i++)
         model_set_precision(&m->members[i], p);
-    if (m->proj_q) {
-        nn_qmat_free(m->proj_q);
-        free(m->proj_q);
-        m->proj_q = NULL;
-    }
+#ifndef S2S_REAL_DOUBLE
+    nn_qset_free(&m->quant);
+#endif
     if (p == PREC_F32 || m->cfg.n_members)
         return;
 #ifdef S2S_REAL_DOUBLE
     BUG("model_set_precision: float builds only");
 #else
-    const real *W = m->cfg.arch == ARCH_TRANSFORMER ? m->tw.proj_w : m->w.proj_w;
-    int In = m->cfg.arch == ARCH_TRANSFORMER ? m->cfg.model_dim : m->cfg.deep_out;
-    m->proj_q = XNEW(QMatrix, 1);
-    nn_qmat_init(m->proj_q, W, m->cfg.tgt_vocab, In, p);
+    quantize_step_matrices(m, p);
 #endif
 }
 

@@ -38,8 +38,8 @@ typedef struct Model {
     int show_layer, show_head;
     struct Model *members; /* an ensemble's models (cfg.n_members), else NULL */
     bool params_borrowed;  /* params belong to someone else (a mapped model file) */
-    struct QMatrix *proj_q; /* decoding: the vocabulary projection in bf16 or int8
-                               (model_set_precision), else NULL */
+    QSet quant; /* decoding: the decoder step's matrices in bf16 or int8
+                   (model_set_precision); empty in f32 */
 } Model;
 
 /* An ensemble of n models over the same vocabularies, for decoding only (model/ensemble.h):
@@ -49,9 +49,13 @@ typedef struct Model {
 void model_ensemble_init(Model *e, Model *members, int n);
 void model_ensemble_free(Model *e);
 
-/* Decoding steps compute the vocabulary projection from weights in the given precision
-   (nn/quant.h; an ensemble: each member's), quantized now from the float weights;
-   PREC_F32 goes back to them. Training never uses it. Float builds only. */
+/* Decoding steps compute their products from weights in the given precision
+   (nn/quant.h; an ensemble: each member's), quantized now from the float weights: every
+   matrix a decoder step multiplies by (the recurrent decoder's gates, attention's
+   query, position and output products, the deep output; the Transformer decoder's
+   sublayers; the vocabulary projection). The encoder, which runs once per sentence over
+   all its positions, stays in float. PREC_F32 goes back to the float weights. Training
+   never uses it. Float builds only. */
 void model_set_precision(Model *m, Precision p);
 
 /* Allocates parameters (zeroed) and, when with_grads, gradients. */

@@ -314,18 +314,18 @@ static void sub_f_forward(const Ctx *x, const TfLayerWeights *lw, TfSub *s, cons
     int d = c->model_dim, F = c->ff;
     real p = x->p;
     if (s->kind == SUB_FF) {
-        model_step_linear(x->w, s->h, fin, lw->ff1_w, lw->ff1_b, N, d, F);
+        model_step_linear(x->m, x->w, s->h, fin, lw->ff1_w, lw->ff1_b, N, d, F);
         nn_relu_forward(s->h, s->h, (size_t)N * F);
         if (x->masks) /* the mask goes to scratch: backward needs only h > 0 */
             nn_dropout_forward(s->h, x->w->tf->dh, s->h, (size_t)N * F, p, rng);
-        model_step_linear(x->w, s->sum, s->h, lw->ff2_w, lw->ff2_b, N, F, d);
+        model_step_linear(x->m, x->w, s->sum, s->h, lw->ff2_w, lw->ff2_b, N, F, d);
         return;
     }
     const TfAttnWeights *aw = s->kind == SUB_SELF ? &lw->self : &lw->cross;
     MhaShape sh = s->kind == SUB_SELF ? self_shape(x, d) : cross_shape(x, d);
     const real *K, *V;
     if (s->kind == SUB_SELF) {
-        model_step_linear(x->w, s->qkv, fin, aw->in_w, aw->in_b, N, d, 3 * d);
+        model_step_linear(x->m, x->w, s->qkv, fin, aw->in_w, aw->in_b, N, d, 3 * d);
         if (x->kv_self) { /* append this step's keys and values to the cache */
             real *row = (real *)x->kv_self + (size_t)x->causal * N * 2 * d;
             for (int i = 0; i < N; i++)
@@ -335,14 +335,14 @@ static void sub_f_forward(const Ctx *x, const TfLayerWeights *lw, TfSub *s, cons
             K = s->qkv + d;
         }
     } else {
-        model_step_linear(x->w, s->qkv, fin, aw->in_w, aw->in_b, N, d, d);
+        model_step_linear(x->m, x->w, s->qkv, fin, aw->in_w, aw->in_b, N, d, d);
         K = s->kv;
     }
     V = K + d;
     if (p > 0)
         nn_dropout_mask(s->adrop, (size_t)sh.B * sh.H * sh.Tq * sh.Tk, p, rng);
     nn_mha_forward(s->ctx, s->a, p > 0 ? s->adrop : NULL, s->qkv, K, V, &sh);
-    model_step_linear(x->w, s->sum, s->ctx, aw->out_w, aw->out_b, N, d, d);
+    model_step_linear(x->m, x->w, s->sum, s->ctx, aw->out_w, aw->out_b, N, d, d);
 }
 
 /* Runs sublayer k of a layer on the stream `in`; returns the stream leaving it. */
@@ -504,7 +504,7 @@ static void decoder_forward(Model *m, Work *w, const Batch *b, const int *ids, i
     }
     t->top = h;
     if (decoding)
-        model_step_projection(m, w, w->logits, h, m->tw.proj_w, m->tw.proj_b, N, d, c->tgt_vocab);
+        model_step_linear(m, w, w->logits, h, m->tw.proj_w, m->tw.proj_b, N, d, c->tgt_vocab);
 }
 
 /* The output layer's gradient goes where the backward pass starts: the final norm's

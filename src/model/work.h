@@ -124,15 +124,12 @@ static inline OutputLayer work_output(const Work *w, const real *W, const real *
                          .logits = w->logits, .probs = w->probs};
 }
 
-/* A decoding step's vocabulary projection y (B,Out) = x (B,In) W^T + b, from the
-   quantized weights when the model has them (model_set_precision), else model_step_linear. */
-void model_step_projection(const Model *m, const Work *w, real *y, const real *x, const real *W, const real *b,
-                           int B, int In, int Out);
-/* A product of a decoder step, y (N,Out) = x (N,In) W^T + b: when w decodes 2 to
-   NN_FEW_ROWS rows (beam hypotheses, small batches), through nn_linear_forward_few (W read
-   once, not packed at every step); otherwise nn_linear_forward, so training's and
-   scoring's products keep their bits. */
-void model_step_linear(const Work *w, real *y, const real *x, const real *W, const real *b, int N, int In,
-                       int Out);
+/* A product of a decoder step, y (N,Out) = x (N,In) W^T + b. When w decodes: from W's
+   quantized copy when the model has one (model_set_precision); else for 2 to NN_FEW_ROWS
+   rows (beam hypotheses, small batches) through nn_linear_forward_few (W read once, not
+   packed at every step). Otherwise nn_linear_forward, so training's and scoring's
+   products keep their bits. */
+void model_step_linear(const Model *m, const Work *w, real *y, const real *x, const real *W, const real *b, int N,
+                       int In, int Out);
 
 #endif

@@ -45,6 +45,15 @@ static size_t q_at(const QMatrix *q, int r, int c)
     return ((size_t)(r / QLANES) * (size_t)q->cols + (size_t)c) * QLANES + (size_t)(r % QLANES);
 }
 
+/* int8: row r, column c in blocks of QLANES rows and, within a block, groups of 4
+   columns: the block's 16 rows' 4 weights of a group side by side (64 bytes), the operand
+   of one 16-lane 8-bit dot product. */
+static size_t q8_at(const QMatrix *q, int r, int c)
+{
+    return (((size_t)(r / QLANES) * (size_t)q->groups + (size_t)(c / 4)) * QLANES + (size_t)(r % QLANES)) * 4 +
+           (size_t)(c % 4);
+}
+
 void nn_qmat_init(QMatrix *q, const float *W, int rows, int cols, Precision prec)
 {
     CHECK(prec == PREC_BF16 || prec == PREC_INT8);
@@ -61,8 +70,10 @@ void nn_qmat_init(QMatrix *q, const float *W, int rows, int cols, Precision prec
                 q->bf16[q_at(q, r, c)] = nn_bf16_from_float(W[(size_t)r * cols + c]);
         return;
     }
-    q->i8 = XCNEW(int8_t, n);
+    q->groups = (cols + 3) / 4;
+    q->i8 = XCNEW(int8_t, padded * (size_t)q->groups * 4);
     q->scale = XNEW(float, padded);
+    q->comp = XCNEW(int32_t, padded);
     for (size_t r = (size_t)rows; r < padded; r++)
         q->scale[r] = 1;
     for (int r = 0; r < rows; r++) {
@@ -72,10 +83,14 @@ void nn_qmat_init(QMatrix *q, const float *W, int rows, int cols, Precision prec
             mx = fabsf(w[c]) > mx ? fabsf(w[c]) : mx;
         float s = mx > 0 ? mx / 127.0f : 1.0f;
         q->scale[r] = s;
+        int32_t sum = 0;
         for (int c = 0; c < cols; c++) {
             float v = nearbyintf(w[c] / s);
-            q->i8[q_at(q, r, c)] = (int8_t)(v > 127 ? 127 : v < -127 ? -127 : v);
+            int8_t k = (int8_t)(v > 127 ? 127 : v < -127 ? -127 : v == v ? v : 0);
+            q->i8[q8_at(q, r, c)] = k;
+            sum += k;
         }
+        q->comp[r] = 128 * sum;
     }
 }
 
@@ -84,13 +99,43 @@ void nn_qmat_free(QMatrix *q)
     free(q->bf16);
     free(q->i8);
     free(q->scale);
+    free(q->comp);
     memset(q, 0, sizeof *q);
 }
 
 float nn_qmat_weight(const QMatrix *q, int r, int c)
 {
-    size_t i = q_at(q, r, c);
-    return q->prec == PREC_BF16 ? nn_float_from_bf16(q->bf16[i]) : q->scale[r] * (float)q->i8[i];
+    if (q->prec == PREC_BF16)
+        return nn_float_from_bf16(q->bf16[q_at(q, r, c)]);
+    return q->scale[r] * (float)q->i8[q8_at(q, r, c)];
+}
+
+void nn_qset_add(QSet *s, const float *W, int rows, int cols, Precision prec)
+{
+    if (!W || rows <= 0 || cols <= 0)
+        return;
+    s->of = xrealloc_array(s->of, (size_t)s->n + 1, sizeof *s->of);
+    s->q = xrealloc_array(s->q, (size_t)s->n + 1, sizeof *s->q);
+    s->of[s->n] = W;
+    nn_qmat_init(&s->q[s->n], W, rows, cols, prec);
+    s->n++;
+}
+
+const QMatrix *nn_qset_find(const QSet *s, const float *W, int rows, int cols)
+{
+    for (int i = 0; i < s->n; i++)
+        if (s->of[i] == W && s->q[i].rows == rows && s->q[i].cols == cols)
+            return &s->q[i];
+    return NULL;
+}
+
+void nn_qset_free(QSet *s)
+{
+    for (int i = 0; i < s->n; i++)
+        nn_qmat_free(&s->q[i]);
+    free(s->of);
+    free(s->q);
+    memset(s, 0, sizeof *s);
 }
 
 typedef struct QJob {
@@ -98,30 +143,25 @@ typedef struct QJob {
     const float *x, *b;
     const QMatrix *q;
     int N;
+    /* int8: the input rows quantized (N, groups·4) and their scales */
+    const uint8_t *xq;
+    const float *xs;
 } QJob;
 
 enum { QBLOCKS = 4 }; /* row blocks summed together: independent chains that hide latency */
 
-/* 16 floats, 16 int8 and 16 bf16 as GCC vectors: one AVX-512 register in the
-   x86-64-v4 clone, two AVX2 registers in the v3 one, four SSE registers otherwise. */
+/* ---- bf16: weights widened to float, the sums in float over the columns in order */
+
+/* 16 floats and 16 bf16 as GCC vectors: one AVX-512 register in the x86-64-v4 clone, two
+   AVX2 registers in the v3 one, four SSE registers otherwise. */
 typedef float v16f __attribute__((vector_size(64)));
-typedef int8_t v16b __attribute__((vector_size(16)));
 typedef uint16_t v16h __attribute__((vector_size(32)));
 typedef uint32_t v16u __attribute__((vector_size(64)));
 typedef int32_t v16i __attribute__((vector_size(64)));
-typedef int16_t v16s __attribute__((vector_size(32)));
 
 /* The 16 weights at `at` as floats (inlined into each clone: no vector crosses a call). */
 static inline __attribute__((always_inline)) void q_load(v16f *out, const QMatrix *q, size_t at)
 {
-    if (q->prec == PREC_INT8) {
-        v16b b;
-        memcpy(&b, q->i8 + at, sizeof b);
-        /* through int16 and int32 (sign extensions, then conversion): vector instructions
-           at each step, where a direct int8 conversion is done one element at a time */
-        *out = __builtin_convertvector(__builtin_convertvector(__builtin_convertvector(b, v16s), v16i), v16f);
-        return;
-    }
     v16h h;
     memcpy(&h, q->bf16 + at, sizeof h);
     v16u u = __builtin_convertvector(h, v16u) << 16;
@@ -165,7 +205,7 @@ NN_SIMD static void q_blocks1(float out[][QLANES], const QMatrix *q, const float
 }
 
 /* Row blocks [lo, hi) for every input row. */
-static void q_range(void *ctx, size_t lo, size_t hi)
+static void bf16_range(void *ctx, size_t lo, size_t hi)
 {
     const QJob *j = ctx;
     const QMatrix *q = j->q;
@@ -185,11 +225,224 @@ static void q_range(void *ctx, size_t lo, size_t hi)
                     size_t r = (b0 + (size_t)i) * QLANES + (size_t)l;
                     if (r >= (size_t)Out)
                         break;
-                    float s = q->prec == PREC_INT8 ? q->scale[r] : 1.0f;
-                    j->y[(size_t)m * Out + r] = acc[i][l] * s + (j->b ? j->b[r] : 0);
+                    j->y[(size_t)m * Out + r] = acc[i][l] + (j->b ? j->b[r] : 0);
                 }
         }
     }
+}
+
+/* ---- int8: the input rows quantized too, the sums exact in 32-bit integers
+
+   Input row x becomes u = round(x / sx) + 128 in [1, 255] with sx = max|x| / 127, so that
+   a group of 4 is the unsigned operand of an 8-bit dot product (AVX-512 VNNI's vpdpbusd);
+   sum u·q = sum (u - 128)·q + 128·sum q, and comp holds 128·sum q for each row. The integer
+   sums are exact on every path, so the VNNI kernel and the portable one give the same
+   bits; y = float(acc - comp) · (sx · scale) + b. */
+
+enum { Q8_ROWS = 8 }; /* input rows per pass over the weights */
+
+/* x (cols) into u (groups·4, the padding 128, which is 0 after the offset); returns sx,
+   0 when x is all zeros (and NaN counts as 0). */
+static float q8_quantize_row(uint8_t *u, const float *x, int cols, int groups)
+{
+    float mx = 0;
+    for (int c = 0; c < cols; c++)
+        mx = fabsf(x[c]) > mx ? fabsf(x[c]) : mx;
+    float sx = mx / 127.0f;
+    for (int c = 0; c < cols; c++) {
+        float v = mx > 0 ? nearbyintf(x[c] / sx) : 0;
+        v = v > 127 ? 127 : v < -127 ? -127 : v == v ? v : 0;
+        u[c] = (uint8_t)(128 + (int)v);
+    }
+    for (int c = cols; c < groups * 4; c++)
+        u[c] = 128;
+    return sx;
+}
+
+static inline __attribute__((always_inline)) void q8_finish(const QJob *j, const int32_t acc[QLANES], int m,
+                                                            size_t blk)
+{
+    const QMatrix *q = j->q;
+    const size_t Out = (size_t)q->rows;
+    const float sx = j->xs[m];
+    float *y = j->y + (size_t)m * Out;
+    for (int l = 0; l < QLANES; l++) {
+        size_t r = blk * QLANES + (size_t)l;
+        if (r >= Out)
+            break;
+        y[r] = (float)(acc[l] - q->comp[r]) * (sx * q->scale[r]) + (j->b ? j->b[r] : 0);
+    }
+}
+
+/* The portable kernel: NB blocks from b0 against N input rows, a group at a time; each
+   lane's 4 bytes are taken apart by shifts (sign-extending) and multiplied in 32 bits. */
+static inline __attribute__((always_inline)) void q8_blocks_generic(const QJob *j, size_t b0, const int NB,
+                                                                    const int N)
+{
+    const QMatrix *q = j->q;
+    const size_t G = (size_t)q->groups, Kp = G * 4;
+    v16i acc[QBLOCKS][Q8_ROWS];
+    _Pragma("GCC unroll 8")
+    for (int i = 0; i < NB; i++)
+        _Pragma("GCC unroll 8")
+        for (int n = 0; n < N; n++)
+            acc[i][n] = (v16i){0};
+    for (size_t g = 0; g < G; g++)
+        _Pragma("GCC unroll 8")
+        for (int i = 0; i < NB; i++) {
+            v16u wu;
+            memcpy(&wu, q->i8 + ((b0 + (size_t)i) * G + g) * QLANES * 4, sizeof wu);
+            v16i w0 = (v16i)(wu << 24) >> 24, w1 = (v16i)(wu << 16) >> 24, w2 = (v16i)(wu << 8) >> 24,
+                 w3 = (v16i)wu >> 24;
+            _Pragma("GCC unroll 8")
+            for (int n = 0; n < N; n++) {
+                const uint8_t *u = j->xq + (size_t)n * Kp + g * 4;
+                acc[i][n] += w0 * (int32_t)u[0] + w1 * (int32_t)u[1] + w2 * (int32_t)u[2] + w3 * (int32_t)u[3];
+            }
+        }
+    _Pragma("GCC unroll 8")
+    for (int i = 0; i < NB; i++)
+        _Pragma("GCC unroll 8")
+        for (int n = 0; n < N; n++) {
+            int32_t a[QLANES];
+            memcpy(a, &acc[i][n], sizeof a);
+            q8_finish(j, a, n, b0 + (size_t)i);
+        }
+}
+
+NN_SIMD static void q8_range_generic(void *ctx, size_t lo, size_t hi)
+{
+    const QJob *j = ctx;
+    for (size_t b0 = lo; b0 < hi;) {
+        const int nb = hi - b0 >= 2 ? 2 : 1;
+        switch (j->N * 2 + nb - 1) {
+#define Q8G(n) \
+    case 2 * (n): q8_blocks_generic(j, b0, 1, n); break; \
+    case 2 * (n) + 1: q8_blocks_generic(j, b0, 2, n); break;
+            Q8G(1) Q8G(2) Q8G(3) Q8G(4) Q8G(5) Q8G(6) Q8G(7) Q8G(8)
+#undef Q8G
+        default: BUG("q8_range_generic: %d rows", j->N);
+        }
+        b0 += (size_t)nb;
+    }
+}
+
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(S2S_NO_SIMD_CLONES)
+#include <immintrin.h>
+#define Q8_VNNI 1
+#define Q8_TARGET __attribute__((target("avx512f,avx512bw,avx512vnni")))
+
+/* The same sums with vpdpbusd: one instruction per block and group and input row. */
+static inline __attribute__((always_inline)) Q8_TARGET void q8_blocks_vnni(const QJob *j, size_t b0, const int NB,
+                                                                          const int N)
+{
+    const QMatrix *q = j->q;
+    const size_t G = (size_t)q->groups, Kp = G * 4;
+    const int8_t *w = q->i8 + b0 * G * QLANES * 4;
+    __m512i acc[QBLOCKS][Q8_ROWS];
+    _Pragma("GCC unroll 8")
+    for (int i = 0; i < NB; i++)
+        _Pragma("GCC unroll 8")
+        for (int n = 0; n < N; n++)
+            acc[i][n] = _mm512_setzero_si512();
+    for (size_t g = 0; g < G; g++) {
+        __m512i wv[QBLOCKS];
+        _Pragma("GCC unroll 8")
+        for (int i = 0; i < NB; i++)
+            wv[i] = _mm512_loadu_si512(w + ((size_t)i * G + g) * QLANES * 4);
+        _Pragma("GCC unroll 8")
+        for (int n = 0; n < N; n++) {
+            int32_t u4;
+            memcpy(&u4, j->xq + (size_t)n * Kp + g * 4, sizeof u4);
+            const __m512i xv = _mm512_set1_epi32(u4);
+            _Pragma("GCC unroll 8")
+            for (int i = 0; i < NB; i++)
+                acc[i][n] = _mm512_dpbusd_epi32(acc[i][n], xv, wv[i]);
+        }
+    }
+    _Pragma("GCC unroll 8")
+    for (int i = 0; i < NB; i++)
+        _Pragma("GCC unroll 8")
+        for (int n = 0; n < N; n++) {
+            int32_t a[QLANES];
+            _mm512_storeu_si512(a, acc[i][n]);
+            q8_finish(j, a, n, b0 + (size_t)i);
+        }
+}
+
+/* One input row: 4 blocks at a time (4 independent chains); more rows: 2 blocks, and
+   the rows' chains are independent already. */
+static Q8_TARGET void q8_range_vnni(void *ctx, size_t lo, size_t hi)
+{
+    const QJob *j = ctx;
+    for (size_t b0 = lo; b0 < hi;) {
+        const int most = j->N == 1 ? 4 : 2, nb = hi - b0 >= (size_t)most ? most : 1;
+        switch (j->N * 8 + nb) {
+        case 8 + 4: q8_blocks_vnni(j, b0, 4, 1); break;
+        case 8 + 1: q8_blocks_vnni(j, b0, 1, 1); break;
+#define Q8V(n) \
+    case 8 * (n) + 1: q8_blocks_vnni(j, b0, 1, n); break; \
+    case 8 * (n) + 2: q8_blocks_vnni(j, b0, 2, n); break;
+            Q8V(2) Q8V(3) Q8V(4) Q8V(5) Q8V(6) Q8V(7) Q8V(8)
+#undef Q8V
+        default: BUG("q8_range_vnni: %d rows", j->N);
+        }
+        b0 += (size_t)nb;
+    }
+}
+#endif
+
+static int q8_vnni_on = -1; /* -1: not yet decided */
+
+bool nn_quant_vnni(int use)
+{
+#ifdef Q8_VNNI
+    if (q8_vnni_on < 0) {
+        __builtin_cpu_init();
+        q8_vnni_on = __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512bw");
+    }
+    if (use == 0)
+        q8_vnni_on = 0;
+    else if (use > 0)
+        q8_vnni_on = __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512bw");
+    return q8_vnni_on == 1;
+#else
+    (void)use;
+    return false;
+#endif
+}
+
+static void q8_forward(QJob *j, int N)
+{
+    const QMatrix *q = j->q;
+    const size_t Kp = (size_t)q->groups * 4;
+    uint8_t *xq = XNEW(uint8_t, (size_t)(N < Q8_ROWS ? N : Q8_ROWS) * Kp);
+    float xs[Q8_ROWS];
+    ParFn fn = q8_range_generic;
+#ifdef Q8_VNNI
+    if (nn_quant_vnni(-1))
+        fn = q8_range_vnni;
+#endif
+    const size_t blocks = (size_t)(q->rows + QLANES - 1) / QLANES;
+    const float *x = j->x;
+    float *y = j->y;
+    for (int m0 = 0; m0 < N; m0 += Q8_ROWS) {
+        int n = N - m0 < Q8_ROWS ? N - m0 : Q8_ROWS;
+        for (int m = 0; m < n; m++)
+            xs[m] = q8_quantize_row(xq + (size_t)m * Kp, x + (size_t)(m0 + m) * q->cols, q->cols, q->groups);
+        j->N = n;
+        j->x = NULL;
+        j->xq = xq;
+        j->xs = xs;
+        j->y = y + (size_t)m0 * q->rows;
+        /* a share of at least 32 K multiply-adds per thread */
+        /* a share of at least 8 M multiply-adds per thread: a decoding step's products
+           at batch 1 (the vocabulary projection is 4.3 M) run faster on one thread than
+           waking another (s2s-bench greedy: 1,070 against 990 sentences/s split at 4 M,
+           680 at 32 K) */
+        nn_parallel_for(blocks, (size_t)((1u << 23) / ((size_t)n * Kp * QLANES)) + 1, fn, j);
+    }
+    free(xq);
 }
 
 void nn_qmat_forward(float *y, const float *x, const QMatrix *q, const float *b, int N)
@@ -197,6 +450,10 @@ void nn_qmat_forward(float *y, const float *x, const QMatrix *q, const float *b,
     if (N <= 0 || q->rows <= 0)
         return;
     QJob j = {.y = y, .x = x, .b = b, .q = q, .N = N};
+    if (q->prec == PREC_INT8) {
+        q8_forward(&j, N);
+        return;
+    }
     size_t blocks = (size_t)(q->rows + QLANES - 1) / QLANES;
-    nn_parallel_for(blocks, 16, q_range, &j);
+    nn_parallel_for(blocks, 16, bf16_range, &j);
 }

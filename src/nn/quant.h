@@ -8,6 +8,7 @@
 #ifndef S2S_NN_QUANT_H
 #define S2S_NN_QUANT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "nn/real.h"
@@ -22,8 +23,11 @@ typedef struct QMatrix {
     int rows, cols; /* (Out, In) as the float matrix */
     uint16_t *bf16; /* with PREC_BF16: blocks of 16 rows (the last padded with zeros),
                        each (cols, 16) */
-    int8_t *i8;     /* with PREC_INT8: the same layout */
+    int8_t *i8;     /* with PREC_INT8: blocks of 16 rows, each in groups of 4 columns
+                       (the last padded with zeros), a group the 16 rows' 4 weights */
     float *scale;   /* (rows, padded to 16) with PREC_INT8 */
+    int32_t *comp;  /* (rows, padded to 16) with PREC_INT8: 128 · the row's sum of q */
+    int groups;     /* with PREC_INT8: ceil(cols / 4) */
 } QMatrix;
 
 /* bf16 of x, rounded to nearest even (NaN stays NaN), and back. */
@@ -36,7 +40,29 @@ void nn_qmat_free(QMatrix *q);
 /* The float value the quantized weight (r, c) stands for. */
 float nn_qmat_weight(const QMatrix *q, int r, int c);
 /* y = x W^T + b with W the dequantized matrix: y (N, rows), x (N, cols), b (rows) or
-   NULL. For the decoder's few rows (beam widths, small batches). */
+   NULL. bf16: x in float, the sums in float. int8: each row of x is quantized too, to
+   8 bits with its own scale (max|x| / 127, rounded to nearest), and the sums are exact
+   integers, so the result is the same on every CPU. For the decoder's few rows (beam
+   widths, small batches). */
 void nn_qmat_forward(float *y, const float *x, const QMatrix *q, const float *b, int N);
+
+/* Quantized copies of some of a model's matrices, each found by the float matrix it
+   stands for and its shape. */
+typedef struct QSet {
+    int n;
+    const float **of; /* (n) the float matrices */
+    QMatrix *q;       /* (n) */
+} QSet;
+
+/* Adds W (rows, cols) in precision prec; a NULL W adds nothing. */
+void nn_qset_add(QSet *s, const float *W, int rows, int cols, Precision prec);
+/* The copy of W (rows, cols), or NULL. */
+const QMatrix *nn_qset_find(const QSet *s, const float *W, int rows, int cols);
+void nn_qset_free(QSet *s);
+
+/* Whether int8 products use AVX-512 VNNI (the CPU has it, and it was not turned off):
+   use 0 turns it off, 1 back on where the CPU has it, -1 only asks. For tests: both paths
+   give the same bits. */
+bool nn_quant_vnni(int use);
 
 #endif

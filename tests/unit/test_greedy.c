@@ -75,12 +75,13 @@ static void expect_same(const Hyps *a, const Hyps *b, const char *what)
     }
 }
 
-static void check_batch_independence_of(const ModelConfig *c, uint64_t seed)
+static void check_batch_independence_in(const ModelConfig *c, uint64_t seed, Precision prec)
 {
     Model m;
     fixture_model_from(&m, c, seed);
     Srcs s = srcs_random(NSENT, 12, VS, seed + 1);
     fixture_mix_eos(&m, s.n, s.ids, s.len);
+    model_set_precision(&m, prec);
 
     Hyps one = decode(&m, &s, 1, 0);
     int stopped = 0, at_limit = 0, empty_src = 0;
@@ -127,6 +128,11 @@ static void check_batch_independence_of(const ModelConfig *c, uint64_t seed)
     hyps_free(&one);
     srcs_free(&s);
     model_free(&m);
+}
+
+static void check_batch_independence_of(const ModelConfig *c, uint64_t seed)
+{
+    check_batch_independence_in(c, seed, PREC_F32);
 }
 
 static void check_batch_independence(Cell cell, int layers, bool bidir, uint64_t seed)
@@ -328,6 +334,83 @@ Test(greedy, targets_in_the_set_are_ignored)
     hyps_free(&a);
     hyps_free(&b);
     srcs_free(&s);
+    model_free(&m);
+}
+
+/* In bf16 and int8 every row is computed on its own too (int8 quantizes each input row
+   with its own scale), so batches of any size, the few-row passes of 8 included, give
+   the same ids as one sentence at a time and as the step API by hand. */
+static void check_quantized(const ModelConfig *c, uint64_t seed, Precision prec)
+{
+    check_batch_independence_in(c, seed, prec);
+}
+Test(greedy, int8_batches_give_the_same_ids_gru_2_layers)
+{
+    ModelConfig c = fixture_config(CELL_GRU, 2, true, VS, VT);
+    check_quantized(&c, 12, PREC_INT8);
+}
+Test(greedy, int8_batches_give_the_same_ids_multihead_local_p_feed)
+{
+    ModelConfig c = fixture_variant(CELL_GRU, ATT_MULTIHEAD, LOCAL_P, true, BRIDGE_LINEAR, VS, VT);
+    check_quantized(&c, 23, PREC_INT8);
+}
+Test(greedy, int8_batches_give_the_same_ids_transformer)
+{
+    ModelConfig c = fixture_transformer(NORM_POST, POS_SINUSOIDAL, VS, VT);
+    check_quantized(&c, 31, PREC_INT8);
+}
+Test(greedy, bf16_batches_give_the_same_ids_lstm)
+{
+    ModelConfig c = fixture_config(CELL_LSTM, 2, true, VS, VT);
+    check_quantized(&c, 13, PREC_BF16);
+}
+
+/* --precision covers every matrix a decoder step multiplies by, in the shape the step
+   uses it: the recurrent decoder's gates (each layer), attention's query, position and
+   output products, the deep output and the projection; the Transformer decoder's
+   sublayers (the cross-attention's query rows only) and the projection. */
+static void expect_quantized(const Model *m, const real *W, int rows, int cols, const char *what)
+{
+    cr_expect(nn_qset_find(&m->quant, W, rows, cols) != NULL, "%s (%d x %d) is not quantized", what, rows, cols);
+}
+
+Test(greedy, precision_quantizes_every_step_matrix)
+{
+    ModelConfig c = fixture_variant(CELL_GRU, ATT_MULTIHEAD, LOCAL_P, true, BRIDGE_LINEAR, VS, VT);
+    c.layers = 2;
+    Model m;
+    fixture_model_from(&m, &c, 3);
+    model_set_precision(&m, PREC_INT8);
+    int D = c.dec_hidden, G = model_gates(&c) * D;
+    expect_quantized(&m, m.w.dec[0].w_ih, G, model_dec_in_size(&c), "layer 0 w_ih");
+    expect_quantized(&m, m.w.dec[0].w_hh, G, D, "layer 0 w_hh");
+    expect_quantized(&m, m.w.dec[1].w_ih, G, D, "layer 1 w_ih");
+    expect_quantized(&m, m.w.dec[1].w_hh, G, D, "layer 1 w_hh");
+    expect_quantized(&m, m.w.att_q, c.attn, D, "att_q");
+    expect_quantized(&m, m.w.att_pos, c.attn, D, "att_pos");
+    expect_quantized(&m, m.w.att_out, model_enc_size(&c), c.attn, "att_out");
+    expect_quantized(&m, m.w.pre_w, c.deep_out, model_pre_in_size(&c), "pre_w");
+    expect_quantized(&m, m.w.proj_w, VT, c.deep_out, "proj_w");
+    cr_expect_eq(m.quant.n, 9);
+    model_set_precision(&m, PREC_F32);
+    cr_expect_eq(m.quant.n, 0, "f32 drops the copies");
+    model_free(&m);
+
+    ModelConfig t = fixture_transformer(NORM_PRE, POS_LEARNED, VS, VT);
+    fixture_model_from(&m, &t, 4);
+    model_set_precision(&m, PREC_BF16);
+    int d = t.model_dim;
+    for (int l = 0; l < t.layers; l++) {
+        const TfLayerWeights *lw = &m.tw.dec[l];
+        expect_quantized(&m, lw->self.in_w, 3 * d, d, "self in_w");
+        expect_quantized(&m, lw->self.out_w, d, d, "self out_w");
+        expect_quantized(&m, lw->cross.in_w, d, d, "cross in_w (queries)");
+        expect_quantized(&m, lw->cross.out_w, d, d, "cross out_w");
+        expect_quantized(&m, lw->ff1_w, t.ff, d, "ff1_w");
+        expect_quantized(&m, lw->ff2_w, d, t.ff, "ff2_w");
+    }
+    expect_quantized(&m, m.tw.proj_w, VT, d, "proj_w");
+    cr_expect_eq(m.quant.n, 6 * t.layers + 1);
     model_free(&m);
 }
 

@@ -52,48 +52,147 @@ Test(quant, int8_rows_scale_by_their_largest_magnitude)
     cr_expect_eq(precision_from_name("fp16"), -1);
 }
 
-/* y = x W^T + b with the dequantized W, for 1 to 19 input rows (passes of 8 and a
-   remainder) and a width that is not a multiple of the 16 lanes: within float
-   rounding of a double-precision sum. */
-Test(quant, the_product_uses_the_dequantized_weights)
+static void random_problem(Rng *r, float *W, float *b, float *x, int out, int in, int rows)
+{
+    for (int i = 0; i < out * in; i++)
+        W[i] = (float)rng_normal(r);
+    for (int i = 0; i < out; i++)
+        b[i] = (float)rng_normal(r);
+    for (int i = 0; i < rows * in; i++)
+        x[i] = (float)rng_normal(r);
+}
+
+/* bf16: y = x W^T + b with the dequantized W and x in float, for 1 to 19 input rows and a
+   width that is not a multiple of the 16 lanes: within float rounding of a
+   double-precision sum; and the quantization itself is small (8 bits kept). */
+Test(quant, bf16_product_uses_the_dequantized_weights)
 {
     enum { OUT = 37, IN = 45 };
     Rng r;
     rng_seed(&r, 9);
     float *W = malloc(sizeof(float) * OUT * IN), *b = malloc(sizeof(float) * OUT);
     float *x = malloc(sizeof(float) * 19 * IN), *y = malloc(sizeof(float) * 19 * OUT);
-    for (int i = 0; i < OUT * IN; i++)
-        W[i] = (float)rng_normal(&r);
-    for (int i = 0; i < OUT; i++)
-        b[i] = (float)rng_normal(&r);
-    for (int i = 0; i < 19 * IN; i++)
-        x[i] = (float)rng_normal(&r);
-    for (int p = PREC_BF16; p <= PREC_INT8; p++) {
-        QMatrix q;
-        nn_qmat_init(&q, W, OUT, IN, (Precision)p);
-        double worst = 0, wq = 0;
-        for (int n = 1; n <= 19; n += 6) {
-            nn_qmat_forward(y, x, &q, b, n);
-            for (int m = 0; m < n; m++)
-                for (int o = 0; o < OUT; o++) {
-                    double want = b[o], exact = b[o], mag = fabs(b[o]);
-                    for (int k = 0; k < IN; k++) {
-                        want += (double)x[m * IN + k] * nn_qmat_weight(&q, o, k);
-                        exact += (double)x[m * IN + k] * W[o * IN + k];
-                        mag += fabs((double)x[m * IN + k] * W[o * IN + k]);
-                    }
-                    double err = fabs(y[m * OUT + o] - want) / mag;
-                    worst = err > worst ? err : worst;
-                    double qerr = fabs(want - exact) / mag;
-                    wq = qerr > wq ? qerr : wq;
+    random_problem(&r, W, b, x, OUT, IN, 19);
+    QMatrix q;
+    nn_qmat_init(&q, W, OUT, IN, PREC_BF16);
+    double worst = 0, wq = 0;
+    for (int n = 1; n <= 19; n += 6) {
+        nn_qmat_forward(y, x, &q, b, n);
+        for (int m = 0; m < n; m++)
+            for (int o = 0; o < OUT; o++) {
+                double want = b[o], exact = b[o], mag = fabs(b[o]);
+                for (int k = 0; k < IN; k++) {
+                    want += (double)x[m * IN + k] * nn_qmat_weight(&q, o, k);
+                    exact += (double)x[m * IN + k] * W[o * IN + k];
+                    mag += fabs((double)x[m * IN + k] * W[o * IN + k]);
                 }
-        }
-        cr_expect_lt(worst, 1e-6, "%s: %.3g of the row's magnitude off the dequantized product",
-                     precision_names[p], worst);
-        /* and the quantization itself is small: bf16 keeps 8 bits, int8 7 and a sign */
-        cr_expect_lt(wq, p == PREC_BF16 ? 4e-3 : 1.5e-2, "%s: quantization error %.3g", precision_names[p], wq);
-        nn_qmat_free(&q);
+                double err = fabs(y[m * OUT + o] - want) / mag;
+                worst = err > worst ? err : worst;
+                double qerr = fabs(want - exact) / mag;
+                wq = qerr > wq ? qerr : wq;
+            }
     }
+    cr_expect_lt(worst, 1e-6, "%.3g of the row's magnitude off the dequantized product", worst);
+    cr_expect_lt(wq, 4e-3, "quantization error %.3g", wq);
+    nn_qmat_free(&q);
+    free(W);
+    free(b);
+    free(x);
+    free(y);
+}
+
+/* int8: the product as nn/quant.h defines it, written out here: each input row to
+   round(x / sx) with sx = max|x| / 127, the weights to their int8 steps, the sum of
+   products as an exact integer, y = float(sum) · (sx · scale) + b. Bit for bit, for 1 to
+   21 input rows (passes of 8 and remainders), widths that are not multiples of 4 or 16,
+   on the VNNI path where the CPU has one and on the portable path. */
+static void int8_reference(float *y, const float *x, const QMatrix *q, const float *b, int N)
+{
+    int In = q->cols, Out = q->rows;
+    for (int m = 0; m < N; m++) {
+        const float *xm = x + (size_t)m * In;
+        float mx = 0;
+        for (int k = 0; k < In; k++)
+            mx = fabsf(xm[k]) > mx ? fabsf(xm[k]) : mx;
+        float sx = mx / 127.0f;
+        for (int o = 0; o < Out; o++) {
+            long long d = 0;
+            for (int k = 0; k < In; k++) {
+                long qx = mx > 0 ? lrintf(xm[k] / sx) : 0;
+                long qw = lrintf(nn_qmat_weight(q, o, k) / q->scale[o]);
+                d += qx * qw;
+            }
+            y[(size_t)m * Out + o] = (float)d * (sx * q->scale[o]) + (b ? b[o] : 0);
+        }
+    }
+}
+
+Test(quant, int8_product_is_the_exact_integer_sum_on_every_path)
+{
+    const int shapes[][2] = {{37, 45}, {16, 64}, {70, 3}, {5, 257}};
+    Rng r;
+    rng_seed(&r, 11);
+    bool had = nn_quant_vnni(-1);
+    for (int pass = 0; pass < 2; pass++) {
+        nn_quant_vnni(pass); /* 0: the portable kernel; 1: VNNI where there is one */
+        for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
+            int OUT = shapes[s][0], IN = shapes[s][1];
+            float *W = malloc(sizeof(float) * OUT * IN), *b = malloc(sizeof(float) * OUT);
+            float *x = malloc(sizeof(float) * 21 * IN), *y = malloc(sizeof(float) * 21 * OUT),
+                  *want = malloc(sizeof(float) * 21 * OUT);
+            random_problem(&r, W, b, x, OUT, IN, 21);
+            for (int k = 0; k < IN; k++)
+                x[2 * IN + k] = 0; /* an all-zero row gives the bias */
+            QMatrix q;
+            nn_qmat_init(&q, W, OUT, IN, PREC_INT8);
+            for (int n = 1; n <= 21; n += 4) {
+                nn_qmat_forward(y, x, &q, s % 2 ? NULL : b, n);
+                int8_reference(want, x, &q, s % 2 ? NULL : b, n);
+                for (int i = 0; i < n * OUT; i++)
+                    cr_assert_eq(memcmp(&y[i], &want[i], sizeof(float)), 0,
+                                 "%s path, %d x %d, %d rows, output %d: %.9g, want %.9g",
+                                 nn_quant_vnni(-1) ? "VNNI" : "portable", OUT, IN, n, i, y[i], want[i]);
+                if (n > 2)
+                    for (int o = 0; o < OUT; o++)
+                        cr_assert_eq(y[2 * OUT + o], s % 2 ? 0.0f : b[o]);
+            }
+            nn_qmat_free(&q);
+            free(W);
+            free(b);
+            free(x);
+            free(y);
+            free(want);
+        }
+    }
+    nn_quant_vnni(had ? 1 : 0);
+}
+
+/* And the quantization error of the whole int8 product stays small against the float
+   product: 7 bits and a sign for weights and inputs. */
+Test(quant, int8_product_is_close_to_the_float_product)
+{
+    enum { OUT = 64, IN = 256, N = 5 };
+    Rng r;
+    rng_seed(&r, 12);
+    float *W = malloc(sizeof(float) * OUT * IN), *b = malloc(sizeof(float) * OUT);
+    float *x = malloc(sizeof(float) * N * IN), *y = malloc(sizeof(float) * N * OUT);
+    random_problem(&r, W, b, x, OUT, IN, N);
+    QMatrix q;
+    nn_qmat_init(&q, W, OUT, IN, PREC_INT8);
+    nn_qmat_forward(y, x, &q, b, N);
+    double worst = 0;
+    for (int m = 0; m < N; m++)
+        for (int o = 0; o < OUT; o++) {
+            double exact = b[o], mag = fabs(b[o]);
+            for (int k = 0; k < IN; k++) {
+                exact += (double)x[m * IN + k] * W[o * IN + k];
+                mag += fabs((double)x[m * IN + k] * W[o * IN + k]);
+            }
+            double err = fabs(y[m * OUT + o] - exact) / mag;
+            worst = err > worst ? err : worst;
+        }
+    cr_expect_lt(worst, 1.5e-2, "quantization error %.3g of the row's magnitude", worst);
+    nn_qmat_free(&q);
     free(W);
     free(b);
     free(x);
