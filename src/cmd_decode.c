@@ -21,13 +21,14 @@ const char decode_options_help[] =
     "  --max-len N          at most N output tokens per sentence (default: twice the\n"
     "                       source tokens plus 10)\n"
     "  --batch B            sentences decoded together (default 64)\n"
-    "  --precision P        f32, bf16 or int8: the vocabulary projection's weights\n"
-    "                       in decoding (default f32; int8 with one scale per row)\n"
+    "  --precision P        int8 (default), bf16 or f32: the weights of the decoder\n"
+    "                       step's products (int8: one scale per row, each input row\n"
+    "                       quantized too, exact integer sums)\n"
     "  --threads N          threads (default: all cores)\n";
 
 DecodeArgs decode_args_default(void)
 {
-    return (DecodeArgs){.to = {.batch = 64, .beam = 5, .nbest = 1, .alpha = 0.6}};
+    return (DecodeArgs){.to = {.batch = 64, .beam = 5, .nbest = 1, .alpha = 0.6}, .prec = PREC_INT8};
 }
 
 bool decode_args_parse(Opts *o, DecodeArgs *d)
@@ -50,7 +51,7 @@ bool decode_args_parse(Opts *o, DecodeArgs *d)
         const char *v = opts_str(o);
         int k = precision_from_name(v);
         if (k < 0)
-            die_usage("%s: option --precision must be f32, bf16 or int8, got '%s'", o->cmd, v);
+            die_usage("%s: option --precision must be int8, bf16 or f32, got '%s'", o->cmd, v);
         d->prec = (Precision)k;
     }
     else if (opts_is(o, "--threads"))

@@ -54,6 +54,66 @@ static size_t q8_at(const QMatrix *q, int r, int c)
            (size_t)(c % 4);
 }
 
+/* The largest |x[i]| (NaN skipped), in QLANES running lanes so that it vectorises. */
+NN_SIMD static float q8_absmax(const float *x, int n)
+{
+    float m[QLANES] = {0};
+    int i = 0;
+    for (; i + QLANES <= n; i += QLANES)
+        for (int l = 0; l < QLANES; l++)
+            m[l] = fabsf(x[i + l]) > m[l] ? fabsf(x[i + l]) : m[l];
+    float mx = 0;
+    for (int l = 0; l < QLANES; l++)
+        mx = m[l] > mx ? m[l] : mx;
+    for (; i < n; i++)
+        mx = fabsf(x[i]) > mx ? fabsf(x[i]) : mx;
+    return mx;
+}
+
+/* k[i] = round(x[i] / s) (to nearest even) within [-127, 127]; NaN gives 0. */
+NN_SIMD static void q8_steps(int8_t *k, const float *x, int n, float s)
+{
+    for (int i = 0; i < n; i++) {
+        float v = nearbyintf(x[i] / s);
+        k[i] = (int8_t)(v > 127 ? 127 : v < -127 ? -127 : v == v ? v : 0);
+    }
+}
+
+typedef struct Q8Pack {
+    QMatrix *q;
+    const float *W;
+} Q8Pack;
+
+/* Blocks [lo, hi) of an int8 matrix: each row's scale, steps and sum, its groups of 4
+   copied into place. */
+static void q8_pack_range(void *ctx, size_t lo, size_t hi)
+{
+    const Q8Pack *j = ctx;
+    QMatrix *q = j->q;
+    const int cols = q->cols, G = q->groups;
+    int8_t *k = XNEW(int8_t, (size_t)G * 4);
+    for (size_t r = lo * QLANES; r < hi * QLANES; r++) {
+        if (r >= (size_t)q->rows) {
+            q->scale[r] = 1;
+            continue;
+        }
+        const float *w = j->W + r * (size_t)cols;
+        float mx = q8_absmax(w, cols);
+        float s = mx > 0 ? mx / 127.0f : 1.0f;
+        q->scale[r] = s;
+        memset(k, 0, (size_t)G * 4);
+        q8_steps(k, w, cols, s);
+        int32_t sum = 0;
+        for (int c = 0; c < cols; c++)
+            sum += k[c];
+        q->comp[r] = 128 * sum;
+        int8_t *dst = q->i8 + q8_at(q, (int)r, 0);
+        for (int g = 0; g < G; g++)
+            memcpy(dst + (size_t)g * QLANES * 4, k + 4 * g, 4);
+    }
+    free(k);
+}
+
 void nn_qmat_init(QMatrix *q, const float *W, int rows, int cols, Precision prec)
 {
     CHECK(prec == PREC_BF16 || prec == PREC_INT8);
@@ -74,24 +134,8 @@ void nn_qmat_init(QMatrix *q, const float *W, int rows, int cols, Precision prec
     q->i8 = XCNEW(int8_t, padded * (size_t)q->groups * 4);
     q->scale = XNEW(float, padded);
     q->comp = XCNEW(int32_t, padded);
-    for (size_t r = (size_t)rows; r < padded; r++)
-        q->scale[r] = 1;
-    for (int r = 0; r < rows; r++) {
-        const float *w = W + (size_t)r * cols;
-        float mx = 0;
-        for (int c = 0; c < cols; c++)
-            mx = fabsf(w[c]) > mx ? fabsf(w[c]) : mx;
-        float s = mx > 0 ? mx / 127.0f : 1.0f;
-        q->scale[r] = s;
-        int32_t sum = 0;
-        for (int c = 0; c < cols; c++) {
-            float v = nearbyintf(w[c] / s);
-            int8_t k = (int8_t)(v > 127 ? 127 : v < -127 ? -127 : v == v ? v : 0);
-            q->i8[q8_at(q, r, c)] = k;
-            sum += k;
-        }
-        q->comp[r] = 128 * sum;
-    }
+    Q8Pack j = {.q = q, .W = W};
+    nn_parallel_for(padded / QLANES, 8, q8_pack_range, &j);
 }
 
 void nn_qmat_free(QMatrix *q)
@@ -245,17 +289,13 @@ enum { Q8_ROWS = 8 }; /* input rows per pass over the weights */
    0 when x is all zeros (and NaN counts as 0). */
 static float q8_quantize_row(uint8_t *u, const float *x, int cols, int groups)
 {
-    float mx = 0;
-    for (int c = 0; c < cols; c++)
-        mx = fabsf(x[c]) > mx ? fabsf(x[c]) : mx;
+    float mx = q8_absmax(x, cols);
     float sx = mx / 127.0f;
-    for (int c = 0; c < cols; c++) {
-        float v = mx > 0 ? nearbyintf(x[c] / sx) : 0;
-        v = v > 127 ? 127 : v < -127 ? -127 : v == v ? v : 0;
-        u[c] = (uint8_t)(128 + (int)v);
-    }
-    for (int c = cols; c < groups * 4; c++)
-        u[c] = 128;
+    memset(u, 0, (size_t)groups * 4);
+    if (mx > 0)
+        q8_steps((int8_t *)u, x, cols, sx);
+    for (int c = 0; c < groups * 4; c++)
+        u[c] ^= 0x80; /* k + 128 */
     return sx;
 }
 

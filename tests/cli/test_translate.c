@@ -112,8 +112,10 @@ Test(cli_translate, arguments_stdin_and_files_agree)
     ModelFile mf;
     Err e;
     cr_assert_eq(model_file_load(&mf, f.random, false, &e), 0, "%s", e.msg);
+    model_set_precision(&mf.model, PREC_INT8);
     char *out[N];
-    TranslateOpts to = {.batch = 3, .max_len = 0, .beam = 5, .alpha = 0.6}; /* the defaults of s2s translate */
+    TranslateOpts to = {.batch = 3, .max_len = 0, .beam = 5, .alpha = 0.6}; /* the defaults of s2s translate,
+                                                                                  int8 included */
     TranslateStats st;
     cr_assert_eq(translate_lines(&mf.model, mf.src, mf.tgt, &mf.text, sent, NULL, N, "x", NULL,
                                  &to, out, &st, &e), 0, "%s", e.msg);
@@ -363,6 +365,7 @@ Test(cli_translate, nbest_lines)
     ModelFile mf;
     Err e;
     cr_assert_eq(model_file_load(&mf, f.random, false, &e), 0, "%s", e.msg);
+    model_set_precision(&mf.model, PREC_INT8); /* translate's default */
     TranslateOpts to = {.batch = 64, .beam = 4, .nbest = 3, .alpha = 0.6};
     TranslateResult res;
     cr_assert_eq(translate_run(&mf.model, mf.src, mf.tgt, &mf.text, sent, NULL, 4, "x", NULL, &to,
