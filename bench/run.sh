@@ -184,9 +184,11 @@ if [[ ,$ROWS, == *,decode,* ]]; then
     HAVE_BEAM=1
     BEAM1=(--beam 1) # translate's default may be a beam search: greedy rows ask for greedy
   fi
+  # s2s decodes in int8 by default (translate, eval); --precision f32 is PyTorch's
+  # computation, so the f32 rows also check that the outputs are the same
   say "greedy batch 1: $SENT1 sentences, $MAXLEN tokens each"
   record greedy-b1 s2s "$BENCH" greedy "$MODEL" "$SET/dec.safetensors" --batch 1 --first "$SENT1" \
-    --max-len "$MAXLEN" --threads "$THREADS" --runs "$RUNS"
+    --max-len "$MAXLEN" --threads "$THREADS" --runs "$RUNS" --precision f32
   record greedy-b1 torch "$PYTHON" bench/torch_bench.py greedy "$MODEL" "$SET/dec.safetensors" --batch 1 \
     --first "$SENT1" --max-len "$MAXLEN" --threads "$THREADS" --runs "$RUNS"
   for P in bf16 int8; do
@@ -196,7 +198,9 @@ if [[ ,$ROWS, == *,decode,* ]]; then
   done
   say "greedy batch 64: $SENT64 sentences"
   record greedy-b64 s2s "$BENCH" greedy "$MODEL" "$SET/dec.safetensors" --batch 64 \
-    --max-len "$MAXLEN" --threads "$THREADS" --runs "$RUNS"
+    --max-len "$MAXLEN" --threads "$THREADS" --runs "$RUNS" --precision f32
+  record greedy-b64-int8 s2s "$BENCH" greedy "$MODEL" "$SET/dec.safetensors" --batch 64 \
+    --max-len "$MAXLEN" --threads "$THREADS" --runs "$RUNS" --precision int8
   record greedy-b64 torch "$PYTHON" bench/torch_bench.py greedy "$MODEL" "$SET/dec.safetensors" --batch 64 \
     --max-len "$MAXLEN" --threads "$THREADS" --runs "$RUNS"
 
@@ -204,7 +208,9 @@ if [[ ,$ROWS, == *,decode,* ]]; then
   if [[ -f $TMODEL ]] || init train-transformer "{$BASE, \"arch\": \"transformer\"}"; then
     say "Transformer greedy batch 1: $SENT1 sentences (PyTorch: incremental, with a cache)"
     record tf-greedy-b1 s2s "$BENCH" greedy "$TMODEL" "$SET/dec.safetensors" --batch 1 --first "$SENT1" \
-      --max-len "$MAXLEN" --threads "$THREADS" --runs "$RUNS"
+      --max-len "$MAXLEN" --threads "$THREADS" --runs "$RUNS" --precision f32
+    record tf-greedy-b1-int8 s2s "$BENCH" greedy "$TMODEL" "$SET/dec.safetensors" --batch 1 --first "$SENT1" \
+      --max-len "$MAXLEN" --threads "$THREADS" --runs "$RUNS" --precision int8
     record tf-greedy-b1 torch "$PYTHON" bench/torch_bench.py greedy "$TMODEL" "$SET/dec.safetensors" --batch 1 \
       --first "$SENT1" --max-len "$MAXLEN" --threads "$THREADS" --runs "$RUNS"
   else
@@ -225,10 +231,12 @@ if [[ ,$ROWS, == *,decode,* ]]; then
     : >"$SET/empty.txt"
     # translate as a whole process: the same command on no input measures what is not
     # decoding (start, model load), which is subtracted
-    record beam5-b1 s2s "$BENCH" spawn --runs "$RUNS" -- "$S2S" translate "$MODEL" -i "$SET/dec1.txt" \
-      --batch 1 --beam 5 --max-len "$MAXLEN" --threads "$THREADS"
-    record beam5-b1-base s2s "$BENCH" spawn --runs "$RUNS" -- "$S2S" translate "$MODEL" -i "$SET/empty.txt" \
-      --batch 1 --beam 5 --max-len "$MAXLEN" --threads "$THREADS"
+    for P in int8 f32; do
+      record beam5-b1-$P s2s "$BENCH" spawn --runs "$RUNS" -- "$S2S" translate "$MODEL" -i "$SET/dec1.txt" \
+        --batch 1 --beam 5 --max-len "$MAXLEN" --threads "$THREADS" --precision $P
+      record beam5-b1-$P-base s2s "$BENCH" spawn --runs "$RUNS" -- "$S2S" translate "$MODEL" -i "$SET/empty.txt" \
+        --batch 1 --beam 5 --max-len "$MAXLEN" --threads "$THREADS" --precision $P
+    done
   else
     na beam5-b1 s2s "$S2S translate has no --beam"
   fi
