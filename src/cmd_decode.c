@@ -14,7 +14,7 @@ const char decode_options_help[] =
     "                       every line is translated\n"
     "  --beam K             beam size (default 5; 1 is greedy decoding)\n"
     "  --length-penalty A   rank finished hypotheses by logprob / len^A, where len\n"
-    "                       counts the output tokens and <eos> (default 0.6; 0: raw\n"
+    "                       counts the output tokens and <eos> (default 1.0; 0: raw\n"
     "                       log-probability)\n"
     "  --replace-unk        replace each <unk> in the output by the source token\n"
     "                       with the highest attention weight at that step\n"
@@ -28,7 +28,7 @@ const char decode_options_help[] =
 
 DecodeArgs decode_args_default(void)
 {
-    return (DecodeArgs){.to = {.batch = 64, .beam = 5, .nbest = 1, .alpha = 0.6}, .prec = PREC_INT8};
+    return (DecodeArgs){.to = {.batch = 64, .beam = 5, .nbest = 1, .alpha = 1.0}, .prec = PREC_INT8};
 }
 
 bool decode_args_parse(Opts *o, DecodeArgs *d)

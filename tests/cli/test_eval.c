@@ -116,7 +116,7 @@ Test(cli_eval, multi_reference_bleu_and_chrf_of_known_hypotheses)
     cr_assert(strncmp(r.out, want, strlen(want)) == 0, "%s", r.out);
     const char *rest = r.out + strlen(want);
     const char *counts = "lines = 4, distinct sources = 3, source tokens = 5, unknown = 0 (0.00%), "
-                         "output tokens = 18\ndecoding: beam 5, length penalty 0.6, ";
+                         "output tokens = 18\ndecoding: beam 5, length penalty 1, ";
     cr_assert(strncmp(rest, "perplexity = ", 13) == 0, "%s", rest);
     const char *nl = strchr(rest, '\n');
     cr_assert(nl && strncmp(nl + 1, counts, strlen(counts)) == 0, "%s", rest);

@@ -114,7 +114,7 @@ Test(cli_translate, arguments_stdin_and_files_agree)
     cr_assert_eq(model_file_load(&mf, f.random, false, &e), 0, "%s", e.msg);
     model_set_precision(&mf.model, PREC_INT8);
     char *out[N];
-    TranslateOpts to = {.batch = 3, .max_len = 0, .beam = 5, .alpha = 0.6}; /* the defaults of s2s translate,
+    TranslateOpts to = {.batch = 3, .max_len = 0, .beam = 5, .alpha = 1.0}; /* the defaults of s2s translate,
                                                                                   int8 included */
     TranslateStats st;
     cr_assert_eq(translate_lines(&mf.model, mf.src, mf.tgt, &mf.text, sent, NULL, N, "x", NULL,
@@ -182,8 +182,10 @@ Test(cli_translate, max_len_and_the_default_limit)
     for (int k = 0; k < 14; k++)
         buf_puts(&want, k ? " mange" : "mange");
     buf_puts(&want, "\n\nmange mange mange mange mange mange mange mange mange mange mange mange\n");
-    /* Greedy decoding runs to the limit; beam search prefers the empty output here
-       (p(<eos>) = 1/(e + 15) at once beats any long run of p(mange) = e/(e + 15)). */
+    /* Greedy decoding runs to the limit. So does beam search with the default length
+       penalty 1: log p(<eos>) = log 1/(e + 15) = -2.875 at once, while mange^L <eos> scores
+       (-1.875·L - 2.875) / (L + 1) and the cut hypothesis at the limit -1.875. With
+       penalty 0.6 the empty output wins (-2.875 against -1.875·14 / 14^0.6 = -5.39). */
     RunResult r = RUN_S2S("the cat\n\nhello\n", "translate", path, "--beam", "1");
     expect_ok(&r, want.data);
     r = RUN_S2S("the cat\n\nhello\n", "translate", path, "--max-len", "3", "--beam", "1");
@@ -191,6 +193,8 @@ Test(cli_translate, max_len_and_the_default_limit)
     r = RUN_S2S(NULL, "translate", path, "--max-len=1", "the big black cat", "--beam", "1");
     expect_ok(&r, "mange\n");
     r = RUN_S2S("the cat\n\nhello\n", "translate", path);
+    expect_ok(&r, want.data);
+    r = RUN_S2S("the cat\n\nhello\n", "translate", path, "--length-penalty", "0.6");
     expect_ok(&r, "\n\n\n");
     /* with a limit of 1 the cut hypothesis "mange" (-1.875) beats "<eos>" (-2.875) */
     r = RUN_S2S(NULL, "translate", path, "--max-len=1", "the big black cat");
@@ -366,7 +370,7 @@ Test(cli_translate, nbest_lines)
     Err e;
     cr_assert_eq(model_file_load(&mf, f.random, false, &e), 0, "%s", e.msg);
     model_set_precision(&mf.model, PREC_INT8); /* translate's default */
-    TranslateOpts to = {.batch = 64, .beam = 4, .nbest = 3, .alpha = 0.6};
+    TranslateOpts to = {.batch = 64, .beam = 4, .nbest = 3, .alpha = 1.0};
     TranslateResult res;
     cr_assert_eq(translate_run(&mf.model, mf.src, mf.tgt, &mf.text, sent, NULL, 4, "x", NULL, &to,
                                &res, NULL, &e), 0, "%s", e.msg);
