@@ -235,31 +235,26 @@ def main():
         if not x or not g1s:
             return "outputs not compared"
         return "the same outputs as f32" if x["out_hash"] == g1s["out_hash"] else "outputs differ from f32's"
+    def decode_row(label, x, t, target=None):
+        r = vs(x, t)
+        goal = f"≥ {target:g}× | {met(r, target)}" if target else "(info) |"
+        L.append(f"| {label} | sentences/s (ms per sentence) | {sps_ms(x)} | {sps_ms(t)} | {ratio_cell(r)} | "
+                 f"{goal} |")
     g8 = get("greedy-b1-int8", "s2s")
-    r = vs(g8, g1t)
-    L.append(f"| greedy, batch 1, model loaded, int8 (the default; {outputs(g8)}; PyTorch in f32) | "
-             f"sentences/s (ms per sentence) | {sps_ms(g8)} | {sps_ms(g1t)} | {ratio_cell(r)} | ≥ 10× | {met(r, 10)} |")
-    r = vs(g1s, g1t)
-    L.append(f"| greedy, batch 1, model loaded, `--precision f32` | sentences/s (ms per sentence) | {sps_ms(g1s)} | "
-             f"{sps_ms(g1t)} | {ratio_cell(r)} | (info) | |")
+    decode_row(f"greedy, batch 1, model loaded, int8 (the default; {outputs(g8)}; PyTorch in f32)", g8, g1t, 10)
+    decode_row("greedy, batch 1, model loaded, `--precision f32`", g1s, g1t)
     gb = get("greedy-b1-bf16", "s2s")
     if gb:
-        r = vs(gb, g1t)
-        L.append(f"| greedy, batch 1, `--precision bf16` ({outputs(gb)}) | sentences/s (ms per sentence) | "
-                 f"{sps_ms(gb)} | {sps_ms(g1t)} | {ratio_cell(r)} | (info) | |")
+        decode_row(f"greedy, batch 1, `--precision bf16` ({outputs(gb)})", gb, g1t)
     p1s, p1t = get("process-1", "s2s"), get("process-1", "torch")
     r = p1t["wall_s"] / p1s["wall_s"] if p1s and p1t else None
     L.append(f"| greedy, one sentence as a whole process (start, model load and int8 packing, decode) | ms per process | "
              f"{fmt(p1s['wall_s'] * 1000, 1) if p1s else 'n/a'} | {fmt(p1t['wall_s'] * 1000, 1) if p1t else 'n/a'} | "
              f"{ratio_cell(r)} | ≤ 30 ms | {met(p1s['wall_s'] * 1000 if p1s else None, 30, higher=False)} |")
     tgs, tgt = get("tf-greedy-b1", "s2s"), get("tf-greedy-b1", "torch")
-    tg8 = get("tf-greedy-b1-int8", "s2s")
-    r = vs(tg8, tgt)
-    L.append(f"| Transformer greedy, batch 1, model loaded, int8 (PyTorch: f32, incremental with a cache) | "
-             f"sentences/s (ms per sentence) | {sps_ms(tg8)} | {sps_ms(tgt)} | {ratio_cell(r)} | ≥ 5× | {met(r, 5)} |")
-    r = vs(tgs, tgt)
-    L.append(f"| Transformer greedy, batch 1, model loaded, `--precision f32` | "
-             f"sentences/s (ms per sentence) | {sps_ms(tgs)} | {sps_ms(tgt)} | {ratio_cell(r)} | (info) | |")
+    decode_row("Transformer greedy, batch 1, model loaded, int8 (PyTorch: f32, incremental with a cache)",
+               get("tf-greedy-b1-int8", "s2s"), tgt, 5)
+    decode_row("Transformer greedy, batch 1, model loaded, `--precision f32`", tgs, tgt)
     g64s, g64t, g648 = get("greedy-b64", "s2s"), get("greedy-b64", "torch"), get("greedy-b64-int8", "s2s")
     for x, what in ((g648, "int8"), (g64s, "`--precision f32`")):
         r = vs(x, g64t)
