@@ -21,8 +21,9 @@
  *       Training steps (forward, backward, clipping, Adam) over the batches: target
  *       tokens/s per run, model FLOPs per token, CPU times, peak RSS.
  *   bench greedy MODEL DEC [--batch B] [--max-len M] [--threads N] [--runs R] [--first N]
- *                          [--precision f32|bf16|int8]
- *       Greedy decoding of the (first N) sentences of DEC, model load timed apart.
+ *                          [--precision f32|bf16|int8] [--int8-kernel portable|sse2|avx2|vnni]
+ *       Greedy decoding of the (first N) sentences of DEC, model load timed apart;
+ *       --int8-kernel times the int8 kernel of another CPU (this one must have it).
  *   bench spawn [--runs R] -- COMMAND [ARGS...]
  *       Runs COMMAND R times (stdout to /dev/null): wall time, CPU times, peak RSS.
  *
@@ -832,6 +833,13 @@ static int cmd_greedy(int argc, char **argv)
             if (k < 0)
                 die_usage("greedy: --precision must be f32, bf16 or int8");
             prec = (Precision)k;
+        } else if (opts_is(&o, "--int8-kernel")) {
+            const char *v = opts_str(&o);
+            int k = 0;
+            while (k < Q8_KERNELS && strcmp(v, q8_kernel_names[k]) != 0)
+                k++;
+            if (k == Q8_KERNELS || !nn_q8_kernel_set(k))
+                die_usage("greedy: --int8-kernel: '%s' is not a kernel this CPU runs", v);
         } else
             opts_unknown(&o);
     }

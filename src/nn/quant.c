@@ -189,6 +189,7 @@ typedef struct QJob {
     int N;
     /* int8: the input rows quantized (N, groups·4) and their scales */
     const uint8_t *xq;
+    const uint64_t *x16; /* (N, groups) each group's 4 values as 16-bit lanes */
     const float *xs;
 } QJob;
 
@@ -367,14 +368,14 @@ NN_SIMD static void q8_range_generic(void *ctx, size_t lo, size_t hi)
     }
 }
 
-#if defined(__GNUC__) && defined(__x86_64__) && !defined(S2S_NO_SIMD_CLONES)
+#if defined(__GNUC__) && defined(__x86_64__)
 #include <immintrin.h>
-#define Q8_VNNI 1
-#define Q8_TARGET __attribute__((target("avx512f,avx512bw,avx512vnni")))
+#define Q8_X86 1
+#define Q8_VNNI_TARGET __attribute__((target("avx512f,avx512bw,avx512vnni")))
 
 /* The same sums with vpdpbusd: one instruction per block and group and input row. */
-static inline __attribute__((always_inline)) Q8_TARGET void q8_blocks_vnni(const QJob *j, size_t b0, const int NB,
-                                                                          const int N)
+static inline __attribute__((always_inline)) Q8_VNNI_TARGET void q8_blocks_vnni(const QJob *j, size_t b0,
+                                                                               const int NB, const int N)
 {
     const QMatrix *q = j->q;
     const size_t G = (size_t)q->groups, Kp = G * 4;
@@ -412,7 +413,7 @@ static inline __attribute__((always_inline)) Q8_TARGET void q8_blocks_vnni(const
 
 /* One input row: 4 blocks at a time (4 independent chains); more rows: 2 blocks, and
    the rows' chains are independent already. */
-static Q8_TARGET void q8_range_vnni(void *ctx, size_t lo, size_t hi)
+static Q8_VNNI_TARGET void q8_range_vnni(void *ctx, size_t lo, size_t hi)
 {
     const QJob *j = ctx;
     for (size_t b0 = lo; b0 < hi;) {
@@ -430,52 +431,182 @@ static Q8_TARGET void q8_range_vnni(void *ctx, size_t lo, size_t hi)
         b0 += (size_t)nb;
     }
 }
-#endif
 
-static int q8_vnni_on = -1; /* -1: not yet decided */
-
-bool nn_quant_vnni(int use)
+/* Without VNNI: the weights sign-extended to 16 bits and multiplied by the input's 4
+   values (16-bit lanes, 0..255) with pmaddwd, which adds each pair of products into 32
+   bits exactly; a block's 16 rows end up as 32 pair sums, added two by two at the end.
+   Integer sums, so the same bits as VNNI. The rows of x go one after the other over a
+   block's weights, which stay in L1 after the first. */
+static void q8_finish_pairs(const QJob *j, const int32_t pairs[2 * QLANES], int n, size_t blk)
 {
-#ifdef Q8_VNNI
-    if (q8_vnni_on < 0) {
-        __builtin_cpu_init();
-        q8_vnni_on = __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512bw");
+    int32_t a[QLANES];
+    for (int l = 0; l < QLANES; l++)
+        a[l] = pairs[2 * l] + pairs[2 * l + 1];
+    q8_finish(j, a, n, blk);
+}
+
+static __attribute__((target("avx2"))) void q8_range_avx2(void *ctx, size_t lo, size_t hi)
+{
+    const QJob *j = ctx;
+    const QMatrix *q = j->q;
+    const size_t G = (size_t)q->groups;
+    for (size_t b0 = lo; b0 < hi; b0 += 2) {
+        const bool two = b0 + 1 < hi;
+        const int8_t *w0 = q->i8 + b0 * G * QLANES * 4, *w1 = two ? w0 + G * QLANES * 4 : w0;
+        for (int n = 0; n < j->N; n++) {
+            const uint64_t *x16 = j->x16 + (size_t)n * G;
+            __m256i a[8];
+            _Pragma("GCC unroll 8")
+            for (int c = 0; c < 8; c++)
+                a[c] = _mm256_setzero_si256();
+            for (size_t g = 0; g < G; g++) {
+                const __m256i xv = _mm256_set1_epi64x((long long)x16[g]);
+                const int8_t *p0 = w0 + g * QLANES * 4, *p1 = w1 + g * QLANES * 4;
+                _Pragma("GCC unroll 8")
+                for (int c = 0; c < 4; c++) {
+                    __m256i v0 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(p0 + 16 * c)));
+                    __m256i v1 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(p1 + 16 * c)));
+                    a[c] = _mm256_add_epi32(a[c], _mm256_madd_epi16(v0, xv));
+                    a[4 + c] = _mm256_add_epi32(a[4 + c], _mm256_madd_epi16(v1, xv));
+                }
+            }
+            int32_t pairs[2][2 * QLANES];
+            _Pragma("GCC unroll 8")
+            for (int c = 0; c < 4; c++) {
+                _mm256_storeu_si256((__m256i *)(pairs[0] + 8 * c), a[c]);
+                _mm256_storeu_si256((__m256i *)(pairs[1] + 8 * c), a[4 + c]);
+            }
+            q8_finish_pairs(j, pairs[0], n, b0);
+            if (two)
+                q8_finish_pairs(j, pairs[1], n, b0 + 1);
+        }
     }
-    if (use == 0)
-        q8_vnni_on = 0;
-    else if (use > 0)
-        q8_vnni_on = __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512bw");
-    return q8_vnni_on == 1;
-#else
-    (void)use;
-    return false;
+}
+
+/* The same with SSE2, which every x86-64 CPU has: 16-byte vectors, the bytes
+   sign-extended by unpacking each with itself and shifting right. */
+static void q8_range_sse2(void *ctx, size_t lo, size_t hi)
+{
+    const QJob *j = ctx;
+    const QMatrix *q = j->q;
+    const size_t G = (size_t)q->groups;
+    for (size_t b0 = lo; b0 < hi; b0++) {
+        const int8_t *w = q->i8 + b0 * G * QLANES * 4;
+        for (int n = 0; n < j->N; n++) {
+            const uint64_t *x16 = j->x16 + (size_t)n * G;
+            __m128i a[8];
+            _Pragma("GCC unroll 8")
+            for (int c = 0; c < 8; c++)
+                a[c] = _mm_setzero_si128();
+            for (size_t g = 0; g < G; g++) {
+                const __m128i xv = _mm_set1_epi64x((long long)x16[g]);
+                const int8_t *p = w + g * QLANES * 4;
+                _Pragma("GCC unroll 8")
+                for (int c = 0; c < 4; c++) {
+                    __m128i b = _mm_loadu_si128((const __m128i *)(p + 16 * c));
+                    __m128i lo16 = _mm_srai_epi16(_mm_unpacklo_epi8(b, b), 8);
+                    __m128i hi16 = _mm_srai_epi16(_mm_unpackhi_epi8(b, b), 8);
+                    a[2 * c] = _mm_add_epi32(a[2 * c], _mm_madd_epi16(lo16, xv));
+                    a[2 * c + 1] = _mm_add_epi32(a[2 * c + 1], _mm_madd_epi16(hi16, xv));
+                }
+            }
+            int32_t pairs[2 * QLANES];
+            _Pragma("GCC unroll 8")
+            for (int c = 0; c < 8; c++)
+                _mm_storeu_si128((__m128i *)(pairs + 4 * c), a[c]);
+            q8_finish_pairs(j, pairs, n, b0);
+        }
+    }
+}
 #endif
+
+const char *const q8_kernel_names[Q8_KERNELS] = {"portable", "sse2", "avx2", "vnni"};
+
+static int q8_kernel = -1; /* -1: not yet chosen */
+
+bool nn_q8_kernel_available(int k)
+{
+    if (k == Q8_PORTABLE)
+        return true;
+#ifdef Q8_X86
+    __builtin_cpu_init();
+    if (k == Q8_SSE2)
+        return true;
+    if (k == Q8_AVX2)
+        return __builtin_cpu_supports("avx2");
+    if (k == Q8_VNNI)
+        return __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512bw");
+#endif
+    return false;
+}
+
+bool nn_q8_kernel_set(int k)
+{
+    if (k < 0) {
+        /* the fastest: VNNI; without it, on AVX-512 the portable kernel's AVX-512 clone;
+           else AVX2, else SSE2 (s2s-bench greedy --batch 1 --int8-kernel K on an AVX-512
+           CPU at 2 threads: vnni 956 / 1,039, portable 622 / 603, avx2 546 / 539, sse2
+           462 sentences/s; f32 450) */
+        q8_kernel = Q8_PORTABLE;
+        for (int i = Q8_KERNELS - 1; i > Q8_PORTABLE; i--)
+            if (nn_q8_kernel_available(i)) {
+                q8_kernel = i;
+                break;
+            }
+#if defined(Q8_X86) && defined(NN_SIMD_CLONES)
+        if (q8_kernel != Q8_VNNI && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
+            __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512cd"))
+            q8_kernel = Q8_PORTABLE;
+#endif
+        return true;
+    }
+    if (k >= Q8_KERNELS || !nn_q8_kernel_available(k))
+        return false;
+    q8_kernel = k;
+    return true;
+}
+
+int nn_q8_kernel(void)
+{
+    if (q8_kernel < 0)
+        nn_q8_kernel_set(-1);
+    return q8_kernel;
 }
 
 static void q8_forward(QJob *j, int N)
 {
     const QMatrix *q = j->q;
-    const size_t Kp = (size_t)q->groups * 4;
-    uint8_t *xq = XNEW(uint8_t, (size_t)(N < Q8_ROWS ? N : Q8_ROWS) * Kp);
+    const size_t G = (size_t)q->groups, Kp = G * 4, rows = (size_t)(N < Q8_ROWS ? N : Q8_ROWS);
+    uint8_t *xq = XNEW(uint8_t, rows * Kp);
+    uint64_t *x16 = XNEW(uint64_t, rows * G);
     float xs[Q8_ROWS];
     ParFn fn = q8_range_generic;
-#ifdef Q8_VNNI
-    if (nn_quant_vnni(-1))
-        fn = q8_range_vnni;
+    switch (nn_q8_kernel()) {
+#ifdef Q8_X86
+    case Q8_VNNI: fn = q8_range_vnni; break;
+    case Q8_AVX2: fn = q8_range_avx2; break;
+    case Q8_SSE2: fn = q8_range_sse2; break;
 #endif
+    default: break;
+    }
     const size_t blocks = (size_t)(q->rows + QLANES - 1) / QLANES;
     const float *x = j->x;
     float *y = j->y;
     for (int m0 = 0; m0 < N; m0 += Q8_ROWS) {
         int n = N - m0 < Q8_ROWS ? N - m0 : Q8_ROWS;
-        for (int m = 0; m < n; m++)
-            xs[m] = q8_quantize_row(xq + (size_t)m * Kp, x + (size_t)(m0 + m) * q->cols, q->cols, q->groups);
+        for (int m = 0; m < n; m++) {
+            uint8_t *u = xq + (size_t)m * Kp;
+            xs[m] = q8_quantize_row(u, x + (size_t)(m0 + m) * q->cols, q->cols, q->groups);
+            for (size_t g = 0; g < G; g++)
+                x16[(size_t)m * G + g] = (uint64_t)u[4 * g] | (uint64_t)u[4 * g + 1] << 16 |
+                                         (uint64_t)u[4 * g + 2] << 32 | (uint64_t)u[4 * g + 3] << 48;
+        }
         j->N = n;
         j->x = NULL;
         j->xq = xq;
+        j->x16 = x16;
         j->xs = xs;
         j->y = y + (size_t)m0 * q->rows;
-        /* a share of at least 32 K multiply-adds per thread */
         /* a share of at least 8 M multiply-adds per thread: a decoding step's products
            at batch 1 (the vocabulary projection is 4.3 M) run faster on one thread than
            waking another (s2s-bench greedy: 1,070 against 990 sentences/s split at 4 M,
@@ -483,6 +614,7 @@ static void q8_forward(QJob *j, int N)
         nn_parallel_for(blocks, (size_t)((1u << 23) / ((size_t)n * Kp * QLANES)) + 1, fn, j);
     }
     free(xq);
+    free(x16);
 }
 
 void nn_qmat_forward(float *y, const float *x, const QMatrix *q, const float *b, int N)

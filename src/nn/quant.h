@@ -60,9 +60,17 @@ void nn_qset_add(QSet *s, const float *W, int rows, int cols, Precision prec);
 const QMatrix *nn_qset_find(const QSet *s, const float *W, int rows, int cols);
 void nn_qset_free(QSet *s);
 
-/* Whether int8 products use AVX-512 VNNI (the CPU has it, and it was not turned off):
-   use 0 turns it off, 1 back on where the CPU has it, -1 only asks. For tests: both paths
-   give the same bits. */
-bool nn_quant_vnni(int use);
+/* The kernels of int8 products, all giving the same bits: portable C, SSE2 and AVX2
+   (16-bit products added in pairs, pmaddwd), AVX-512 VNNI (vpdpbusd). */
+typedef enum Q8Kernel { Q8_PORTABLE = 0, Q8_SSE2, Q8_AVX2, Q8_VNNI, Q8_KERNELS } Q8Kernel;
+extern const char *const q8_kernel_names[Q8_KERNELS]; /* "portable", "sse2", "avx2", "vnni" */
+/* Whether this CPU can run kernel k. */
+bool nn_q8_kernel_available(int k);
+/* The kernel int8 products use from now on: k, if the CPU can run it (else false and no
+   change), or with k < 0 the fastest it can: VNNI, else on AVX-512 the portable kernel
+   (compiled for AVX-512 too), else AVX2, else SSE2. For tests and the benchmark. */
+bool nn_q8_kernel_set(int k);
+/* The kernel in use (the fastest this CPU has unless set). */
+int nn_q8_kernel(void);
 
 #endif

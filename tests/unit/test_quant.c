@@ -105,7 +105,8 @@ Test(quant, bf16_product_uses_the_dequantized_weights)
    round(x / sx) with sx = max|x| / 127, the weights to their int8 steps, the sum of
    products as an exact integer, y = float(sum) · (sx · scale) + b. Bit for bit, for 1 to
    21 input rows (passes of 8 and remainders), widths that are not multiples of 4 or 16,
-   on the VNNI path where the CPU has one and on the portable path. */
+   with every kernel this CPU can run (the portable one everywhere; SSE2 on every x86-64;
+   AVX2 and VNNI where the CPU has them, as the log says). */
 static void int8_reference(float *y, const float *x, const QMatrix *q, const float *b, int N)
 {
     int In = q->cols, Out = q->rows;
@@ -129,20 +130,24 @@ static void int8_reference(float *y, const float *x, const QMatrix *q, const flo
 
 Test(quant, int8_product_is_the_exact_integer_sum_on_every_path)
 {
-    const int shapes[][2] = {{37, 45}, {16, 64}, {70, 3}, {5, 257}};
+    const int shapes[][2] = {{37, 45}, {16, 64}, {70, 3}, {5, 257}, {33, 1024}};
     Rng r;
     rng_seed(&r, 11);
-    bool had = nn_quant_vnni(-1);
-    for (int pass = 0; pass < 2; pass++) {
-        nn_quant_vnni(pass); /* 0: the portable kernel; 1: VNNI where there is one */
+    int had = nn_q8_kernel(), tried = 0;
+    for (int k = 0; k < Q8_KERNELS; k++) {
+        if (!nn_q8_kernel_set(k)) {
+            cr_log_info("int8 kernel %s: not on this CPU", q8_kernel_names[k]);
+            continue;
+        }
+        tried++;
         for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
             int OUT = shapes[s][0], IN = shapes[s][1];
             float *W = malloc(sizeof(float) * OUT * IN), *b = malloc(sizeof(float) * OUT);
             float *x = malloc(sizeof(float) * 21 * IN), *y = malloc(sizeof(float) * 21 * OUT),
                   *want = malloc(sizeof(float) * 21 * OUT);
             random_problem(&r, W, b, x, OUT, IN, 21);
-            for (int k = 0; k < IN; k++)
-                x[2 * IN + k] = 0; /* an all-zero row gives the bias */
+            for (int i = 0; i < IN; i++)
+                x[2 * IN + i] = 0; /* an all-zero row gives the bias */
             QMatrix q;
             nn_qmat_init(&q, W, OUT, IN, PREC_INT8);
             for (int n = 1; n <= 21; n += 4) {
@@ -150,8 +155,8 @@ Test(quant, int8_product_is_the_exact_integer_sum_on_every_path)
                 int8_reference(want, x, &q, s % 2 ? NULL : b, n);
                 for (int i = 0; i < n * OUT; i++)
                     cr_assert_eq(memcmp(&y[i], &want[i], sizeof(float)), 0,
-                                 "%s path, %d x %d, %d rows, output %d: %.9g, want %.9g",
-                                 nn_quant_vnni(-1) ? "VNNI" : "portable", OUT, IN, n, i, y[i], want[i]);
+                                 "%s kernel, %d x %d, %d rows, output %d: %.9g, want %.9g", q8_kernel_names[k],
+                                 OUT, IN, n, i, y[i], want[i]);
                 if (n > 2)
                     for (int o = 0; o < OUT; o++)
                         cr_assert_eq(y[2 * OUT + o], s % 2 ? 0.0f : b[o]);
@@ -164,7 +169,9 @@ Test(quant, int8_product_is_the_exact_integer_sum_on_every_path)
             free(want);
         }
     }
-    nn_quant_vnni(had ? 1 : 0);
+    cr_expect_geq(tried, 1);
+    cr_expect(nn_q8_kernel_set(Q8_PORTABLE), "the portable kernel runs everywhere");
+    nn_q8_kernel_set(had);
 }
 
 /* And the quantization error of the whole int8 product stays small against the float
