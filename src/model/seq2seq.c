@@ -883,7 +883,7 @@ void model_step_linear(const Model *m, const Work *w, real *y, const real *x, co
 {
     if (w->kind == WORK_DECODE) {
 #ifndef S2S_REAL_DOUBLE
-        const QMatrix *q = m->quant.n ? nn_qset_find(&m->quant, W, Out, In) : NULL;
+        const QMatrix *q = nn_qset_find(&m->quant, W, Out, In);
         if (q) {
             nn_qmat_forward(y, x, q, b, N);
             return;

@@ -4,6 +4,7 @@
 #include <stddef.h>
 
 #include "base/err.h"
+#include "nn/ops.h"
 #include "nn/parallel.h"
 
 /* Partial results in LANES independent accumulators, so that the loops below vectorise
@@ -190,9 +191,5 @@ NN_SIMD double nn_log_sum_exp_max(const real *x, int V, real mx)
 
 double nn_log_sum_exp(const real *x, int V)
 {
-    real mx = x[0];
-    for (int v = 1; v < V; v++)
-        if (x[v] > mx)
-            mx = x[v];
-    return nn_log_sum_exp_max(x, V, mx);
+    return nn_log_sum_exp_max(x, V, nn_max(x, V));
 }

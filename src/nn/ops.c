@@ -366,13 +366,11 @@ void nn_sinusoid(real *out, int pos, int C)
     }
 }
 
-/* Two vectorised passes instead of one compare-and-branch per element: the maximum in
-   ARG_LANES running lanes (`x > m ? x : m`, which skips NaN as the scalar loop did), then
-   the first chunk holding it. NaN at x[0] was the scalar loop's answer for good; it still
-   is, as no element equals NaN. */
+/* The running maximum in ARG_LANES lanes (`x > m ? x : m`, which skips NaN as a scalar
+   scan from x[0] does) vectorises; a compare-and-branch per element does not. */
 enum { ARG_LANES = 16 };
 
-NN_SIMD int nn_argmax(const real *x, int n)
+NN_SIMD real nn_max(const real *x, int n)
 {
     real m[ARG_LANES];
     for (int l = 0; l < ARG_LANES; l++)
@@ -386,6 +384,14 @@ NN_SIMD int nn_argmax(const real *x, int n)
         best = m[l] > best ? m[l] : best;
     for (; v < n; v++)
         best = x[v] > best ? x[v] : best;
+    return best;
+}
+
+/* nn_max, then the first chunk holding it. NaN at x[0] was the scalar scan's answer for
+   good; it still is, as no element equals NaN. */
+NN_SIMD int nn_argmax(const real *x, int n)
+{
+    const real best = nn_max(x, n);
     int c = 0;
     for (; c + ARG_LANES <= n; c += ARG_LANES) {
         int hit = 0;

@@ -151,5 +151,8 @@ void nn_scale(real *x,  // (n)
 /* The first index of the largest of x[0..n) (n >= 1): the lowest index on ties, as
    torch.argmax; NaN never wins unless it is x[0]. */
 int nn_argmax(const real *x, int n);
+/* The largest of x[0..n) (n >= 1) by the scan from x[0] that keeps x[v] when x[v] > max:
+   NaN never wins unless it is x[0]. Vectorised. */
+real nn_max(const real *x, int n);
 
 #endif

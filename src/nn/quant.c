@@ -543,21 +543,15 @@ bool nn_q8_kernel_available(int k)
 bool nn_q8_kernel_set(int k)
 {
     if (k < 0) {
-        /* the fastest: VNNI; without it, on AVX-512 the portable kernel's AVX-512 clone;
-           else AVX2, else SSE2 (s2s-bench greedy --batch 1 --int8-kernel K on an AVX-512
-           CPU at 2 threads: vnni 956 / 1,039, portable 622 / 603, avx2 546 / 539, sse2
-           462 sentences/s; f32 450) */
+        /* the fastest this CPU has, in the enum's order (s2s-bench greedy --batch 1
+           --int8-kernel K on an AVX-512 CPU at 2 threads: vnni 956 / 1,039, avx2 546 /
+           539, sse2 462 sentences/s; f32 450) */
         q8_kernel = Q8_PORTABLE;
         for (int i = Q8_KERNELS - 1; i > Q8_PORTABLE; i--)
             if (nn_q8_kernel_available(i)) {
                 q8_kernel = i;
                 break;
             }
-#if defined(Q8_X86) && defined(NN_SIMD_CLONES)
-        if (q8_kernel != Q8_VNNI && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
-            __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512cd"))
-            q8_kernel = Q8_PORTABLE;
-#endif
         return true;
     }
     if (k >= Q8_KERNELS || !nn_q8_kernel_available(k))
@@ -577,9 +571,6 @@ static void q8_forward(QJob *j, int N)
 {
     const QMatrix *q = j->q;
     const size_t G = (size_t)q->groups, Kp = G * 4, rows = (size_t)(N < Q8_ROWS ? N : Q8_ROWS);
-    uint8_t *xq = XNEW(uint8_t, rows * Kp);
-    uint64_t *x16 = XNEW(uint64_t, rows * G);
-    float xs[Q8_ROWS];
     ParFn fn = q8_range_generic;
     switch (nn_q8_kernel()) {
 #ifdef Q8_X86
@@ -589,6 +580,11 @@ static void q8_forward(QJob *j, int N)
 #endif
     default: break;
     }
+    /* the 16-bit lanes only for the kernels that read them (pmaddwd's operand) */
+    const bool lanes16 = nn_q8_kernel() == Q8_AVX2 || nn_q8_kernel() == Q8_SSE2;
+    uint64_t *x16 = XNEW(uint64_t, rows * G + (rows * Kp + 7) / 8); /* then the 8-bit rows */
+    uint8_t *xq = (uint8_t *)(x16 + rows * G);
+    float xs[Q8_ROWS];
     const size_t blocks = (size_t)(q->rows + QLANES - 1) / QLANES;
     const float *x = j->x;
     float *y = j->y;
@@ -597,7 +593,7 @@ static void q8_forward(QJob *j, int N)
         for (int m = 0; m < n; m++) {
             uint8_t *u = xq + (size_t)m * Kp;
             xs[m] = q8_quantize_row(u, x + (size_t)(m0 + m) * q->cols, q->cols, q->groups);
-            for (size_t g = 0; g < G; g++)
+            for (size_t g = 0; lanes16 && g < G; g++)
                 x16[(size_t)m * G + g] = (uint64_t)u[4 * g] | (uint64_t)u[4 * g + 1] << 16 |
                                          (uint64_t)u[4 * g + 2] << 32 | (uint64_t)u[4 * g + 3] << 48;
         }
@@ -609,11 +605,10 @@ static void q8_forward(QJob *j, int N)
         j->y = y + (size_t)m0 * q->rows;
         /* a share of at least 8 M multiply-adds per thread: a decoding step's products
            at batch 1 (the vocabulary projection is 4.3 M) run faster on one thread than
-           waking another (s2s-bench greedy: 1,070 against 990 sentences/s split at 4 M,
-           680 at 32 K) */
+           waking another (s2s-bench greedy --precision int8 at 2 threads: 1,050-1,090
+           sentences/s unsplit, 920-1,000 split at 4 M, 660-690 at 32 K) */
         nn_parallel_for(blocks, (size_t)((1u << 23) / ((size_t)n * Kp * QLANES)) + 1, fn, j);
     }
-    free(xq);
     free(x16);
 }
 

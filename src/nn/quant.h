@@ -67,8 +67,8 @@ extern const char *const q8_kernel_names[Q8_KERNELS]; /* "portable", "sse2", "av
 /* Whether this CPU can run kernel k. */
 bool nn_q8_kernel_available(int k);
 /* The kernel int8 products use from now on: k, if the CPU can run it (else false and no
-   change), or with k < 0 the fastest it can: VNNI, else on AVX-512 the portable kernel
-   (compiled for AVX-512 too), else AVX2, else SSE2. For tests and the benchmark. */
+   change), or with k < 0 the fastest it can: VNNI, else AVX2, else SSE2 (the portable
+   kernel off x86). For tests and the benchmark. */
 bool nn_q8_kernel_set(int k);
 /* The kernel in use (the fastest this CPU has unless set). */
 int nn_q8_kernel(void);

@@ -98,7 +98,6 @@ static inline float r_tanhf(float x)
  */
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(S2S_NO_SIMD_CLONES)
 #define NN_SIMD __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#define NN_SIMD_CLONES 1
 #else
 #define NN_SIMD
 #endif
