@@ -54,7 +54,7 @@
 #include "flops.h"
 #include "decode/greedy.h"
 #include "model/file.h"
-#include "model/seq2seq.h"
+#include "model/model.h"
 #include "nn/linalg.h"
 #include "data/batch.h"
 #include "data/prepared.h"
@@ -733,7 +733,7 @@ static int cmd_train(int argc, char **argv)
         m = &own;
     }
     size_t np = m->layout.total;
-    Work *w = work_new(&m->cfg, bs.max_b, bs.max_s, bs.max_t, true);
+    Work *w = work_new(m, bs.max_b, bs.max_s, bs.max_t, true);
     Adam adam;
     optim_adam_init(&adam, np, OPTIM_BETA1, OPTIM_BETA2, OPTIM_EPS, 0);
     Rng drop;

@@ -15,7 +15,7 @@
 #define S2S_BENCH_FLOPS_H
 
 #include "model/config.h"
-#include "model/seq2seq.h"
+#include "model/model.h"
 
 /* Forward FLOPs of the parts of the model, for one sentence of src_len source and
    tgt_len target tokens (<eos> included). */

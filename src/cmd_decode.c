@@ -5,6 +5,7 @@
 
 #include "base/file.h"
 #include "commands.h"
+#include "model/ensemble.h"
 #include "model/match.h"
 #include "nn/linalg.h"
 

@@ -287,9 +287,7 @@ static void translate_chunk(const TrOpts *po, ModelFile *mf, const TranslateOpts
     buf_free(&pic);
     /* every head of the layer: the same search (deterministic), each head's weights */
     for (int h = 0; po->attention_heads && h < mf->model.cfg.heads; h++) {
-        mf->model.show_head = h;
-        if (mf->model.members)
-            mf->model.members[0].show_head = h;
+        model_show_attention(&mf->model, mf->model.show_layer, h);
         TranslateResult rh;
         if (translate_run(&mf->model, mf->src, mf->tgt, &mf->text, lines, lens, n, name, line_no,
                           to, &rh, NULL, &e) != 0)
@@ -327,15 +325,13 @@ int cmd_translate(int argc, char **argv)
     decode_models_load(&dm, po.models, po.nmodels, po.d.prec);
     ModelFile mf = dm.use;
 
-    if ((po.attention_layer || po.attention_heads) && mf.model.cfg.arch != ARCH_TRANSFORMER)
+    if ((po.attention_layer || po.attention_heads) && model_attention_layers(&mf.model) == 0)
         die_usage("translate: --attention-%s needs a Transformer model (%s is %s)",
                   po.attention_layer ? "layer" : "heads", po.model, arch_names[mf.model.cfg.arch]);
-    if (po.attention_layer > mf.model.cfg.layers)
+    if (po.attention_layer > model_attention_layers(&mf.model))
         die_usage("translate: --attention-layer %d: %s has %d decoder layers", po.attention_layer, po.model,
                   mf.model.cfg.layers);
-    mf.model.show_layer = po.attention_layer - 1;
-    if (mf.model.members)
-        mf.model.members[0].show_layer = mf.model.show_layer;
+    model_show_attention(&mf.model, po.attention_layer - 1, -1);
     TranslateOpts to = po.d.to;
     to.nbest = po.d.to.nbest ? po.d.to.nbest : 1;
     to.attention = po.show_attention || po.svg_dir;

@@ -95,13 +95,13 @@ void fixture_chain(Model *m, const int *chain, int n, int next)
     cr_assert(E == FIXTURE_DIM && P == E && c->tgt_vocab <= E && !c->tie_embeddings);
     zero(m);
     for (int v = 0; v < c->tgt_vocab; v++)
-        m->w.tgt_emb[(size_t)v * E + v] = 1; /* y = one-hot of the previous token */
+        rnn_weights(m)->tgt_emb[(size_t)v * E + v] = 1; /* y = one-hot of the previous token */
     for (int p = 0; p < P; p++)
-        m->w.pre_w[(size_t)p * F + (F - E) + p] = 1; /* o = tanh(y) */
+        rnn_weights(m)->pre_w[(size_t)p * F + (F - E) + p] = 1; /* o = tanh(y) */
     int from = 2; /* <bos> */
     for (int k = 0; k <= n; k++) {
         int to = k < n ? chain[k] : next;
-        m->w.proj_w[(size_t)to * P + from] = 10;
+        rnn_weights(m)->proj_w[(size_t)to * P + from] = 10;
         from = to;
     }
 }
@@ -109,7 +109,7 @@ void fixture_chain(Model *m, const int *chain, int n, int next)
 void fixture_constant(Model *m, int tok)
 {
     zero(m);
-    m->w.proj_b[tok] = 1;
+    rnn_weights(m)->proj_b[tok] = 1;
 }
 
 static Vocab *vocab_of(const char *name, const char *const *toks)
@@ -187,8 +187,8 @@ void fixture_mix_eos(Model *m, int n, int *const *src, const int *len)
         for (int i = 0; i < n; i++) {
             if (len[i] == 0)
                 continue;
-            stopped += h.len[i] < decode_limit(&m->cfg, len[i], 0);
-            at_limit += h.len[i] == decode_limit(&m->cfg, len[i], 0);
+            stopped += h.len[i] < decode_limit(m, len[i], 0);
+            at_limit += h.len[i] == decode_limit(m, len[i], 0);
         }
         int score = stopped < at_limit ? stopped : at_limit;
         if (score > best) {

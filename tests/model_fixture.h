@@ -7,7 +7,9 @@
 #include <stdint.h>
 
 #include "model/file.h"
-#include "model/seq2seq.h"
+#include "model/model.h"
+#include "model/rnn_params.h"
+#include "model/transformer.h"
 
 /* Sizes of the fixture models: E = P = FIXTURE_DIM (so a hand-set model can carry the
    previous token one-hot from the embedding to the deep output), other sizes small. */

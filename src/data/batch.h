@@ -5,7 +5,7 @@
 
 #include "base/err.h"
 #include "base/rng.h"
-#include "model/seq2seq.h"
+#include "model/model.h"
 
 struct IdsView;
 

@@ -41,10 +41,10 @@ double beam_norm(double raw, int len, double alpha)
     return raw / pow((double)len, alpha);
 }
 
-int beam_max_src_len(const ModelConfig *c, int max_len, int beam, bool attention)
+int beam_max_src_len(const Model *m, int max_len, int beam, bool attention)
 {
     CHECK(beam >= 1);
-    return decode_max_src_len_rows(c, max_len, beam, REC_PER_T, REC_PER_TS(attention));
+    return decode_max_src_len_rows(m, max_len, beam, REC_PER_T, REC_PER_TS(attention));
 }
 
 /* The k largest of x[0..V) by value (ties: lowest id), best first, into ids; returns
@@ -311,7 +311,7 @@ int beam_decode(Model *m, const PairSet *d, const BeamOpts *o, BeamOut *out, Err
 
     int *order = XNEW(int, n);
     int nn, max_s, max_t;
-    if (decode_plan(c, d, o->max_len, order, &nn, &max_s, &max_t, e) != 0) {
+    if (decode_plan(m, d, o->max_len, order, &nn, &max_s, &max_t, e) != 0) {
         free(order);
         return -1;
     }
@@ -331,9 +331,9 @@ int beam_decode(Model *m, const PairSet *d, const BeamOpts *o, BeamOut *out, Err
         return 0;
     }
 
-    int B = decode_fit_batch(c, max_s, max_t, o->batch < nn ? o->batch : nn, K, REC_PER_T,
+    int B = decode_fit_batch(m, max_s, max_t, o->batch < nn ? o->batch : nn, K, REC_PER_T,
                              REC_PER_TS(o->attention));
-    Work *w = work_new(c, B * K, max_s, max_t, false);
+    Work *w = work_new(m, B * K, max_s, max_t, false);
     BatchBuf bb;
     batch_buf_init(&bb, B * K, max_s, 1);
     const PairSet src = {n, d->src, d->src_len, NULL, NULL, NULL};
@@ -346,7 +346,7 @@ int beam_decode(Model *m, const PairSet *d, const BeamOpts *o, BeamOut *out, Err
         batch_fill(&b, &bb, &src, order + k, nb);
         for (int i = 0; i < nb; i++)
             s.sent[i] = (Sent){.id = bb.rows[i], .len = b.src_len[i],
-                               .lim = decode_limit(&m->cfg, b.src_len[i], o->max_len), .width = K, .nlive = 1,
+                               .lim = decode_limit(m, b.src_len[i], o->max_len), .width = K, .nlive = 1,
                                .base = i * K, .kept = s.sent[i].kept};
         model_encode(m, w, &b);
         for (int r = 0; r < R; r++) {

@@ -50,7 +50,7 @@
 #include <stdbool.h>
 
 #include "base/err.h"
-#include "model/seq2seq.h"
+#include "model/model.h"
 #include "data/batch.h"
 
 typedef struct BeamOpts {
@@ -88,7 +88,7 @@ double beam_norm(double raw, int len, double alpha);
 
 /* The most source tokens one sentence may have so that its K rows (and the search's
    own per-step records) fit in DECODE_WORK_BUDGET; at most 1 << 20. */
-int beam_max_src_len(const ModelConfig *c, int max_len, int beam, bool attention);
+int beam_max_src_len(const Model *m, int max_len, int beam, bool attention);
 
 /*
  * Decodes the sources of d (d->tgt is ignored) with m. Fills *out (free it with

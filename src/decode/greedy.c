@@ -24,7 +24,7 @@ int greedy_decode(Model *m, const PairSet *d, int batch, int max_len, Hyps *out,
 
     int *order = xmalloc_array((size_t)(n), sizeof *order);
     int nn, max_s, max_t;
-    if (decode_plan(c, d, max_len, order, &nn, &max_s, &max_t, e) != 0) {
+    if (decode_plan(m, d, max_len, order, &nn, &max_s, &max_t, e) != 0) {
         free(order);
         return -1;
     }
@@ -37,8 +37,8 @@ int greedy_decode(Model *m, const PairSet *d, int batch, int max_len, Hyps *out,
     int *mem = NULL;
 
     if (nn > 0) {
-        int B = decode_fit_batch(c, max_s, max_t, batch < nn ? batch : nn, 1, 0, 0);
-        Work *w = work_new(c, B, max_s, max_t, false);
+        int B = decode_fit_batch(m, max_s, max_t, batch < nn ? batch : nn, 1, 0, 0);
+        Work *w = work_new(m, B, max_s, max_t, false);
         BatchBuf bb;
         batch_buf_init(&bb, B, max_s, 1);
         const PairSet src = {n, d->src, d->src_len, NULL, NULL, NULL};
@@ -57,7 +57,7 @@ int greedy_decode(Model *m, const PairSet *d, int batch, int max_len, Hyps *out,
             model_encode(m, w, &b);
             for (int r = 0; r < nb; r++) {
                 prev[r] = VOCAB_BOS;
-                lim[r] = decode_limit(&m->cfg, b.src_len[r], max_len);
+                lim[r] = decode_limit(m, b.src_len[r], max_len);
                 rlen[r] = 0;
                 live[r] = 1;
             }

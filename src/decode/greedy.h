@@ -18,7 +18,7 @@
  * model's Work and the batch buffers are allocated once for the whole set; nothing
  * is allocated per step.
  *
- * Memory: the model's Work keeps every step of a batch (see model/seq2seq.h), about
+ * Memory: the model's Work keeps every step of a batch (see model/model.h), about
  * B·T·(S·A + 2·Vt) floats for B rows, S source and T output positions. When `batch`
  * rows of the longest sentence would need more than DECODE_WORK_BUDGET bytes, fewer
  * rows (at least one) are decoded at a time; this changes speed, never results.
@@ -29,7 +29,7 @@
 #include <stddef.h>
 
 #include "base/err.h"
-#include "model/seq2seq.h"
+#include "model/model.h"
 #include "data/batch.h"
 #include "decode/plan.h"
 

@@ -10,7 +10,7 @@
 
 #include "base/err.h"
 #include "data/batch.h"
-#include "model/seq2seq.h"
+#include "model/model.h"
 
 /* Bytes of model activations a decoding batch may use before it gets fewer rows. */
 #define DECODE_WORK_BUDGET ((size_t)1 << 30)
@@ -18,25 +18,25 @@
 /* The most output tokens of a sentence with src_len source tokens: max_len when
    max_len > 0, else 2·src_len + 10 (docs/model.md); with learned positions at most
    max_positions − 1 (the table's rows). */
-int decode_limit(const ModelConfig *c, int src_len, int max_len);
+int decode_limit(const Model *m, int src_len, int max_len);
 
 /* The most source tokens one sentence may have so that a single row of decoding
-   (output limit decode_limit(c, S, max_len)) fits in DECODE_WORK_BUDGET; at most
+   (output limit decode_limit(m, S, max_len)) fits in DECODE_WORK_BUDGET; at most
    1 << 20, and at most max_positions with learned positions. Longer sources are refused by translate_lines (decode/translate.h). */
-int decode_max_src_len(const ModelConfig *c, int max_len);
+int decode_max_src_len(const Model *m, int max_len);
 
 /* The bytes of a decoding batch of `rows` rows with S source and T output positions:
    its Work (work_bytes, exactly) and, per row, per_t bytes per output step and per_ts
    bytes per output step and source position (beam search's records); and the most
    source tokens for which one batch of `rows` rows fits in DECODE_WORK_BUDGET (at most
    1 << 20); decode_max_src_len is the latter for one row and nothing more. */
-size_t decode_rows_bytes(const ModelConfig *c, int S, int T, int rows, size_t per_t,
+size_t decode_rows_bytes(const Model *m, int S, int T, int rows, size_t per_t,
                          size_t per_ts);
 /* The most sentences, from 1 to want, of rows_per rows each that fit in
    DECODE_WORK_BUDGET together (1 when even one does not). */
-int decode_fit_batch(const ModelConfig *c, int S, int T, int want, int rows_per, size_t per_t,
+int decode_fit_batch(const Model *m, int S, int T, int want, int rows_per, size_t per_t,
                      size_t per_ts);
-int decode_max_src_len_rows(const ModelConfig *c, int max_len, int rows, size_t per_t,
+int decode_max_src_len_rows(const Model *m, int max_len, int rows, size_t per_t,
                             size_t per_ts);
 
 /*
@@ -46,7 +46,7 @@ int decode_max_src_len_rows(const ModelConfig *c, int max_len, int rows, size_t 
  * and output limit among them to *max_s, *max_t (0 when there are none). order holds
  * d->n entries.
  */
-int decode_plan(const ModelConfig *c, const PairSet *d, int max_len, int *order, int *nn,
+int decode_plan(const Model *m, const PairSet *d, int max_len, int *order, int *nn,
                 int *max_s, int *max_t, Err *e);
 
 #endif

@@ -117,7 +117,7 @@ int translate_run(Model *m, const Vocab *src, const Vocab *tgt, const TextConfig
     size_t *toff = xmalloc_array(cnt, sizeof *toff), *tlen = xmalloc_array(cnt, sizeof *tlen);
     int *slen = xmalloc_array(cnt, sizeof *slen);
     size_t total = 0;
-    const int max_src = beam_max_src_len(&m->cfg, o->max_len, K, o->attention);
+    const int max_src = beam_max_src_len(m, o->max_len, K, o->attention);
     for (int i = 0; i < n; i++) {
         size_t len = lens ? lens[i] : strlen(lines[i]);
         long ln = line_no ? line_no[i] : (long)i + 1;
@@ -315,7 +315,7 @@ int translate_nll(Model *m, const Vocab *src, const Vocab *tgt, const TextConfig
             BUG("%s", e->msg); /* no empty source is left */
         int max_b, max_s, max_t;
         batch_limits(&d, &bo, &max_b, &max_s, &max_t);
-        Work *w = work_new(&m->cfg, max_b, max_s, max_t, WORK_SCORE);
+        Work *w = work_new(m, max_b, max_s, max_t, WORK_SCORE);
         BatchBuf bb;
         batch_buf_init(&bb, max_b, max_s, max_t);
         const int *rows;

@@ -23,7 +23,7 @@
 
 #include "base/buf.h"
 #include "base/err.h"
-#include "model/seq2seq.h"
+#include "model/model.h"
 #include "text/corpus.h"
 #include "text/vocab.h"
 

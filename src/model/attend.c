@@ -4,24 +4,24 @@
 #include <string.h>
 
 #include "base/err.h"
-#include "model/work.h"
+#include "model/rnn.h"
 #include "nn/attention.h"
 #include "nn/linalg.h"
 #include "nn/ops.h"
 
 /* The encoder states the keys are made from, and the states contexts are made of. */
-static const real *enc_states(const Model *m, const Work *w)
+static const real *enc_states(const Model *m, const RnnWork *w)
 {
     return w->out[m->cfg.layers - 1];
 }
 
-static real *enc_dstates(const Model *m, Work *w)
+static real *enc_dstates(const Model *m, RnnWork *w)
 {
     return w->dout[m->cfg.layers - 1];
 }
 
 /* Keys of the dot kinds: the projected keys, or the encoder states themselves. */
-static const real *dot_keys(const Model *m, const Work *w)
+static const real *dot_keys(const Model *m, const RnnWork *w)
 {
     return model_key_size(&m->cfg) ? w->keys : enc_states(m, w);
 }
@@ -35,17 +35,17 @@ static real dot_scale(const ModelConfig *c)
 
 /* ------------------------------------------------------------------ keys */
 
-void attend_keys_forward(const Model *m, Work *w, const Batch *b)
+void attend_keys_forward(const Model *m, RnnWork *w, const Batch *b)
 {
     const ModelConfig *c = &m->cfg;
     int N = b->S * b->B, K = model_enc_size(c), Ak = model_key_size(c);
     if (Ak)
-        nn_linear_forward(w->keys, enc_states(m, w), m->w.att_k, m->w.att_kb, N, K, Ak);
+        nn_linear_forward(w->keys, enc_states(m, w), rnn_weights(m)->att_k, rnn_weights(m)->att_kb, N, K, Ak);
     if (c->attention == ATT_MULTIHEAD)
-        nn_linear_forward(w->vals, enc_states(m, w), m->w.att_val, NULL, N, K, c->attn);
+        nn_linear_forward(w->vals, enc_states(m, w), rnn_weights(m)->att_val, NULL, N, K, c->attn);
 }
 
-void attend_keys_zero_grad(const Model *m, Work *w, const Batch *b)
+void attend_keys_zero_grad(const Model *m, RnnWork *w, const Batch *b)
 {
     const ModelConfig *c = &m->cfg;
     size_t N = (size_t)b->S * b->B;
@@ -56,22 +56,22 @@ void attend_keys_zero_grad(const Model *m, Work *w, const Batch *b)
         memset(w->dvals, 0, N * c->attn * sizeof(real));
 }
 
-void attend_keys_backward(Model *m, Work *w, const Batch *b)
+void attend_keys_backward(Model *m, RnnWork *w, const Batch *b)
 {
     const ModelConfig *c = &m->cfg;
     int N = b->S * b->B, K = model_enc_size(c), Ak = model_key_size(c);
     if (Ak)
-        nn_linear_backward(enc_dstates(m, w), m->g.att_k, m->g.att_kb, w->dkeys, enc_states(m, w),
-                           m->w.att_k, N, K, Ak);
+        nn_linear_backward(enc_dstates(m, w), rnn_grads(m)->att_k, rnn_grads(m)->att_kb, w->dkeys, enc_states(m, w),
+                           rnn_weights(m)->att_k, N, K, Ak);
     if (c->attention == ATT_MULTIHEAD)
-        nn_linear_backward(enc_dstates(m, w), m->g.att_val, NULL, w->dvals, enc_states(m, w),
-                           m->w.att_val, N, K, c->attn);
+        nn_linear_backward(enc_dstates(m, w), rnn_grads(m)->att_val, NULL, w->dvals, enc_states(m, w),
+                           rnn_weights(m)->att_val, N, K, c->attn);
 }
 
 /* ------------------------------------------------------------------ one step */
 
 /* Window bounds of step t for every row (local attention only). */
-static void local_window(const ModelConfig *c, Work *w, const Batch *b, int t)
+static void local_window(const ModelConfig *c, RnnWork *w, const Batch *b, int t)
 {
     int B = b->B, Dw = c->window;
     int *lo = w->lo + (size_t)t * B, *hi = w->hi + (size_t)t * B;
@@ -92,7 +92,7 @@ static void local_window(const ModelConfig *c, Work *w, const Batch *b, int t)
     }
 }
 
-void attend_step_forward(const Model *m, Work *w, const Batch *b, int t, const real *query)
+void attend_step_forward(const Model *m, RnnWork *w, const Batch *b, int t, const real *query)
 {
     const ModelConfig *c = &m->cfg;
     int B = b->B, S = b->S, A = c->attn, D = c->dec_hidden, K = model_enc_size(c), Hh = c->heads;
@@ -101,9 +101,9 @@ void attend_step_forward(const Model *m, Work *w, const Batch *b, int t, const r
     real *q = model_attn_projects_query(c) ? w->q + (size_t)t * B * A : NULL;
 
     if (q)
-        model_step_linear(m, w, q, query, m->w.att_q, NULL, B, D, A);
+        model_step_linear(m, &w->base, q, query, rnn_weights(m)->att_q, NULL, B, D, A);
     if (model_attn_additive(c))
-        nn_attn_score_forward(e, w->att_cache, q, w->keys, m->w.att_v, S, B, A);
+        nn_attn_score_forward(e, w->att_cache, q, w->keys, rnn_weights(m)->att_v, S, B, A);
     else if (q)
         nn_attn_dot_forward(e, q, w->keys, S, B, A, Hh, dot_scale(c));
     else
@@ -115,9 +115,9 @@ void attend_step_forward(const Model *m, Work *w, const Batch *b, int t, const r
     } else {
         if (c->local == LOCAL_P) {
             real *ph = w->pos_h + (size_t)t * B * A, *x = w->pos_x + (size_t)t * B;
-            model_step_linear(m, w, ph, query, m->w.att_pos, NULL, B, D, A);
+            model_step_linear(m, &w->base, ph, query, rnn_weights(m)->att_pos, NULL, B, D, A);
             nn_tanh_forward(ph, ph, (size_t)B * A);
-            nn_linear_forward(x, ph, m->w.att_pos_v, NULL, B, A, 1);
+            nn_linear_forward(x, ph, rnn_weights(m)->att_pos_v, NULL, B, A, 1);
             nn_local_pos_forward(w->pos_p + (size_t)t * B, w->pos_sig + (size_t)t * B, x, b->src_len, B);
         }
         local_window(c, w, b, t);
@@ -135,7 +135,7 @@ void attend_step_forward(const Model *m, Work *w, const Batch *b, int t, const r
     if (c->attention == ATT_MULTIHEAD) {
         real *o = w->heads_o + (size_t)t * B * A;
         nn_attn_context_forward(o, a, w->vals, S, B, A, Hh);
-        model_step_linear(m, w, ctx, o, m->w.att_out, NULL, B, A, K);
+        model_step_linear(m, &w->base, ctx, o, rnn_weights(m)->att_out, NULL, B, A, K);
         real *show = w->ashow + (size_t)t * BS;
         for (size_t i = 0; i < BS; i++) {
             real s = 0;
@@ -148,7 +148,7 @@ void attend_step_forward(const Model *m, Work *w, const Batch *b, int t, const r
     }
 }
 
-void attend_step_backward(Model *m, Work *w, const Batch *b, int t, const real *query, real *dquery)
+void attend_step_backward(Model *m, RnnWork *w, const Batch *b, int t, const real *query, real *dquery)
 {
     const ModelConfig *c = &m->cfg;
     int B = b->B, S = b->S, A = c->attn, D = c->dec_hidden, K = model_enc_size(c), Hh = c->heads;
@@ -159,8 +159,8 @@ void attend_step_backward(Model *m, Work *w, const Batch *b, int t, const real *
     memset(w->da, 0, Hh * BS * sizeof(real));
     if (c->attention == ATT_MULTIHEAD) {
         memset(w->dheads_o, 0, (size_t)B * A * sizeof(real));
-        nn_linear_backward(w->dheads_o, m->g.att_out, NULL, dctx, w->heads_o + (size_t)t * B * A,
-                           m->w.att_out, B, A, K);
+        nn_linear_backward(w->dheads_o, rnn_grads(m)->att_out, NULL, dctx, w->heads_o + (size_t)t * B * A,
+                           rnn_weights(m)->att_out, B, A, K);
         nn_attn_context_backward(w->da, w->dvals, w->dheads_o, a, w->vals, S, B, A, Hh);
     } else {
         nn_attn_context_backward(w->da, enc_dstates(m, w), dctx, a, enc_states(m, w), S, B, K, 1);
@@ -187,9 +187,9 @@ void attend_step_backward(Model *m, Work *w, const Batch *b, int t, const real *
             nn_local_pos_backward(w->dpos_x, w->dpos_p, w->pos_sig + (size_t)t * B, b->src_len, B);
             const real *ph = w->pos_h + (size_t)t * B * A;
             memset(w->dpos_h, 0, (size_t)B * A * sizeof(real));
-            nn_linear_backward(w->dpos_h, m->g.att_pos_v, NULL, w->dpos_x, ph, m->w.att_pos_v, B, A, 1);
+            nn_linear_backward(w->dpos_h, rnn_grads(m)->att_pos_v, NULL, w->dpos_x, ph, rnn_weights(m)->att_pos_v, B, A, 1);
             nn_tanh_backward_inplace(w->dpos_h, ph, (size_t)B * A);
-            nn_linear_backward(dquery, m->g.att_pos, NULL, w->dpos_h, query, m->w.att_pos, B, D, A);
+            nn_linear_backward(dquery, rnn_grads(m)->att_pos, NULL, w->dpos_h, query, rnn_weights(m)->att_pos, B, D, A);
         }
         for (int h = 0; h < Hh; h++)
             nn_window_softmax_backward(w->de + h * BS, dsoft + h * BS, soft + h * BS, lo, hi, B, S);
@@ -202,7 +202,7 @@ void attend_step_backward(Model *m, Work *w, const Batch *b, int t, const real *
         /* the tanh values of this step, recomputed: keeping them for every step took
            T·S·B·A floats (167 MB for a batch of 64 pairs of 50 tokens) */
         nn_attn_score_cache(w->att_cache, q, w->keys, S, B, A);
-        nn_attn_score_backward(w->dq, w->dkeys, m->g.att_v, w->de, w->att_cache, m->w.att_v, S, B, A);
+        nn_attn_score_backward(w->dq, w->dkeys, rnn_grads(m)->att_v, w->de, w->att_cache, rnn_weights(m)->att_v, S, B, A);
     }
     else if (q)
         nn_attn_dot_backward(w->dq, w->dkeys, w->de, q, w->keys, S, B, A, Hh, dot_scale(c));
@@ -210,33 +210,33 @@ void attend_step_backward(Model *m, Work *w, const Batch *b, int t, const real *
         nn_attn_dot_backward(dquery, model_key_size(c) ? w->dkeys : enc_dstates(m, w), w->de, query,
                              dot_keys(m, w), S, B, D, 1, 1);
     if (q)
-        nn_linear_backward(dquery, m->g.att_q, NULL, w->dq, query, m->w.att_q, B, D, A);
+        nn_linear_backward(dquery, rnn_grads(m)->att_q, NULL, w->dq, query, rnn_weights(m)->att_q, B, D, A);
 }
 
-const real *attend_weights(const Work *w, int t)
+const real *attend_weights(const RnnWork *w, int t)
 {
-    size_t BS = (size_t)w->B * w->S;
-    if (w->cfg.attention == ATT_MULTIHEAD)
+    size_t BS = (size_t)w->base.B * w->base.S;
+    if (w->base.cfg.attention == ATT_MULTIHEAD)
         return w->ashow + (size_t)t * BS;
-    return w->a + (size_t)t * w->cfg.heads * BS;
+    return w->a + (size_t)t * w->base.cfg.heads * BS;
 }
 
 /* ------------------------------------------------------------------ attn-pool bridge */
 
-void attend_pool_forward(const Model *m, Work *w, const Batch *b)
+void attend_pool_forward(const Model *m, RnnWork *w, const Batch *b)
 {
     const ModelConfig *c = &m->cfg;
     int B = b->B, S = b->S, A = c->attn, K = model_enc_size(c);
-    nn_linear_forward(w->pool_u, enc_states(m, w), m->w.pool_w, m->w.pool_b, S * B, K, A);
+    nn_linear_forward(w->pool_u, enc_states(m, w), rnn_weights(m)->pool_w, rnn_weights(m)->pool_b, S * B, K, A);
     nn_tanh_forward(w->pool_u, w->pool_u, (size_t)S * B * A);
     for (int r = 0; r < B; r++)
-        memcpy(w->pool_q + (size_t)r * A, m->w.pool_ctx, (size_t)A * sizeof(real));
+        memcpy(w->pool_q + (size_t)r * A, rnn_weights(m)->pool_ctx, (size_t)A * sizeof(real));
     nn_attn_dot_forward(w->pool_e, w->pool_q, w->pool_u, S, B, A, 1, 1);
     nn_masked_softmax_forward(w->pool_a, w->pool_e, b->src_len, B, S);
     nn_attn_context_forward(w->pool_m, w->pool_a, enc_states(m, w), S, B, K, 1);
 }
 
-void attend_pool_backward(Model *m, Work *w, const Batch *b)
+void attend_pool_backward(Model *m, RnnWork *w, const Batch *b)
 {
     const ModelConfig *c = &m->cfg;
     int B = b->B, S = b->S, A = c->attn, K = model_enc_size(c);
@@ -251,8 +251,8 @@ void attend_pool_backward(Model *m, Work *w, const Batch *b)
     nn_attn_dot_backward(w->dpool_q, w->dpool_u, w->dpool_e, w->pool_q, w->pool_u, S, B, A, 1, 1);
     for (int r = 0; r < B; r++)
         for (int i = 0; i < A; i++)
-            m->g.pool_ctx[i] += w->dpool_q[(size_t)r * A + i];
+            rnn_grads(m)->pool_ctx[i] += w->dpool_q[(size_t)r * A + i];
     nn_tanh_backward_inplace(w->dpool_u, w->pool_u, SBA);
-    nn_linear_backward(enc_dstates(m, w), m->g.pool_w, m->g.pool_b, w->dpool_u, enc_states(m, w), m->w.pool_w,
+    nn_linear_backward(enc_dstates(m, w), rnn_grads(m)->pool_w, rnn_grads(m)->pool_b, w->dpool_u, enc_states(m, w), rnn_weights(m)->pool_w,
                        S * B, K, A);
 }

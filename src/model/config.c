@@ -81,7 +81,7 @@ int model_pre_in_size(const ModelConfig *c)
                           : c->dec_hidden + model_enc_size(c) + c->emb;
 }
 
-static int common_check(const ModelConfig *c, Err *e)
+int model_config_check_common(const ModelConfig *c, Err *e)
 {
     if (!(c->dropout >= 0 && c->dropout < 1))
         return err_set(e, "--dropout must be in [0, 1), got %g", c->dropout);
@@ -93,65 +93,3 @@ static int common_check(const ModelConfig *c, Err *e)
     return 0;
 }
 
-static int transformer_check(const ModelConfig *c, Err *e)
-{
-    if (c->layers < 1 || c->layers > TF_MAX_LAYERS)
-        return err_set(e, "--layers must be between 1 and %d, got %d", TF_MAX_LAYERS, c->layers);
-    if (c->model_dim < 1 || c->model_dim > 8192)
-        return err_set(e, "--model-dim must be between 1 and 8192, got %d", c->model_dim);
-    if (c->ff < 1 || c->ff > 65536)
-        return err_set(e, "--ff must be between 1 and 65536, got %d", c->ff);
-    if (c->heads < 1 || c->model_dim % c->heads != 0)
-        return err_set(e, "--heads %d does not divide --model-dim %d", c->heads, c->model_dim);
-    if (c->positions == POS_LEARNED && (c->max_positions < 1 || c->max_positions > 65536))
-        return err_set(e, "--max-positions must be between 1 and 65536, got %d", c->max_positions);
-    if (c->positions == POS_SINUSOIDAL && c->max_positions != 0)
-        return err_set(e, "--max-positions needs --positions learned");
-    return common_check(c, e);
-}
-
-int model_config_check(const ModelConfig *c, Err *e)
-{
-    if (c->arch == ARCH_TRANSFORMER)
-        return transformer_check(c, e);
-    if (c->layers < 1 || c->layers > MODEL_MAX_LAYERS)
-        return err_set(e, "--layers must be between 1 and %d, got %d", MODEL_MAX_LAYERS, c->layers);
-    const struct { const char *flag; int v; } sizes[] = {
-        {"--emb", c->emb}, {"--hidden", c->hidden}, {"--dec-hidden", c->dec_hidden},
-        {"--attn-size", c->attn}, {"--deep-out", c->deep_out},
-    };
-    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
-        if (sizes[i].v < 1 || sizes[i].v > 8192)
-            return err_set(e, "%s must be between 1 and 8192, got %d", sizes[i].flag, sizes[i].v);
-    if (c->tie_embeddings && c->deep_out != c->emb)
-        return err_set(e, "--tie-embeddings needs --deep-out equal to --emb (%d != %d)", c->deep_out, c->emb);
-    if (c->heads < 1 || (c->attention != ATT_MULTIHEAD && c->heads != 1))
-        return err_set(e, "--heads needs --attention multihead");
-    if (c->attention == ATT_MULTIHEAD && c->attn % c->heads != 0)
-        return err_set(e, "--heads %d does not divide --attn-size %d", c->heads, c->attn);
-    if (!model_luong(c) && c->local != LOCAL_NONE)
-        return err_set(e, "--local needs a Luong-path attention (luong-dot, luong-general, luong-concat, "
-                          "scaled-dot or multihead), not %s", attn_name(c->attention));
-    if (!model_luong(c) && c->input_feed)
-        return err_set(e, "--input-feed needs a Luong-path attention (luong-dot, luong-general, "
-                          "luong-concat, scaled-dot or multihead), not %s", attn_name(c->attention));
-    if (c->local == LOCAL_NONE && c->window != 0)
-        return err_set(e, "--window needs --local m or --local p");
-    if (c->local != LOCAL_NONE && (c->window < 1 || c->window > 8192))
-        return err_set(e, "--window must be between 1 and 8192, got %d", c->window);
-    return common_check(c, e);
-}
-
-int model_max_positions(const ModelConfig *c)
-{
-    if (c->n_members) {
-        int lim = 0;
-        for (int i = 0; i < c->n_members; i++) {
-            int k = model_max_positions(&c->member_cfg[i]);
-            if (k && (!lim || k < lim))
-                lim = k;
-        }
-        return lim;
-    }
-    return c->arch == ARCH_TRANSFORMER && c->positions == POS_LEARNED ? c->max_positions : 0;
-}

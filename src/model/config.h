@@ -69,10 +69,6 @@ typedef struct ModelConfig {
     float label_smoothing;
     bool tie_embeddings; /* out.proj.weight is tgt_emb.weight (needs P == E, or d) */
     int src_vocab, tgt_vocab;
-    /* An ensemble (model/ensemble.h): its members' configurations; 0 and NULL for one
-       model. Never part of a file. */
-    int n_members;
-    const struct ModelConfig *member_cfg;
 } ModelConfig;
 
 /* The reference configuration (bi-GRU 256, Bahdanau 256, deep output 256). */
@@ -80,11 +76,9 @@ ModelConfig model_config_default(void);
 /* The Transformer's defaults: d 256, 3 + 3 layers, 4 heads, ff 1024, post-norm,
    sinusoidal positions, dropout 0.1, label smoothing 0.1. */
 ModelConfig model_config_transformer(void);
-/* The most positions the model can take (its learned position tables; for an ensemble
-   the least of its members'), or 0 when there is no limit. */
-int model_max_positions(const ModelConfig *c);
-/* Checks sizes and option combinations; the message names the option. */
-int model_config_check(const ModelConfig *c, Err *e);
+/* The checks every kind shares (vocabularies, dropout, label smoothing); each kind's
+   own follow in its ModelOps check (model_config_check, model/model.h). */
+int model_config_check_common(const ModelConfig *c, Err *e);
 /* K: size of one encoder state (2H when bidirectional). */
 static inline int model_enc_size(const ModelConfig *c) { return c->bidir ? 2 * c->hidden : c->hidden; }
 /* G: gates per cell (3 for GRU, 4 for LSTM). */

@@ -8,11 +8,137 @@
 #include "model/work.h"
 #include "nn/loss.h"
 
-struct EnsWork {
+/* An ensemble's m->impl. */
+typedef struct Ensemble {
     int n;
-    Work **member; /* one Work per member, sized as the ensemble's */
-    real *logp;    /* (max_b, Vt) the mean log-probabilities of the last step */
-    int *src, *src_len; /* the batch's rows before a move, restored for each member */
+    Model *member;
+} Ensemble;
+
+typedef struct EnsWork {
+    Work base;      /* base.logits: (max_b, Vt) the mean log-probabilities of the last step */
+    int n;
+    Work **member;  /* one Work per member, sized as the ensemble's */
+    real *logp;
+} EnsWork;
+
+static const Ensemble *ens(const Model *m) { return m->impl; }
+
+static int ens_max_positions(const Model *m)
+{
+    int lim = 0;
+    for (int i = 0; i < ens(m)->n; i++) {
+        int k = model_max_positions(&ens(m)->member[i]);
+        if (k && (!lim || k < lim))
+            lim = k;
+    }
+    return lim;
+}
+
+static size_t ens_work_bytes(const Model *m, const WorkShape *s)
+{
+    const Ensemble *e = ens(m);
+    size_t n = sizeof(EnsWork) + (size_t)e->n * sizeof(Work *) +
+               (size_t)s->max_b * (size_t)m->cfg.tgt_vocab * sizeof(real);
+    for (int i = 0; i < e->n; i++)
+        n += work_bytes(&e->member[i], s->max_b, s->max_s, s->max_t, s->kind);
+    return n;
+}
+
+static Work *ens_work_new(const Model *m, const WorkShape *s)
+{
+    CHECK(s->kind == WORK_DECODE);
+    const Ensemble *e = ens(m);
+    EnsWork *x = XCNEW(EnsWork, 1);
+    work_base_init(&x->base, m, s);
+    x->n = e->n;
+    x->member = XNEW(Work *, e->n);
+    for (int i = 0; i < e->n; i++)
+        x->member[i] = work_new(&e->member[i], s->max_b, s->max_s, s->max_t, s->kind);
+    x->logp = XNEW(real, (size_t)s->max_b * (size_t)m->cfg.tgt_vocab);
+    x->base.logits = x->logp;
+    return &x->base;
+}
+
+static void ens_work_free(Work *w)
+{
+    EnsWork *x = (EnsWork *)w;
+    for (int i = 0; i < x->n; i++)
+        work_free(x->member[i]);
+    free(x->logp);
+    free(x->member);
+    free(x);
+}
+
+static void ens_encode(Model *m, Work *w, const Batch *b)
+{
+    for (int i = 0; i < ens(m)->n; i++)
+        model_encode(&ens(m)->member[i], ((EnsWork *)w)->member[i], b);
+}
+
+static void ens_decode_step(Model *m, Work *w, const Batch *b, const int *prev, int t)
+{
+    EnsWork *x = (EnsWork *)w;
+    int n = ens(m)->n, B = b->B, V = m->cfg.tgt_vocab;
+    real *lp = x->logp;
+    memset(lp, 0, (size_t)B * V * sizeof *lp);
+    for (int i = 0; i < n; i++) {
+        Work *mw = x->member[i];
+        model_decode_step(&ens(m)->member[i], mw, b, prev, t);
+        const real *lg = work_step_logits(mw);
+        for (int r = 0; r < B; r++) {
+            const real *in = lg + (size_t)r * V;
+            real *y = lp + (size_t)r * V;
+            real lse = (real)nn_log_sum_exp(in, V);
+            for (int v = 0; v < V; v++)
+                y[v] += (in[v] - lse) / (real)n;
+        }
+    }
+}
+
+static const real *ens_step_attention(const Work *w) { return work_step_attention(((const EnsWork *)w)->member[0]); }
+
+/* Each member moves its own state; model_expand_rows moves the batch's rows after. */
+static void ens_expand_rows(Model *m, Work *w, const Batch *b, const int *from, int n)
+{
+    EnsWork *x = (EnsWork *)w;
+    for (int i = 0; i < ens(m)->n; i++) {
+        Model *mm = &ens(m)->member[i];
+        mm->ops->expand_rows(mm, x->member[i], b, from, n);
+        x->member[i]->B = n;
+    }
+}
+
+static void ens_select_rows(Model *m, Work *w, const Batch *b, const int *from, int t)
+{
+    for (int i = 0; i < ens(m)->n; i++)
+        model_select_rows(&ens(m)->member[i], ((EnsWork *)w)->member[i], b, from, t);
+}
+
+static void ens_quantize(Model *m, Precision p)
+{
+    for (int i = 0; i < ens(m)->n; i++)
+        model_set_precision(&ens(m)->member[i], p);
+}
+
+/* The attention shown is the first member's. */
+static int ens_attention_layers(const Model *m) { return model_attention_layers(&ens(m)->member[0]); }
+
+static void ens_show_attention(Model *m) { model_show_attention(&ens(m)->member[0], m->show_layer, m->show_head); }
+
+static const ModelOps ensemble_ops = {
+    .name = "ensemble",
+    .max_positions = ens_max_positions,
+    .work_bytes = ens_work_bytes,
+    .work_new = ens_work_new,
+    .work_free = ens_work_free,
+    .encode = ens_encode,
+    .decode_step = ens_decode_step,
+    .step_attention = ens_step_attention,
+    .expand_rows = ens_expand_rows,
+    .select_rows = ens_select_rows,
+    .quantize = ens_quantize,
+    .attention_layers = ens_attention_layers,
+    .show_attention = ens_show_attention,
 };
 
 void model_ensemble_init(Model *e, Model *members, int n)
@@ -20,127 +146,18 @@ void model_ensemble_init(Model *e, Model *members, int n)
     CHECK(n >= 1);
     memset(e, 0, sizeof *e);
     e->cfg = members[0].cfg;
-    ModelConfig *cfgs = XNEW(ModelConfig, n);
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < n; i++)
         CHECK(members[i].cfg.src_vocab == e->cfg.src_vocab && members[i].cfg.tgt_vocab == e->cfg.tgt_vocab);
-        cfgs[i] = members[i].cfg;
-    }
-    e->cfg.n_members = n;
-    e->cfg.member_cfg = cfgs;
-    e->members = members;
+    Ensemble *x = XCNEW(Ensemble, 1);
+    x->n = n;
+    x->member = members;
+    e->impl = x;
+    e->ops = &ensemble_ops;
     e->show_layer = e->show_head = -1;
 }
 
 void model_ensemble_free(Model *e)
 {
-    free((void *)e->cfg.member_cfg);
+    free(e->impl);
     memset(e, 0, sizeof *e);
-}
-
-static Work *member_work(const Work *w, int i, WorkKind kind)
-{
-    return work_new(&w->cfg.member_cfg[i], w->max_b, w->max_s, w->max_t, kind);
-}
-
-EnsWork *ens_work_new(Work *w)
-{
-    CHECK(w->kind == WORK_DECODE);
-    EnsWork *x = XCNEW(EnsWork, 1);
-    int n = w->cfg.n_members;
-    x->n = n;
-    x->member = XNEW(Work *, n);
-    for (int i = 0; i < n; i++)
-        x->member[i] = member_work(w, i, w->kind);
-    x->logp = XNEW(real, (size_t)w->max_b * (size_t)w->cfg.tgt_vocab);
-    x->src = XNEW(int, (size_t)w->max_b * (size_t)w->max_s);
-    x->src_len = XNEW(int, (size_t)w->max_b);
-    return x;
-}
-
-void ens_work_free(EnsWork *x)
-{
-    if (!x)
-        return;
-    for (int i = 0; i < x->n; i++)
-        work_free(x->member[i]);
-    free(x->logp);
-    free(x->src);
-    free(x->src_len);
-    free(x->member);
-    free(x);
-}
-
-size_t ens_work_bytes(const Work *w)
-{
-    size_t n = sizeof(EnsWork) + (size_t)w->cfg.n_members * sizeof(Work *) +
-               (size_t)w->max_b * (size_t)w->cfg.tgt_vocab * sizeof(real) +
-               ((size_t)w->max_b * (size_t)w->max_s + (size_t)w->max_b) * sizeof(int);
-    for (int i = 0; i < w->cfg.n_members; i++)
-        n += work_bytes(&w->cfg.member_cfg[i], w->max_b, w->max_s, w->max_t, w->kind);
-    return n;
-}
-
-void ens_encode(Model *m, Work *w, const Batch *b)
-{
-    for (int i = 0; i < m->cfg.n_members; i++)
-        model_encode(&m->members[i], w->ens->member[i], b);
-    w->B = b->B;
-    w->S = b->S;
-    w->T = 0;
-}
-
-void ens_decode_step(Model *m, Work *w, const Batch *b, const int *prev, int t)
-{
-    int n = m->cfg.n_members, B = b->B, V = m->cfg.tgt_vocab;
-    real *lp = w->ens->logp;
-    memset(lp, 0, (size_t)B * V * sizeof *lp);
-    for (int i = 0; i < n; i++) {
-        Work *mw = w->ens->member[i];
-        model_decode_step(&m->members[i], mw, b, prev, t);
-        const real *lg = work_step_logits(mw);
-        for (int r = 0; r < B; r++) {
-            const real *x = lg + (size_t)r * V;
-            real *y = lp + (size_t)r * V;
-            real lse = (real)nn_log_sum_exp(x, V);
-            for (int v = 0; v < V; v++)
-                y[v] += (x[v] - lse) / (real)n;
-        }
-    }
-    w->T = t + 1;
-}
-
-const real *ens_step_logits(const Work *w) { return w->ens->logp; }
-
-const real *ens_step_attention(const Work *w) { return work_step_attention(w->ens->member[0]); }
-
-/* Each member moves the batch's rows in b; every member must start from the same rows. */
-static void save_rows(Work *w, const Batch *b)
-{
-    memcpy(w->ens->src, b->src, (size_t)b->S * b->B * sizeof *b->src);
-    memcpy(w->ens->src_len, b->src_len, (size_t)b->B * sizeof *b->src_len);
-}
-
-static void restore_rows(Work *w, Batch *b, int B)
-{
-    memcpy(b->src, w->ens->src, (size_t)b->S * B * sizeof *b->src);
-    memcpy(b->src_len, w->ens->src_len, (size_t)B * sizeof *b->src_len);
-    b->B = B;
-}
-
-void ens_expand_rows(Model *m, Work *w, Batch *b, const int *from, int n)
-{
-    int B = b->B;
-    save_rows(w, b);
-    for (int i = 0; i < m->cfg.n_members; i++) {
-        if (i)
-            restore_rows(w, b, B);
-        model_expand_rows(&m->members[i], w->ens->member[i], b, from, n);
-    }
-    w->B = n;
-}
-
-void ens_select_rows(Model *m, Work *w, const Batch *b, const int *from, int t)
-{
-    for (int i = 0; i < m->cfg.n_members; i++)
-        model_select_rows(&m->members[i], w->ens->member[i], b, from, t);
 }

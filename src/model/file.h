@@ -27,7 +27,7 @@
 
 #include "base/buf.h"
 #include "base/err.h"
-#include "model/seq2seq.h"
+#include "model/model.h"
 #include "text/corpus.h"
 #include "text/bpe.h"
 #include "text/tokenize.h"

@@ -53,7 +53,8 @@ typedef struct TfLayer {
     real *cache; /* decoding: (max_t,B,2d) self-attention keys | values of every step */
 } TfLayer;
 
-struct TfWork {
+typedef struct TfWork {
+    Work base;
     real *mem;
     real *pe;                  /* (max(S,T), d) sinusoidal positions */
     real *xs, *xs_mask;        /* (S,B,d) encoder input after dropout, its mask */
@@ -72,19 +73,17 @@ struct TfWork {
     real *dh;                    /* (max(S,T)·B, F) */
     real *de;                    /* (B,H,max,max) */
     real *dmem, *dkv;            /* (S,B,d) (S,B,2d) */
-    real *rows_tmp;              /* decoding: scratch of the row moves */
-    size_t rows_tmp_len;
     real p;                      /* the dropout of the last forward pass (0 without rng) */
-};
+} TfWork;
 
 /* ------------------------------------------------------------------ sizes */
 
-static int tf_max_len(const Work *w) { return w->max_s > w->max_t ? w->max_s : w->max_t; }
+static int tf_max_len(const TfWork *w) { return w->base.max_s > w->base.max_t ? w->base.max_s : w->base.max_t; }
 
 /* Rows of the decoder's buffers: every step, or one step when decoding. */
-static size_t tgt_rows(const Work *w)
+static size_t tgt_rows(const TfWork *w)
 {
-    return (size_t)(w->kind == WORK_DECODE ? 1 : w->max_t) * (size_t)w->max_b;
+    return (size_t)(w->base.kind == WORK_DECODE ? 1 : w->base.max_t) * (size_t)w->base.max_b;
 }
 
 static void carve_sub(TfSub *s, int kind, Carver *cv, size_t N, size_t Nkv, size_t att, int d,
@@ -108,12 +107,13 @@ static void carve_sub(TfSub *s, int kind, Carver *cv, size_t N, size_t Nkv, size
     s->adrop = training ? carve(cv, att) : NULL;
 }
 
-static void tf_carve(TfWork *t, Work *w, Carver *cv)
+static void tf_carve(TfWork *t, Carver *cv)
 {
-    const ModelConfig *c = &w->cfg;
+    const TfWork *w = t;
+    const ModelConfig *c = &w->base.cfg;
     int d = c->model_dim, F = c->ff, H = c->heads, L = c->layers;
-    bool tr = w->training, dec = w->kind == WORK_DECODE;
-    size_t B = (size_t)w->max_b, S = (size_t)w->max_s, T = (size_t)w->max_t, M = (size_t)tf_max_len(w);
+    bool tr = w->base.training, dec = w->base.kind == WORK_DECODE;
+    size_t B = (size_t)w->base.max_b, S = (size_t)w->base.max_s, T = (size_t)w->base.max_t, M = (size_t)tf_max_len(w);
     size_t Ns = S * B, Nt = tgt_rows(w), Tq = dec ? 1 : T;
     t->pe = carve(cv, M * d);
     t->xs = carve(cv, Ns * d);
@@ -136,7 +136,7 @@ static void tf_carve(TfWork *t, Work *w, Carver *cv)
         t->dec_mean = carve(cv, Nt);
         t->dec_rstd = carve(cv, Nt);
     }
-    carve_output(w, cv);
+    carve_output(&t->base, cv);
     t->ashow = dec ? carve(cv, B * S) : NULL;
     if (tr) {
         size_t Nm = M * B;
@@ -152,91 +152,56 @@ static void tf_carve(TfWork *t, Work *w, Carver *cv)
         t->dkv = carve(cv, Ns * 2 * d);
     }
     if (dec) {
-        t->rows_tmp_len = T * B * 2 * d > S * B * 2 * d ? T * B * 2 * d : S * B * 2 * d;
-        t->rows_tmp = carve(cv, t->rows_tmp_len);
+        t->base.rows_tmp_len = T * B * 2 * d > S * B * 2 * d ? T * B * 2 * d : S * B * 2 * d;
+        t->base.rows_tmp = carve(cv, t->base.rows_tmp_len);
     }
 }
 
-size_t tf_work_bytes(Work *w)
+static size_t tf_work_bytes(const Model *m, const WorkShape *s)
 {
-    TfWork t;
+    TfWork t = {0};
+    work_base_init(&t.base, m, s);
     Carver count = {0};
-    tf_carve(&t, w, &count);
+    tf_carve(&t, &count);
     return sizeof t + count.used * sizeof(real);
 }
 
-TfWork *tf_work_new(Work *w)
+static Work *tf_work_new(const Model *m, const WorkShape *s)
 {
-    TfWork *t = xcalloc(1, sizeof *t);
+    TfWork *t = XCNEW(TfWork, 1);
+    work_base_init(&t->base, m, s);
     Carver count = {0};
-    tf_carve(t, w, &count);
+    tf_carve(t, &count);
     t->mem = xcalloc(count.used, sizeof(real));
     Carver cv = {.base = t->mem};
-    tf_carve(t, w, &cv);
-    int d = w->cfg.model_dim;
-    for (int p = 0; p < tf_max_len(w); p++)
+    tf_carve(t, &cv);
+    int d = m->cfg.model_dim;
+    for (int p = 0; p < tf_max_len(t); p++)
         nn_sinusoid(t->pe + (size_t)p * d, p, d);
-    return t;
+    return &t->base;
 }
 
-void tf_work_free(TfWork *t)
+static void tf_work_free(Work *w)
 {
-    if (!t)
-        return;
+    TfWork *t = (TfWork *)w;
     free(t->mem);
     free(t);
 }
 
 /* ------------------------------------------------------------------ init */
 
-/* nn.Transformer's initialisation for the layers (Xavier-uniform weights, zero attention
-   biases, PyTorch's default U(±1/sqrt(fan_in)) for the feed-forward biases, norms 1
-   and 0); embeddings, learned positions and the output projection N(0, 1/d) (the token
-   embeddings are scaled by sqrt(d) on the way in), its bias 0. */
-void tf_init_random(Model *m, Rng *rng)
-{
-    int d = m->cfg.model_dim;
-    for (int i = 0; i < m->layout.n; i++) {
-        const ParamInfo *p = &m->layout.info[i];
-        real *x = m->params + p->offset;
-        const char *n = p->name;
-        bool is_norm = strstr(n, ".norm") != NULL;
-        if (strstr(n, "_emb.") || strstr(n, "_pos.") || strcmp(n, "out.proj.weight") == 0) {
-            double sd = 1.0 / sqrt((double)d);
-            for (size_t k = 0; k < p->size; k++)
-                x[k] = (real)(sd * rng_normal(rng));
-        } else if (is_norm) {
-            bool gain = strstr(n, ".weight") != NULL;
-            for (size_t k = 0; k < p->size; k++)
-                x[k] = gain ? 1 : 0;
-        } else if (p->ndim == 2) {
-            double bound = sqrt(6.0 / (double)(p->shape[0] + p->shape[1]));
-            for (size_t k = 0; k < p->size; k++)
-                x[k] = (real)((2.0 * rng_uniform(rng) - 1.0) * bound);
-        } else if (strstr(n, ".linear")) {
-            /* the bias of linear1 (fan-in d) or linear2 (fan-in F) */
-            int fan_in = strstr(n, ".linear1.") ? d : m->cfg.ff;
-            double bound = 1.0 / sqrt((double)fan_in);
-            for (size_t k = 0; k < p->size; k++)
-                x[k] = (real)((2.0 * rng_uniform(rng) - 1.0) * bound);
-        } else {
-            memset(x, 0, p->size * sizeof *x); /* attention and output biases */
-        }
-    }
-}
-
 /* ------------------------------------------------------------------ embeddings */
 
 /* x = drop(E[ids]·sqrt(d) + pos(t)) for rows (t0 + i/B, i%B), i < N; mask NULL: no
    dropout. */
-static void embed_forward(const Model *m, const Work *w, real *x, real *mask, const int *ids,
+static void embed_forward(const Model *m, const TfWork *w, real *x, real *mask, const int *ids,
                           const real *E, int V, const real *pos_table, int N, int B, int t0,
                           real p, Rng *rng)
 {
     int d = m->cfg.model_dim;
     real scale = (real)sqrt((double)d);
     nn_embedding_forward(x, ids, E, N, V, d);
-    const real *pe = m->cfg.positions == POS_LEARNED ? pos_table : w->tf->pe;
+    const real *pe = m->cfg.positions == POS_LEARNED ? pos_table : w->pe;
     for (int i = 0; i < N; i++) {
         int t = t0 + i / B;
         CHECK(m->cfg.positions != POS_LEARNED || t < m->cfg.max_positions);
@@ -270,7 +235,7 @@ static void embed_backward(const Model *m, real *dx, const real *mask, const int
 
 typedef struct Ctx {
     const Model *m;
-    const Work *w;
+    TfWork *w;
     const Batch *b;
     int Tq, Tk;          /* query and key positions of the attention sublayers */
     int causal;          /* self-attention: -1 or the position of query 0 */
@@ -314,18 +279,18 @@ static void sub_f_forward(const Ctx *x, const TfLayerWeights *lw, TfSub *s, cons
     int d = c->model_dim, F = c->ff;
     real p = x->p;
     if (s->kind == SUB_FF) {
-        model_step_linear(x->m, x->w, s->h, fin, lw->ff1_w, lw->ff1_b, N, d, F);
+        model_step_linear(x->m, &x->w->base, s->h, fin, lw->ff1_w, lw->ff1_b, N, d, F);
         nn_relu_forward(s->h, s->h, (size_t)N * F);
         if (x->masks) /* the mask goes to scratch: backward needs only h > 0 */
-            nn_dropout_forward(s->h, x->w->tf->dh, s->h, (size_t)N * F, p, rng);
-        model_step_linear(x->m, x->w, s->sum, s->h, lw->ff2_w, lw->ff2_b, N, F, d);
+            nn_dropout_forward(s->h, x->w->dh, s->h, (size_t)N * F, p, rng);
+        model_step_linear(x->m, &x->w->base, s->sum, s->h, lw->ff2_w, lw->ff2_b, N, F, d);
         return;
     }
     const TfAttnWeights *aw = s->kind == SUB_SELF ? &lw->self : &lw->cross;
     MhaShape sh = s->kind == SUB_SELF ? self_shape(x, d) : cross_shape(x, d);
     const real *K, *V;
     if (s->kind == SUB_SELF) {
-        model_step_linear(x->m, x->w, s->qkv, fin, aw->in_w, aw->in_b, N, d, 3 * d);
+        model_step_linear(x->m, &x->w->base, s->qkv, fin, aw->in_w, aw->in_b, N, d, 3 * d);
         if (x->kv_self) { /* append this step's keys and values to the cache */
             real *row = (real *)x->kv_self + (size_t)x->causal * N * 2 * d;
             for (int i = 0; i < N; i++)
@@ -335,14 +300,14 @@ static void sub_f_forward(const Ctx *x, const TfLayerWeights *lw, TfSub *s, cons
             K = s->qkv + d;
         }
     } else {
-        model_step_linear(x->m, x->w, s->qkv, fin, aw->in_w, aw->in_b, N, d, d);
+        model_step_linear(x->m, &x->w->base, s->qkv, fin, aw->in_w, aw->in_b, N, d, d);
         K = s->kv;
     }
     V = K + d;
     if (p > 0)
         nn_dropout_mask(s->adrop, (size_t)sh.B * sh.H * sh.Tq * sh.Tk, p, rng);
     nn_mha_forward(s->ctx, s->a, p > 0 ? s->adrop : NULL, s->qkv, K, V, &sh);
-    model_step_linear(x->m, x->w, s->sum, s->ctx, aw->out_w, aw->out_b, N, d, d);
+    model_step_linear(x->m, &x->w->base, s->sum, s->ctx, aw->out_w, aw->out_b, N, d, d);
 }
 
 /* Runs sublayer k of a layer on the stream `in`; returns the stream leaving it. */
@@ -373,7 +338,7 @@ static void sub_f_backward(const Ctx *x, const TfLayerWeights *lw, TfLayerWeight
                            const real *fin, const real *dout, real *dfin, int N)
 {
     const ModelConfig *c = &x->m->cfg;
-    TfWork *t = x->w->tf;
+    TfWork *t = x->w;
     int d = c->model_dim, F = c->ff;
     if (s->kind == SUB_FF) {
         memset(t->dh, 0, (size_t)N * F * sizeof(real));
@@ -418,7 +383,7 @@ static void sub_backward(const Ctx *x, const TfLayerWeights *lw, TfLayerWeights 
                          int k, real **dy, real **spare, int N)
 {
     const ModelConfig *c = &x->m->cfg;
-    TfWork *t = x->w->tf;
+    TfWork *t = x->w;
     int d = c->model_dim;
     size_t n = (size_t)N * d;
     if (c->norm == NORM_PRE) {
@@ -445,34 +410,34 @@ static void sub_backward(const Ctx *x, const TfLayerWeights *lw, TfLayerWeights 
 
 /* ------------------------------------------------------------------ stacks */
 
-static void encoder_forward(Model *m, Work *w, const Batch *b, Rng *rng)
+static void encoder_forward(Model *m, TfWork *w, const Batch *b, Rng *rng)
 {
     const ModelConfig *c = &m->cfg;
-    TfWork *t = w->tf;
+    TfWork *t = w;
     int B = b->B, S = b->S, N = S * B, d = c->model_dim;
-    Ctx x = {.m = m, .w = w, .b = b, .Tq = S, .Tk = S, .causal = -1, .masks = w->training,
+    Ctx x = {.m = m, .w = w, .b = b, .Tq = S, .Tk = S, .causal = -1, .masks = w->base.training,
              .p = t->p};
-    embed_forward(m, w, t->xs, t->xs_mask, b->src, m->tw.src_emb, c->src_vocab, m->tw.src_pos,
+    embed_forward(m, w, t->xs, t->xs_mask, b->src, tf_weights(m)->src_emb, c->src_vocab, tf_weights(m)->src_pos,
                   N, B, 0, t->p, rng);
     const real *h = t->xs;
     for (int l = 0; l < c->layers; l++)
         for (int k = 0; k < 2; k++)
-            h = sub_forward(&x, &m->tw.enc[l], &t->enc[l].sub[k], k, h, N, rng);
+            h = sub_forward(&x, &tf_weights(m)->enc[l], &t->enc[l].sub[k], k, h, N, rng);
     if (c->norm == NORM_PRE) {
-        nn_layernorm_forward(t->enc_ln, t->enc_mean, t->enc_rstd, h, m->tw.enc_norm_g,
-                             m->tw.enc_norm_b, N, d, LN_EPS);
+        nn_layernorm_forward(t->enc_ln, t->enc_mean, t->enc_rstd, h, tf_weights(m)->enc_norm_g,
+                             tf_weights(m)->enc_norm_b, N, d, LN_EPS);
         h = t->enc_ln;
     }
     t->memory = h;
 }
 
 /* Keys and values of the encoder output for every decoder layer's cross-attention. */
-static void cross_kv_forward(Model *m, Work *w, const Batch *b)
+static void cross_kv_forward(Model *m, TfWork *w, const Batch *b)
 {
-    TfWork *t = w->tf;
+    TfWork *t = w;
     int d = m->cfg.model_dim, N = b->S * b->B;
     for (int l = 0; l < m->cfg.layers; l++) {
-        const TfAttnWeights *aw = &m->tw.dec[l].cross;
+        const TfAttnWeights *aw = &tf_weights(m)->dec[l].cross;
         nn_linear_forward(t->dec[l].sub[1].kv, t->memory, aw->in_w + (size_t)d * d, aw->in_b + d, N,
                           d, 2 * d);
     }
@@ -480,78 +445,76 @@ static void cross_kv_forward(Model *m, Work *w, const Batch *b)
 
 /* The decoder over N rows starting at position t0 (all steps in training, one step
    when decoding, which also writes the step's logits (B,V)). */
-static void decoder_forward(Model *m, Work *w, const Batch *b, const int *ids, int Tq, int t0,
+static void decoder_forward(Model *m, TfWork *w, const Batch *b, const int *ids, int Tq, int t0,
                             Rng *rng)
 {
     const ModelConfig *c = &m->cfg;
-    TfWork *t = w->tf;
+    TfWork *t = w;
     int B = b->B, N = Tq * B, d = c->model_dim;
-    bool decoding = w->kind == WORK_DECODE;
+    bool decoding = w->base.kind == WORK_DECODE;
     Ctx x = {.m = m, .w = w, .b = b, .Tq = Tq, .causal = decoding ? t0 : 0,
-             .masks = w->training, .p = t->p};
-    embed_forward(m, w, t->xt, t->xt_mask, ids, m->tw.tgt_emb, c->tgt_vocab, m->tw.tgt_pos, N, B,
+             .masks = w->base.training, .p = t->p};
+    embed_forward(m, w, t->xt, t->xt_mask, ids, tf_weights(m)->tgt_emb, c->tgt_vocab, tf_weights(m)->tgt_pos, N, B,
                   t0, t->p, rng);
     const real *h = t->xt;
     for (int l = 0; l < c->layers; l++) {
         x.kv_self = decoding ? t->dec[l].cache : NULL;
         for (int k = 0; k < 3; k++)
-            h = sub_forward(&x, &m->tw.dec[l], &t->dec[l].sub[k], k, h, N, rng);
+            h = sub_forward(&x, &tf_weights(m)->dec[l], &t->dec[l].sub[k], k, h, N, rng);
     }
     if (c->norm == NORM_PRE) {
-        nn_layernorm_forward(t->dec_ln, t->dec_mean, t->dec_rstd, h, m->tw.dec_norm_g,
-                             m->tw.dec_norm_b, N, d, LN_EPS);
+        nn_layernorm_forward(t->dec_ln, t->dec_mean, t->dec_rstd, h, tf_weights(m)->dec_norm_g,
+                             tf_weights(m)->dec_norm_b, N, d, LN_EPS);
         h = t->dec_ln;
     }
     t->top = h;
     if (decoding)
-        model_step_linear(m, w, w->logits, h, m->tw.proj_w, m->tw.proj_b, N, d, c->tgt_vocab);
+        model_step_linear(m, &w->base, w->base.logits, h, tf_weights(m)->proj_w, tf_weights(m)->proj_b, N, d, c->tgt_vocab);
 }
 
 /* The output layer's gradient goes where the backward pass starts: the final norm's
    output (pre-norm) or the decoder's output. */
 static real *top_grad(Model *m, TfWork *t) { return m->cfg.norm == NORM_PRE ? t->dln : t->dy; }
 
-double tf_forward(Model *m, Work *w, const Batch *b, Rng *rng, bool grad)
+static double tf_forward(Model *m, Work *base, const Batch *b, Rng *rng, bool grad)
 {
+    TfWork *w = (TfWork *)base;
     const ModelConfig *c = &m->cfg;
-    CHECK(w->kind != WORK_DECODE && b->B <= w->max_b && b->S <= w->max_s && b->T <= w->max_t);
-    w->B = b->B;
-    w->S = b->S;
-    w->T = b->T;
-    w->tf->p = rng && w->training ? c->dropout : 0;
+    const TfWeights *W = tf_weights(m);
+    TfWeights *G = tf_grads(m);
+    w->p = rng && base->training ? c->dropout : 0;
     encoder_forward(m, w, b, rng);
     cross_kv_forward(m, w, b);
     decoder_forward(m, w, b, b->tgt_in, b->T, 0, rng);
-    CHECK(!grad || w->training);
-    OutputLayer o = work_output(w, m->tw.proj_w, m->tw.proj_b, m->tg.proj_w, m->tg.proj_b, c->model_dim, grad);
+    OutputLayer o = work_output(base, W->proj_w, W->proj_b, grad ? G->proj_w : NULL, grad ? G->proj_b : NULL,
+                                c->model_dim, grad);
     real scale = grad ? (real)(1.0 / (double)b->ntok) : 0;
-    OutputLoss r = output_loss(&o, w->tf->top, b->tgt_out, b->T * b->B, scale, grad ? top_grad(m, w->tf) : NULL);
-    w->nll = r.nll;
+    OutputLoss r = output_loss(&o, w->top, b->tgt_out, b->T * b->B, scale, grad ? top_grad(m, w) : NULL);
+    base->nll = r.nll;
     return r.loss;
 }
 
-void tf_backward(Model *m, Work *w, const Batch *b)
+static void tf_backward(Model *m, Work *base, const Batch *b)
 {
     const ModelConfig *c = &m->cfg;
-    CHECK(w->training && b->B == w->B && b->S == w->S && b->T == w->T);
-    TfWork *t = w->tf;
+    TfWork *t = (TfWork *)base, *w = t;
     int B = b->B, d = c->model_dim, V = c->tgt_vocab, Nt = b->T * B, Ns = b->S * B;
     bool pre = c->norm == NORM_PRE;
-    TfWeights *g = &m->tg;
+    TfWeights *g = tf_grads(m);
     /* the output layer's gradient is in top_grad (tf_forward) */
     real *dy = t->dy, *spare = t->dx;
     if (pre) {
         memset(dy, 0, (size_t)Nt * d * sizeof(real));
         /* the final norm reads the last sublayer's sum */
         nn_layernorm_backward(dy, g->dec_norm_g, g->dec_norm_b, t->dln, t->dec[c->layers - 1].sub[2].sum,
-                              t->dec_mean, t->dec_rstd, m->tw.dec_norm_g, Nt, d);
+                              t->dec_mean, t->dec_rstd, tf_weights(m)->dec_norm_g, Nt, d);
     }
     /* decoder stack in reverse; its cross-attention fills dmem */
     memset(t->dmem, 0, (size_t)Ns * d * sizeof(real));
     Ctx x = {.m = m, .w = w, .b = b, .Tq = b->T, .Tk = b->T, .causal = 0, .masks = true, .p = t->p};
     for (int l = c->layers - 1; l >= 0; l--)
         for (int k = 2; k >= 0; k--)
-            sub_backward(&x, &m->tw.dec[l], &g->dec[l], &t->dec[l].sub[k], k, &dy, &spare, Nt);
+            sub_backward(&x, &tf_weights(m)->dec[l], &g->dec[l], &t->dec[l].sub[k], k, &dy, &spare, Nt);
     embed_backward(m, dy, t->xt_mask, b->tgt_in, g->tgt_emb, V, g->tgt_pos, Nt, B);
     /* encoder: from the gradient of its output */
     dy = t->dy;
@@ -559,37 +522,36 @@ void tf_backward(Model *m, Work *w, const Batch *b)
     if (pre) {
         memset(dy, 0, (size_t)Ns * d * sizeof(real));
         nn_layernorm_backward(dy, g->enc_norm_g, g->enc_norm_b, t->dmem, t->enc[c->layers - 1].sub[1].sum,
-                              t->enc_mean, t->enc_rstd, m->tw.enc_norm_g, Ns, d);
+                              t->enc_mean, t->enc_rstd, tf_weights(m)->enc_norm_g, Ns, d);
     } else {
         memcpy(dy, t->dmem, (size_t)Ns * d * sizeof(real));
     }
     x = (Ctx){.m = m, .w = w, .b = b, .Tq = b->S, .Tk = b->S, .causal = -1, .masks = true, .p = t->p};
     for (int l = c->layers - 1; l >= 0; l--)
         for (int k = 1; k >= 0; k--)
-            sub_backward(&x, &m->tw.enc[l], &g->enc[l], &t->enc[l].sub[k], k, &dy, &spare, Ns);
+            sub_backward(&x, &tf_weights(m)->enc[l], &g->enc[l], &t->enc[l].sub[k], k, &dy, &spare, Ns);
     embed_backward(m, dy, t->xs_mask, b->src, g->src_emb, c->src_vocab, g->src_pos, Ns, B);
 }
 
 /* ------------------------------------------------------------------ decoding */
 
-void tf_encode(Model *m, Work *w, const Batch *b)
+static void tf_encode(Model *m, Work *base, const Batch *b)
 {
-    CHECK(w->kind == WORK_DECODE && b->B <= w->max_b && b->S <= w->max_s);
-    w->B = b->B;
-    w->S = b->S;
-    w->T = 0;
-    w->tf->p = 0;
+    TfWork *w = (TfWork *)base;
+    CHECK(base->kind == WORK_DECODE);
+    w->p = 0;
     encoder_forward(m, w, b, NULL);
     cross_kv_forward(m, w, b);
 }
 
-void tf_decode_step(Model *m, Work *w, const Batch *b, const int *prev, int t)
+static void tf_decode_step(Model *m, Work *base, const Batch *b, const int *prev, int t)
 {
-    CHECK(w->kind == WORK_DECODE && t < w->max_t && t == w->T);
+    TfWork *w = (TfWork *)base;
+    CHECK(base->kind == WORK_DECODE && t == base->T);
     decoder_forward(m, w, b, prev, 1, t, NULL);
     /* the attention shown: a layer's weights over the source (the last by default),
        one head's or the heads' mean (m->show_layer, m->show_head) */
-    TfWork *tw = w->tf;
+    TfWork *tw = w;
     int B = b->B, S = b->S, H = m->cfg.heads;
     int layer = m->show_layer >= 0 && m->show_layer < m->cfg.layers ? m->show_layer : m->cfg.layers - 1;
     int head = m->show_head < H ? m->show_head : -1;
@@ -601,62 +563,51 @@ void tf_decode_step(Model *m, Work *w, const Batch *b, const int *prev, int t)
                 s += a[((size_t)r * H + h) * S + j];
             tw->ashow[(size_t)r * S + j] = head < 0 ? s / (real)H : s;
         }
-    w->T = t + 1;
 }
 
-const real *tf_step_attention(const Work *w) { return w->tf->ashow; }
+static const real *tf_step_attention(const Work *w) { return ((const TfWork *)w)->ashow; }
 
-/* Row r of the (S,n,width) array dst becomes row from[r] of the (S,B,width) array src
-   (dst may be src). */
-static void gather(TfWork *t, real *dst, const real *src, int S, int B, int n, size_t width,
-                   const int *from)
+static void tf_expand_rows(Model *m, Work *base, const Batch *b, const int *from, int n)
 {
-    size_t old = (size_t)S * B * width;
-    CHECK(old <= t->rows_tmp_len);
-    memcpy(t->rows_tmp, src, old * sizeof(real));
-    for (int s = 0; s < S; s++)
-        for (int r = 0; r < n; r++)
-            memcpy(dst + ((size_t)s * n + r) * width, t->rows_tmp + ((size_t)s * B + from[r]) * width,
-                   width * sizeof(real));
-}
-
-static void gather_ints(int *x, int S, int B, int n, const int *from)
-{
-    size_t old = (size_t)S * B;
-    int *tmp = XNEW(int, old);
-    memcpy(tmp, x, old * sizeof *tmp);
-    for (int s = 0; s < S; s++)
-        for (int r = 0; r < n; r++)
-            x[(size_t)s * n + r] = tmp[(size_t)s * B + from[r]];
-    free(tmp);
-}
-
-void tf_expand_rows(Model *m, Work *w, Batch *b, const int *from, int n)
-{
-    TfWork *t = w->tf;
-    CHECK(b->B == w->B && n >= 1 && n <= w->max_b);
-    int B = b->B, S = b->S, d = m->cfg.model_dim;
-    for (int r = 0; r < n; r++)
-        CHECK(from[r] >= 0 && from[r] < B);
+    TfWork *t = (TfWork *)base;
+    int B = b->B, S = b->S;
+    size_t width = 2 * (size_t)m->cfg.model_dim;
     for (int l = 0; l < m->cfg.layers; l++) {
-        gather(t, t->dec[l].sub[1].kv, t->dec[l].sub[1].kv, S, B, n, 2 * (size_t)d, from);
-        if (w->T)
-            gather(t, t->dec[l].cache, t->dec[l].cache, w->T, B, n, 2 * (size_t)d, from);
+        work_gather_rows(base, t->dec[l].sub[1].kv, t->dec[l].sub[1].kv, S, B, n, width, from);
+        if (base->T)
+            work_gather_rows(base, t->dec[l].cache, t->dec[l].cache, base->T, B, n, width, from);
     }
-    gather_ints(b->src, S, B, n, from);
-    gather_ints(b->src_len, 1, B, n, from);
-    b->B = w->B = n;
 }
 
-void tf_select_rows(Model *m, Work *w, const Batch *b, const int *from, int t)
+static void tf_select_rows(Model *m, Work *base, const Batch *b, const int *from, int t)
 {
-    TfWork *tw = w->tf;
-    CHECK(b->B == w->B && t >= 0 && t == w->T);
-    int B = b->B, d = m->cfg.model_dim;
-    for (int r = 0; r < B; r++)
-        CHECK(from[r] >= 0 && from[r] < B);
+    TfWork *tw = (TfWork *)base;
     if (t == 0)
         return;
     for (int l = 0; l < m->cfg.layers; l++)
-        gather(tw, tw->dec[l].cache, tw->dec[l].cache, t, B, B, 2 * (size_t)d, from);
+        work_gather_rows(base, tw->dec[l].cache, tw->dec[l].cache, t, b->B, b->B, 2 * (size_t)m->cfg.model_dim, from);
 }
+
+static int tf_attention_layers(const Model *m) { return m->cfg.layers; }
+
+const ModelOps tf_ops = {
+    .name = "transformer",
+    .check = tf_check,
+    .layout = tf_layout,
+    .bind = tf_bind,
+    .release = tf_release,
+    .init_random = tf_init_random,
+    .max_positions = tf_max_positions,
+    .work_bytes = tf_work_bytes,
+    .work_new = tf_work_new,
+    .work_free = tf_work_free,
+    .forward = tf_forward,
+    .backward = tf_backward,
+    .encode = tf_encode,
+    .decode_step = tf_decode_step,
+    .step_attention = tf_step_attention,
+    .expand_rows = tf_expand_rows,
+    .select_rows = tf_select_rows,
+    .quantize = tf_quantize,
+    .attention_layers = tf_attention_layers,
+};

@@ -1,28 +1,52 @@
-/* The Transformer of "Attention Is All You Need" (docs/model.md "The Transformer"):
-   the architecture behind model_* of seq2seq.h when cfg.arch is ARCH_TRANSFORMER.
-   Internal to src/model/: seq2seq.c calls these, nothing else does. */
+/* The Transformer of "Attention Is All You Need" (docs/model.md "The Transformer"): its
+   weights and its operations (tf_ops). Internal to src/model/ (transformer.c: the
+   stacks and their Work; transformer_params.c: the parameter walk, initialisation,
+   checks and quantization); tests read the weights through tf_weights. */
 #ifndef S2S_MODEL_TRANSFORMER_H
 #define S2S_MODEL_TRANSFORMER_H
 
-#include "model/seq2seq.h"
+#include "model/work.h"
 
-typedef struct TfWork TfWork;
+/* The Transformer's tensors, named as PyTorch's nn.TransformerEncoderLayer /
+   nn.TransformerDecoderLayer state_dict (docs/model.md). */
+typedef struct TfAttnWeights {
+    real *in_w, *in_b;   /* in_proj_weight (3d,d): rows q | k | v; in_proj_bias (3d) */
+    real *out_w, *out_b; /* out_proj.weight (d,d), out_proj.bias (d) */
+} TfAttnWeights;
 
-/* Sizes as work_new; also carves the Work's output buffers (carve_output). */
-TfWork *tf_work_new(Work *w);
-void tf_work_free(TfWork *t);
-/* Bytes tf_work_new allocates for the sizes in w, exactly. */
-size_t tf_work_bytes(Work *w);
+typedef struct TfLayerWeights {
+    TfAttnWeights self;       /* self_attn */
+    TfAttnWeights cross;      /* multihead_attn: decoder layers only */
+    real *ff1_w, *ff1_b;      /* linear1 (F,d) (F) */
+    real *ff2_w, *ff2_b;      /* linear2 (d,F) (d) */
+    real *norm_g[3], *norm_b[3]; /* norm1, norm2, norm3 (decoder) (d) */
+} TfLayerWeights;
 
+typedef struct TfWeights {
+    real *src_emb, *tgt_emb;  /* (Vs,d) (Vt,d) */
+    real *src_pos, *tgt_pos;  /* (max_positions,d) learned positions only */
+    TfLayerWeights enc[TF_MAX_LAYERS], dec[TF_MAX_LAYERS];
+    real *enc_norm_g, *enc_norm_b, *dec_norm_g, *dec_norm_b; /* (d) pre-norm only */
+    real *proj_w, *proj_b;    /* (Vt,d), tgt_emb when tied; (Vt) */
+} TfWeights;
+
+/* A Transformer's m->impl: its views of the parameters and gradients. */
+typedef struct TfModel {
+    TfWeights w, g;
+} TfModel;
+
+static inline TfWeights *tf_weights(const Model *m) { return &((TfModel *)m->impl)->w; }
+static inline TfWeights *tf_grads(const Model *m) { return &((TfModel *)m->impl)->g; }
+
+extern const ModelOps tf_ops;
+
+/* transformer_params.c */
+int tf_check(const ModelConfig *c, Err *e);
+void tf_layout(ParamLayout *l, const ModelConfig *c);
+void tf_bind(Model *m);
+void tf_release(Model *m);
 void tf_init_random(Model *m, Rng *rng);
-/* The loss; with grad, also the output layer's gradients (see model_forward_backward),
-   and tf_backward the rest. */
-double tf_forward(Model *m, Work *w, const Batch *b, Rng *rng, bool grad);
-void tf_backward(Model *m, Work *w, const Batch *b);
-void tf_encode(Model *m, Work *w, const Batch *b);
-void tf_decode_step(Model *m, Work *w, const Batch *b, const int *prev, int t);
-const real *tf_step_attention(const Work *w);
-void tf_expand_rows(Model *m, Work *w, Batch *b, const int *from, int n);
-void tf_select_rows(Model *m, Work *w, const Batch *b, const int *from, int t);
+int tf_max_positions(const Model *m);
+void tf_quantize(Model *m, Precision p);
 
 #endif

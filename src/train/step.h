@@ -6,7 +6,7 @@
 
 #include "base/rng.h"
 #include "data/batch.h"
-#include "model/seq2seq.h"
+#include "model/model.h"
 #include "train/optim.h"
 
 typedef struct StepResult {

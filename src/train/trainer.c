@@ -763,11 +763,11 @@ static int valid_bleu(Trainer *t, double *bleu, Err *e)
     int *mine = NULL, **msrc = NULL, *mlen = NULL;
     if (t->size > 1) {
         int *order = XNEW(int, n), nn, ms, mt, nm = 0;
-        if (decode_plan(&t->m.cfg, &srcs, 0, order, &nn, &ms, &mt, e) != 0) {
+        if (decode_plan(&t->m, &srcs, 0, order, &nn, &ms, &mt, e) != 0) {
             free(order);
             return -1;
         }
-        int B = nn ? decode_fit_batch(&t->m.cfg, ms, mt, batch < nn ? batch : nn, 1, 0, 0) : 1;
+        int B = nn ? decode_fit_batch(&t->m, ms, mt, batch < nn ? batch : nn, 1, 0, 0) : 1;
         mine = XNEW(int, n);
         for (int j = 0; j < nn; j++)
             if (j / B % t->size == t->rank)
@@ -1110,9 +1110,10 @@ static int train_loop(Trainer *t, Stop *why, Err *e)
 /* With learned positions every training and valid pair must fit the table: a source
    of at most max_positions tokens, a target of at most max_positions − 1 (<bos> or
    <eos> takes one more step). */
-static int check_positions(const ModelConfig *c, const Prepared *d, Err *e)
+static int check_positions(const Model *m, const Prepared *d, Err *e)
 {
-    if (c->arch != ARCH_TRANSFORMER || c->positions != POS_LEARNED)
+    int rows = model_max_positions(m);
+    if (!rows)
         return 0;
     int ms = 0, mt = 0;
     const Split *splits[2] = {&d->train, &d->valid};
@@ -1122,10 +1123,10 @@ static int check_positions(const ModelConfig *c, const Prepared *d, Err *e)
         ms = s > ms ? s : ms;
         mt = t > mt ? t : mt;
     }
-    if (ms > c->max_positions || mt + 1 > c->max_positions)
+    if (ms > rows || mt + 1 > rows)
         return err_set(e, "%s: --max-positions %d is too small for the longest pairs (%d source, %d target "
                           "tokens); give at least --max-positions %d or prepare with a smaller --max-len",
-                       d->dir, c->max_positions, ms, mt, ms > mt + 1 ? ms : mt + 1);
+                       d->dir, rows, ms, mt, ms > mt + 1 ? ms : mt + 1);
     return 0;
 }
 
@@ -1141,9 +1142,9 @@ static int trainer_setup(Trainer *t, ModelConfig *cfg, Err *e)
     Err ce;
     if (model_config_check(cfg, &ce) != 0) /* the options were checked with placeholder sizes: this is about the data */
         return err_set(e, "%s: %s", o->data, ce.msg);
-    if (check_positions(cfg, &t->data, e) != 0)
-        return -1;
     model_init(&t->m, cfg, true);
+    if (check_positions(&t->m, &t->data, e) != 0)
+        return -1;
     optim_adam_init(&t->adam, t->m.layout.total, o->beta1, o->beta2, o->eps, o->weight_decay);
     t->sched = optim_sched_make(o->sched, o->lr);
     t->sched.warmup = o->warmup;
@@ -1195,7 +1196,7 @@ static int trainer_setup(Trainer *t, ModelConfig *cfg, Err *e)
     ms = ms > vs ? ms : vs;
     mt = mt > vt ? mt : vt;
     batch_buf_init(&t->bb, mb, ms, mt);
-    t->work = work_new(cfg, mb, ms, mt, true);
+    t->work = work_new(&t->m, mb, ms, mt, true);
     if (t->size > 1)
         t->mine = XNEW(int, mb);
     return 0;

@@ -1,5 +1,5 @@
 /*
- * Parity of the C model (src/model/seq2seq.c) with the PyTorch reference
+ * Parity of the C model (src/model/rnn.c, attend.c) with the PyTorch reference
  * (scripts/torch_ref.py), docs/model.md.
  *
  * Each case makes torch_ref.py write a model with random weights (init --scale 2,
@@ -51,7 +51,7 @@
 #include "base/safetensors.h"
 #include "helpers.h"
 #include "model/file.h"
-#include "model/seq2seq.h"
+#include "model/model.h"
 
 #define PARITY_RTOL 1e-5
 #define PARITY_ATOL 1e-8
@@ -272,9 +272,9 @@ static void run_case_scaled(const char *tag, const char *config, int seed, const
 
     /* C: forward without dropout, backward of the loss / ntok; the logits from a
        scoring Work, whose loss is the same number. */
-    Work *w = work_new(c, B, S, T, WORK_TRAIN);
+    Work *w = work_new(m, B, S, T, WORK_TRAIN);
     double loss = model_forward_backward(m, w, &b, NULL) / (double)ntok;
-    Work *ws = work_new(c, B, S, T, WORK_SCORE);
+    Work *ws = work_new(m, B, S, T, WORK_SCORE);
     double score_loss = model_forward(m, ws, &b, NULL) / (double)ntok;
     cr_expect(score_loss == loss, "%s: scoring loss %.17g, training loss %.17g", tag, score_loss, loss);
 

@@ -178,10 +178,10 @@ Test(transformer, cached_steps_equal_the_whole_prefix_recomputed)
             }
         Batch bt = {.B = B, .S = S, .T = T, .src = src, .src_len = len, .tgt_in = tin, .tgt_out = tout,
                     .ntok = T * B};
-        Work *wf = work_new(&m.cfg, B, S, T, WORK_SCORE);
+        Work *wf = work_new(&m, B, S, T, WORK_SCORE);
         model_forward(&m, wf, &bt, NULL);
         const real *full = work_logits(wf);
-        Work *wd = work_new(&m.cfg, B, S, T, false);
+        Work *wd = work_new(&m, B, S, T, false);
         Batch bd = bt;
         model_encode(&m, wd, &bd);
         double worst = 0;

@@ -13,6 +13,7 @@
 #include "decode/translate.h"
 #include "text/tokenize.h"
 #include "helpers.h"
+#include "model/rnn.h"
 #include "model_fixture.h"
 
 /* Every non-empty line translates to this with the chain model below. */
@@ -454,7 +455,7 @@ Test(cli_translate, replace_unk_takes_the_most_attended_source_token)
     char *path = strf("%s/unks.s2s", f.dir);
     Model m;
     fixture_text_model(&m, 9);
-    m.w.proj_b[1] += 100;
+    rnn_weights(&m)->proj_b[1] += 100;
     fixture_save(path, &m, NULL);
     model_free(&m);
     ModelFile mf;

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "gradcheck.h"
-#include "model/seq2seq.h"
+#include "model/model.h"
 
 typedef struct Ctx {
     Model m;
@@ -82,7 +82,7 @@ static void check_config(ModelConfig cfg, bool dropout)
     for (size_t i = 0; i < c.m.layout.total; i++)
         c.m.params[i] *= 1.5;
     tiny_batch(&c.b);
-    c.w = work_new(&cfg, 3, 4, 3, true);
+    c.w = work_new(&c.m, 3, 4, 3, true);
     c.dropout = dropout;
     c.scale = (real)1 / (real)c.b.ntok;
 

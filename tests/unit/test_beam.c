@@ -20,7 +20,7 @@ enum { VS = 13, VT = 15 };
 static void direct(Model *m, const int *src, int len, const int *prefix, int np, real *logits,
                    real *att)
 {
-    Work *w = work_new(&m->cfg, 1, len, np + 1, false);
+    Work *w = work_new(m, 1, len, np + 1, false);
     int zero = 0, l = len;
     Batch b = {.B = 1, .S = len, .src = (int *)src, .src_len = &l, .tgt_in = &zero,
                .tgt_out = &zero};
@@ -65,7 +65,7 @@ static void rows_batch(RowsBatch *rb, const int *from, int n)
 /* Encodes the three sources and expands them to the RN rows of r_from. */
 static Work *encode_expanded(Model *m, RowsBatch *rb)
 {
-    Work *w = work_new(&m->cfg, RN, RS, RT, false);
+    Work *w = work_new(m, RN, RS, RT, false);
     rows_batch(rb, NULL, RB);
     model_encode(m, w, &rb->b);
     model_expand_rows(m, w, &rb->b, r_from, RN);
@@ -88,7 +88,7 @@ static void check_expand(const ModelConfig *c, uint64_t seed)
             cr_assert_eq(a.b.src[k * RN + r], k < r_lens[r_from[r]] ? r_ids[r_from[r]][k] : 0);
     }
     rows_batch(&d, r_from, RN);
-    Work *wd = work_new(&m.cfg, RN, RS, RT, false);
+    Work *wd = work_new(&m, RN, RS, RT, false);
     model_encode(&m, wd, &d.b);
     int prev[RN];
     double worst = 0;
@@ -362,7 +362,7 @@ static int ref_cmp(const void *pa, const void *pb)
 
 static int ref_beam(Model *m, const int *src, int len, int K, int max_len, double alpha, RefHyp *fin)
 {
-    int V = m->cfg.tgt_vocab, lim = decode_limit(&m->cfg, len, max_len), width = K, nfin = 0;
+    int V = m->cfg.tgt_vocab, lim = decode_limit(m, len, max_len), width = K, nfin = 0;
     RefHyp live[16], next[16];
     int nlive = 1;
     live[0] = (RefHyp){0};
@@ -481,7 +481,7 @@ Test(beam, matches_the_reference_search_k4_nbest1_alpha06) { check_against_refer
 /* Next-token logits that depend on the previous token only: logit[prev][next]. */
 static void set_logit(Model *m, int prev, int next, double logit)
 {
-    m->w.proj_w[(size_t)next * m->cfg.deep_out + prev] = (real)(logit / tanh(1.0));
+    rnn_weights(m)->proj_w[(size_t)next * m->cfg.deep_out + prev] = (real)(logit / tanh(1.0));
 }
 
 static double lsm(const double *logits, int V, int v)
@@ -647,9 +647,9 @@ Test(beam, norm_and_source_limits)
     cr_assert_eq(beam_norm(-6, 0, 1), -6);
     Model m;
     fixture_model(&m, CELL_GRU, 1, true, VS, VT, 9);
-    int k1 = beam_max_src_len(&m.cfg, 0, 1, false), g1 = decode_max_src_len(&m.cfg, 0);
+    int k1 = beam_max_src_len(&m, 0, 1, false), g1 = decode_max_src_len(&m, 0);
     cr_assert(k1 <= g1 && k1 > g1 * 9 / 10, "%d %d", k1, g1);
-    int k5 = beam_max_src_len(&m.cfg, 0, 5, false), k5a = beam_max_src_len(&m.cfg, 0, 5, true);
-    cr_assert(k5 < decode_max_src_len(&m.cfg, 0) && k5a < k5 && k5a > 100, "%d %d", k5, k5a);
+    int k5 = beam_max_src_len(&m, 0, 5, false), k5a = beam_max_src_len(&m, 0, 5, true);
+    cr_assert(k5 < decode_max_src_len(&m, 0) && k5a < k5 && k5a > 100, "%d %d", k5, k5a);
     model_free(&m);
 }

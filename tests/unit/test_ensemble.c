@@ -8,6 +8,7 @@
 
 #include "decode/beam.h"
 #include "decode/greedy.h"
+#include "model/ensemble.h"
 #include "model_fixture.h"
 
 enum { VS = 13, VT = 15, NSENT = 24 };
@@ -51,7 +52,7 @@ Test(ensemble, greedy_takes_the_best_mean_log_probability_of_its_members)
         int zero = 0;
         Batch b[2];
         for (int k = 0; k < 2; k++) {
-            w[k] = work_new(&ms[k].cfg, 1, len, 8, WORK_DECODE);
+            w[k] = work_new(&ms[k], 1, len, 8, WORK_DECODE);
             b[k] = (Batch){.B = 1, .S = len, .src = s.ids[i], .src_len = &len, .tgt_in = &zero, .tgt_out = &zero};
             model_encode(&ms[k], w[k], &b[k]);
         }

@@ -42,7 +42,7 @@ static int decode_by_hand(Model *m, const int *src, int len, int max_len, int *o
 {
     int lim = max_len > 0 ? max_len : 2 * len + 10;
     int V = m->cfg.tgt_vocab;
-    Work *w = work_new(&m->cfg, 1, len, lim, false);
+    Work *w = work_new(m, 1, len, lim, false);
     int zero = 0;
     Batch b = {.B = 1, .S = len, .T = 0, .src = (int *)src, .src_len = &len,
                .tgt_in = &zero, .tgt_out = &zero};
@@ -87,7 +87,7 @@ static void check_batch_independence_in(const ModelConfig *c, uint64_t seed, Pre
     int stopped = 0, at_limit = 0, empty_src = 0;
     int *ref = malloc(64 * sizeof(int));
     for (int i = 0; i < s.n; i++) {
-        int lim = decode_limit(&m.cfg, s.len[i], 0);
+        int lim = decode_limit(&m, s.len[i], 0);
         cr_assert(one.ids[i] != NULL);
         cr_assert(one.len[i] <= lim);
         for (int k = 0; k < one.len[i]; k++)
@@ -172,17 +172,25 @@ Test(greedy, batches_give_the_same_ids_lstm) { check_batch_independence(CELL_LST
 Test(greedy, limit_is_twice_the_source_plus_10_or_max_len)
 {
     ModelConfig c = fixture_config(CELL_GRU, 1, true, VS, VT);
-    cr_assert_eq(decode_limit(&c, 0, 0), 10);
-    cr_assert_eq(decode_limit(&c, 7, 0), 24);
-    cr_assert_eq(decode_limit(&c, 7, 3), 3);
+    Model mc;
+    model_init(&mc, &c, false);
+    cr_assert_eq(decode_limit(&mc, 0, 0), 10);
+    cr_assert_eq(decode_limit(&mc, 7, 0), 24);
+    cr_assert_eq(decode_limit(&mc, 7, 3), 3);
+    model_free(&mc);
     /* learned positions: no more steps than the table has rows (the last feeds <eos>) */
     ModelConfig t = fixture_transformer(NORM_POST, POS_LEARNED, VS, VT);
     t.max_positions = 20;
-    cr_assert_eq(decode_limit(&t, 7, 0), 19);
-    cr_assert_eq(decode_limit(&t, 7, 3), 3);
+    Model mt;
+    model_init(&mt, &t, false);
+    cr_assert_eq(decode_limit(&mt, 7, 0), 19);
+    cr_assert_eq(decode_limit(&mt, 7, 3), 3);
+    model_free(&mt);
     t.positions = POS_SINUSOIDAL;
     t.max_positions = 0;
-    cr_assert_eq(decode_limit(&t, 7, 0), 24);
+    model_init(&mt, &t, false);
+    cr_assert_eq(decode_limit(&mt, 7, 0), 24);
+    model_free(&mt);
     Model m;
     fixture_model(&m, CELL_GRU, 1, true, VS, VT, 5);
     fixture_constant(&m, 5);
@@ -242,7 +250,7 @@ Test(greedy, ties_go_to_the_lowest_id)
     Model m;
     fixture_model(&m, CELL_GRU, 1, true, VS, VT, 7);
     fixture_constant(&m, 9);
-    m.w.proj_b[7] = 1; /* 7 and 9 tie */
+    rnn_weights(&m)->proj_b[7] = 1; /* 7 and 9 tie */
     const int lens[] = {2};
     Srcs s = srcs_of_lengths(lens, 1);
     Hyps h = decode(&m, &s, 1, 3);
@@ -252,7 +260,7 @@ Test(greedy, ties_go_to_the_lowest_id)
     hyps_free(&h);
     /* All logits 0: <pad> (id 0) wins, and is an ordinary output token. */
     fixture_constant(&m, 9);
-    m.w.proj_b[9] = 0;
+    rnn_weights(&m)->proj_b[9] = 0;
     h = decode(&m, &s, 1, 0);
     cr_assert_eq(h.len[0], 14);
     for (int k = 0; k < 14; k++)
@@ -382,15 +390,15 @@ Test(greedy, precision_quantizes_every_step_matrix)
     fixture_model_from(&m, &c, 3);
     model_set_precision(&m, PREC_INT8);
     int D = c.dec_hidden, G = model_gates(&c) * D;
-    expect_quantized(&m, m.w.dec[0].w_ih, G, model_dec_in_size(&c), "layer 0 w_ih");
-    expect_quantized(&m, m.w.dec[0].w_hh, G, D, "layer 0 w_hh");
-    expect_quantized(&m, m.w.dec[1].w_ih, G, D, "layer 1 w_ih");
-    expect_quantized(&m, m.w.dec[1].w_hh, G, D, "layer 1 w_hh");
-    expect_quantized(&m, m.w.att_q, c.attn, D, "att_q");
-    expect_quantized(&m, m.w.att_pos, c.attn, D, "att_pos");
-    expect_quantized(&m, m.w.att_out, model_enc_size(&c), c.attn, "att_out");
-    expect_quantized(&m, m.w.pre_w, c.deep_out, model_pre_in_size(&c), "pre_w");
-    expect_quantized(&m, m.w.proj_w, VT, c.deep_out, "proj_w");
+    expect_quantized(&m, rnn_weights(&m)->dec[0].w_ih, G, model_dec_in_size(&c), "layer 0 w_ih");
+    expect_quantized(&m, rnn_weights(&m)->dec[0].w_hh, G, D, "layer 0 w_hh");
+    expect_quantized(&m, rnn_weights(&m)->dec[1].w_ih, G, D, "layer 1 w_ih");
+    expect_quantized(&m, rnn_weights(&m)->dec[1].w_hh, G, D, "layer 1 w_hh");
+    expect_quantized(&m, rnn_weights(&m)->att_q, c.attn, D, "att_q");
+    expect_quantized(&m, rnn_weights(&m)->att_pos, c.attn, D, "att_pos");
+    expect_quantized(&m, rnn_weights(&m)->att_out, model_enc_size(&c), c.attn, "att_out");
+    expect_quantized(&m, rnn_weights(&m)->pre_w, c.deep_out, model_pre_in_size(&c), "pre_w");
+    expect_quantized(&m, rnn_weights(&m)->proj_w, VT, c.deep_out, "proj_w");
     cr_expect_eq(m.quant.n, 9);
     model_set_precision(&m, PREC_F32);
     cr_expect_eq(m.quant.n, 0, "f32 drops the copies");
@@ -401,7 +409,7 @@ Test(greedy, precision_quantizes_every_step_matrix)
     model_set_precision(&m, PREC_BF16);
     int d = t.model_dim;
     for (int l = 0; l < t.layers; l++) {
-        const TfLayerWeights *lw = &m.tw.dec[l];
+        const TfLayerWeights *lw = &tf_weights(&m)->dec[l];
         expect_quantized(&m, lw->self.in_w, 3 * d, d, "self in_w");
         expect_quantized(&m, lw->self.out_w, d, d, "self out_w");
         expect_quantized(&m, lw->cross.in_w, d, d, "cross in_w (queries)");
@@ -409,7 +417,7 @@ Test(greedy, precision_quantizes_every_step_matrix)
         expect_quantized(&m, lw->ff1_w, t.ff, d, "ff1_w");
         expect_quantized(&m, lw->ff2_w, d, t.ff, "ff2_w");
     }
-    expect_quantized(&m, m.tw.proj_w, VT, d, "proj_w");
+    expect_quantized(&m, tf_weights(&m)->proj_w, VT, d, "proj_w");
     cr_expect_eq(m.quant.n, 6 * t.layers + 1);
     model_free(&m);
 }

@@ -4,7 +4,7 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
-#include "model/seq2seq.h"
+#include "model/model.h"
 #include "data/batch.h"
 #include "train/optim.h"
 
@@ -44,7 +44,7 @@ Test(train_smoke, memorises_eight_pairs)
     cr_assert(mb == NPAIR && ms == 5 && mt == 6);
     BatchBuf bb;
     batch_buf_init(&bb, mb, ms, mt);
-    Work *w = work_new(&cfg, mb, ms, mt, true);
+    Work *w = work_new(&m, mb, ms, mt, true);
     BatchPlan plan = {0};
     Adam adam;
     optim_adam_init(&adam, m.layout.total, OPTIM_BETA1, OPTIM_BETA2, OPTIM_EPS, 0);

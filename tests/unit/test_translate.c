@@ -81,11 +81,11 @@ Test(translate, invalid_utf8_names_the_line_and_leaves_out_alone)
 Test(translate, nul_bytes_and_overlong_lines_name_the_line)
 {
     Fix f = fix_chain();
-    const int limit = decode_max_src_len(&f.m.cfg, 0);
+    const int limit = decode_max_src_len(&f.m, 0);
     cr_assert_eq(limit, 8097, "limit %d", limit);
-    const int k = beam_max_src_len(&f.m.cfg, 0, 1, false); /* with the search's records */
+    const int k = beam_max_src_len(&f.m, 0, 1, false); /* with the search's records */
     cr_assert_eq(k, 8096, "with the records %d", k);
-    cr_assert_gt(beam_max_src_len(&f.m.cfg, 5, 1, false), 100000);
+    cr_assert_gt(beam_max_src_len(&f.m, 5, 1, false), 100000);
     Buf long_line = {0};
     for (int i = 0; i <= k; i++)
         buf_puts(&long_line, i ? " cat" : "cat");

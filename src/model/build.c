@@ -1,0 +1,46 @@
+/* Building a model: the one place that picks a kind's implementation (ModelOps) from a
+   configuration's architecture. An ensemble is built from loaded models instead
+   (model/ensemble.h). */
+#include "model/model.h"
+
+#include <string.h>
+
+#include "model/rnn.h"
+#include "model/transformer.h"
+
+const ModelOps *model_ops_for(const ModelConfig *c)
+{
+    static const ModelOps *const kinds[ARCH_KINDS] = {[ARCH_RNN] = &rnn_ops, [ARCH_TRANSFORMER] = &tf_ops};
+    CHECK(c->arch >= 0 && c->arch < ARCH_KINDS);
+    return kinds[c->arch];
+}
+
+int model_config_check(const ModelConfig *c, Err *e) { return model_ops_for(c)->check(c, e); }
+
+void param_layout_init(ParamLayout *l, const ModelConfig *c) { model_ops_for(c)->layout(l, c); }
+
+static void model_start(Model *m, const ModelConfig *cfg)
+{
+    memset(m, 0, sizeof *m);
+    m->cfg = *cfg;
+    m->ops = model_ops_for(cfg);
+    m->show_layer = m->show_head = -1;
+    param_layout_init(&m->layout, cfg);
+}
+
+void model_init(Model *m, const ModelConfig *cfg, bool with_grads)
+{
+    model_start(m, cfg);
+    m->params = xcalloc(m->layout.total, sizeof(real));
+    if (with_grads)
+        m->grads = xcalloc(m->layout.total, sizeof(real));
+    m->ops->bind(m);
+}
+
+void model_init_view(Model *m, const ModelConfig *cfg, const real *params)
+{
+    model_start(m, cfg);
+    m->params = (real *)params; /* never written: decoding only reads the weights */
+    m->params_borrowed = true;
+    m->ops->bind(m);
+}
