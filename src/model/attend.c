@@ -101,7 +101,7 @@ void attend_step_forward(const Model *m, RnnWork *w, const Batch *b, int t, cons
     real *q = model_attn_projects_query(c) ? w->q + (size_t)t * B * A : NULL;
 
     if (q)
-        model_step_linear(m, &w->base, q, query, rnn_weights(m)->att_q, NULL, B, D, A);
+        work_step_linear(&w->base, q, query, rnn_weights(m)->att_q, NULL, B, D, A);
     if (model_attn_additive(c))
         nn_attn_score_forward(e, w->att_cache, q, w->keys, rnn_weights(m)->att_v, S, B, A);
     else if (q)
@@ -115,7 +115,7 @@ void attend_step_forward(const Model *m, RnnWork *w, const Batch *b, int t, cons
     } else {
         if (c->local == LOCAL_P) {
             real *ph = w->pos_h + (size_t)t * B * A, *x = w->pos_x + (size_t)t * B;
-            model_step_linear(m, &w->base, ph, query, rnn_weights(m)->att_pos, NULL, B, D, A);
+            work_step_linear(&w->base, ph, query, rnn_weights(m)->att_pos, NULL, B, D, A);
             nn_tanh_forward(ph, ph, (size_t)B * A);
             nn_linear_forward(x, ph, rnn_weights(m)->att_pos_v, NULL, B, A, 1);
             nn_local_pos_forward(w->pos_p + (size_t)t * B, w->pos_sig + (size_t)t * B, x, b->src_len, B);
@@ -135,7 +135,7 @@ void attend_step_forward(const Model *m, RnnWork *w, const Batch *b, int t, cons
     if (c->attention == ATT_MULTIHEAD) {
         real *o = w->heads_o + (size_t)t * B * A;
         nn_attn_context_forward(o, a, w->vals, S, B, A, Hh);
-        model_step_linear(m, &w->base, ctx, o, rnn_weights(m)->att_out, NULL, B, A, K);
+        work_step_linear(&w->base, ctx, o, rnn_weights(m)->att_out, NULL, B, A, K);
         real *show = w->ashow + (size_t)t * BS;
         for (size_t i = 0; i < BS; i++) {
             real s = 0;

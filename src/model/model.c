@@ -74,6 +74,7 @@ void work_free(Work *w)
 void work_base_init(Work *w, const Model *m, const WorkShape *s)
 {
     w->ops = m->ops;
+    w->quant = &m->quant;
     w->cfg = m->cfg;
     w->max_b = s->max_b;
     w->max_s = s->max_s;
@@ -134,12 +135,11 @@ void model_decode_step(Model *m, Work *w, const Batch *b, const int *prev, int t
     w->T = t + 1;
 }
 
-void model_step_linear(const Model *m, const Work *w, real *y, const real *x, const real *W, const real *b, int N,
-                       int In, int Out)
+void work_step_linear(const Work *w, real *y, const real *x, const real *W, const real *b, int N, int In, int Out)
 {
     if (w->kind == WORK_DECODE) {
 #ifndef S2S_REAL_DOUBLE
-        const QMatrix *q = nn_qset_find(&m->quant, W, Out, In);
+        const QMatrix *q = nn_qset_find(w->quant, W, Out, In);
         if (q) {
             nn_qmat_forward(y, x, q, b, N);
             return;

@@ -35,10 +35,13 @@ static int active_rows(const Batch *b, int t)
     return n;
 }
 
-/* One direction of one encoder layer over the whole batch. */
-static void enc_dir_forward(RnnWork *w, const RnnWeights *rw, EncDir *ed, const real *x, int in_size,
-                            bool reverse, const Batch *b)
+/* Direction dir (1: right to left) of encoder layer l over the whole batch, from its
+   input x (S,B,in_size). */
+static void enc_dir_forward(const Model *m, RnnWork *w, int l, int dir, const real *x, int in_size, const Batch *b)
 {
+    const RnnWeights *rw = &rnn_weights(m)->enc[l][dir];
+    EncDir *ed = &w->enc[l][dir];
+    bool reverse = dir == 1;
     const ModelConfig *c = &w->base.cfg;
     int B = b->B, S = b->S, H = c->hidden, G = model_gates(c);
     bool lstm = c->cell == CELL_LSTM;
@@ -69,9 +72,14 @@ static void enc_dir_forward(RnnWork *w, const RnnWeights *rw, EncDir *ed, const 
     }
 }
 
-static void enc_dir_backward(RnnWork *w, const RnnWeights *rw, RnnWeights *gw, EncDir *ed,
-                             const real *x, real *dx, int in_size, bool reverse, const Batch *b)
+/* Backward of enc_dir_forward: dx (S,B,in_size) += the gradient of its input. */
+static void enc_dir_backward(const Model *m, RnnWork *w, int l, int dir, const real *x, real *dx, int in_size,
+                             const Batch *b)
 {
+    const RnnWeights *rw = &rnn_weights(m)->enc[l][dir];
+    RnnWeights *gw = &rnn_grads(m)->enc[l][dir];
+    EncDir *ed = &w->enc[l][dir];
+    bool reverse = dir == 1;
     const ModelConfig *c = &w->base.cfg;
     int B = b->B, S = b->S, H = c->hidden, G = model_gates(c);
     bool lstm = c->cell == CELL_LSTM;
@@ -191,7 +199,7 @@ static void encoder_forward(Model *m, RnnWork *w, const Batch *b, Rng *rng)
             in_size = K;
         }
         for (int d = 0; d < (c->bidir ? 2 : 1); d++)
-            enc_dir_forward(w, &rnn_weights(m)->enc[l][d], &w->enc[l][d], x, in_size, d == 1, b);
+            enc_dir_forward(m, w, l, d, x, in_size, b);
         if (c->bidir) {
             const real *parts[2] = {w->enc[l][0].st, w->enc[l][1].st};
             int widths[2] = {H, H};
@@ -252,7 +260,7 @@ static void encoder_backward(Model *m, RnnWork *w, const Batch *b)
         real *dx = l > 0 ? w->dlin : w->dxs;
         memset(dx, 0, SB * in_size * sizeof(real));
         for (int d = 0; d < dirs; d++)
-            enc_dir_backward(w, &rnn_weights(m)->enc[l][d], &rnn_grads(m)->enc[l][d], &w->enc[l][d], x, dx, in_size, d == 1, b);
+            enc_dir_backward(m, w, l, d, x, dx, in_size, b);
         if (l > 0) {
             memset(w->dout[l - 1], 0, SB * K * sizeof(real));
             nn_dropout_backward(w->dout[l - 1], w->dlin, w->lin_mask[l], SB * K);
@@ -284,8 +292,8 @@ static void dec_rnn_forward(Model *m, RnnWork *w, const Batch *b, int t, const r
             in_size = D;
         }
         const real *h = t ? dl->s + (size_t)(t - 1) * BD : dl->s0;
-        model_step_linear(m, &w->base, dl->gi, x, rnn_weights(m)->dec[l].w_ih, rnn_weights(m)->dec[l].b_ih, B, in_size, G * D);
-        model_step_linear(m, &w->base, dl->gh, h, rnn_weights(m)->dec[l].w_hh, rnn_weights(m)->dec[l].b_hh, B, D, G * D);
+        work_step_linear(&w->base, dl->gi, x, rnn_weights(m)->dec[l].w_ih, rnn_weights(m)->dec[l].b_ih, B, in_size, G * D);
+        work_step_linear(&w->base, dl->gh, h, rnn_weights(m)->dec[l].w_hh, rnn_weights(m)->dec[l].b_hh, B, D, G * D);
         real *cache = dl->cache + (size_t)t * B * C * D;
         if (lstm) {
             const real *cp = t ? dl->c + (size_t)(t - 1) * BD : dl->c0;
@@ -332,7 +340,7 @@ static void dec_step(Model *m, RnnWork *w, const Batch *b, int t, Rng *rng)
     const real *parts[2] = {ctx, st};
     int widths[2] = {K, D};
     nn_concat_forward(feat, parts, widths, 2, B);
-    model_step_linear(m, &w->base, pre, feat, rnn_weights(m)->pre_w, rnn_weights(m)->pre_b, B, F, P);
+    work_step_linear(&w->base, pre, feat, rnn_weights(m)->pre_w, rnn_weights(m)->pre_b, B, F, P);
     nn_tanh_forward(pre, pre, (size_t)B * P);
 }
 
@@ -350,7 +358,7 @@ static void output_forward(Model *m, RnnWork *w, const Batch *b, int t0, int nt,
         const real *parts[3] = {w->dec[top].s + off * D, w->ctx + off * K, w->y + off * E};
         int widths[3] = {D, K, E};
         nn_concat_forward(w->feat + off * F, parts, widths, 3, N);
-        model_step_linear(m, &w->base, pre, w->feat + off * F, rnn_weights(m)->pre_w, rnn_weights(m)->pre_b, N, F, P);
+        work_step_linear(&w->base, pre, w->feat + off * F, rnn_weights(m)->pre_w, rnn_weights(m)->pre_b, N, F, P);
         nn_tanh_forward(pre, pre, (size_t)N * P);
     }
     nn_dropout_forward(w->pre_drop + off * P, w->pre_mask + off * P, pre, (size_t)N * P, rng ? c->dropout : 0, rng);
@@ -521,7 +529,7 @@ static void rnn_decode_step(Model *m, Work *base, const Batch *b, const int *pre
     nn_embedding_forward(w->y + (size_t)t * B * E, prev, W->tgt_emb, B, c->tgt_vocab, E);
     dec_step(m, w, b, t, NULL);
     output_forward(m, w, b, t, 1, NULL);
-    model_step_linear(m, base, base->logits, w->pre_drop + (size_t)t * B * c->deep_out, W->proj_w, W->proj_b, B,
+    work_step_linear(base, base->logits, w->pre_drop + (size_t)t * B * c->deep_out, W->proj_w, W->proj_b, B,
                       c->deep_out, c->tgt_vocab);
 }
 

@@ -164,7 +164,7 @@ int rnn_check(const ModelConfig *c, Err *e)
 }
 
 
-/* The matrices a decoding step multiplies by, with the shapes model_step_linear gets. */
+/* The matrices a decoding step multiplies by, with the shapes work_step_linear gets. */
 void rnn_quantize(Model *m, Precision p)
 {
     if (p == PREC_F32)

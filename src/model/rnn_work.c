@@ -8,157 +8,188 @@
 #include "base/err.h"
 #include "nn/rnn_cell.h"
 
-static void work_carve(RnnWork *w, Carver *cv)
-{
-    const ModelConfig *c = &w->base.cfg;
-    size_t B = (size_t)w->base.max_b, S = (size_t)w->base.max_s, T = (size_t)w->base.max_t;
-    size_t E = (size_t)c->emb, H = (size_t)c->hidden, D = (size_t)c->dec_hidden,
-           A = (size_t)c->attn, P = (size_t)c->deep_out,
-           K = (size_t)model_enc_size(c), G = (size_t)model_gates(c);
-    size_t C = c->cell == CELL_GRU ? NN_GRU_CACHE : NN_LSTM_CACHE;
-    bool tr = w->base.training, lstm = c->cell == CELL_LSTM;
-    int dirs = c->bidir ? 2 : 1;
-    size_t Hh = (size_t)c->heads, Ak = (size_t)model_key_size(c), Din = (size_t)model_dec_in_size(c),
-           F = (size_t)model_pre_in_size(c);
-    AttnKind at = c->attention;
-    bool add_att = model_attn_additive(c), proj_q = model_attn_projects_query(c),
-         multi = at == ATT_MULTIHEAD,
-         pool = c->bridge == BRIDGE_ATTN_POOL, local_p = c->local == LOCAL_P;
+/* The sizes and switches the carving reads (rnn_work.h names the sizes). */
+typedef struct Dims {
+    size_t B, S, T, E, H, D, A, P, K, G, C, Hh, Ak, Din, F;
+    int dirs;
+    bool tr, lstm, multi, pool, local_p;
+} Dims;
 
-    w->xs = carve(cv, S * B * E);
-    w->xs_mask = carve(cv, S * B * E);
-    for (int l = 0; l < c->layers; l++) {
+static Dims dims_of(const Work *w)
+{
+    const ModelConfig *c = &w->cfg;
+    return (Dims){.B = (size_t)w->max_b, .S = (size_t)w->max_s, .T = (size_t)w->max_t, .E = (size_t)c->emb,
+                  .H = (size_t)c->hidden, .D = (size_t)c->dec_hidden, .A = (size_t)c->attn,
+                  .P = (size_t)c->deep_out, .K = (size_t)model_enc_size(c), .G = (size_t)model_gates(c),
+                  .C = c->cell == CELL_GRU ? NN_GRU_CACHE : NN_LSTM_CACHE, .Hh = (size_t)c->heads,
+                  .Ak = (size_t)model_key_size(c), .Din = (size_t)model_dec_in_size(c),
+                  .F = (size_t)model_pre_in_size(c), .dirs = c->bidir ? 2 : 1, .tr = w->training,
+                  .lstm = c->cell == CELL_LSTM, .multi = c->attention == ATT_MULTIHEAD,
+                  .pool = c->bridge == BRIDGE_ATTN_POOL, .local_p = c->local == LOCAL_P};
+}
+
+/* The encoder's layers: inputs, outputs, each direction's states and gates. */
+static void carve_encoder(RnnWork *w, Carver *cv, const Dims *z, int layers)
+{
+    size_t SB = z->S * z->B;
+    w->xs = carve(cv, SB * z->E);
+    w->xs_mask = carve(cv, SB * z->E);
+    for (int l = 0; l < layers; l++) {
         if (l > 0) {
-            w->lin[l] = carve(cv, S * B * K);
-            w->lin_mask[l] = carve(cv, S * B * K);
+            w->lin[l] = carve(cv, SB * z->K);
+            w->lin_mask[l] = carve(cv, SB * z->K);
         }
-        w->out[l] = carve(cv, S * B * K);
-        if (tr)
-            w->dout[l] = carve(cv, S * B * K);
-        for (int d = 0; d < dirs; d++) {
+        w->out[l] = carve(cv, SB * z->K);
+        if (z->tr)
+            w->dout[l] = carve(cv, SB * z->K);
+        for (int d = 0; d < z->dirs; d++) {
             EncDir *ed = &w->enc[l][d];
-            ed->gi = carve(cv, S * B * G * H);
-            ed->st = carve(cv, S * B * H);
-            ed->cache = carve(cv, S * B * C * H);
-            if (lstm)
-                ed->cst = carve(cv, S * B * H);
-            if (tr) {
-                ed->dst = carve(cv, S * B * H);
-                ed->dgi = carve(cv, S * B * G * H);
-                if (lstm)
-                    ed->dcst = carve(cv, S * B * H);
+            ed->gi = carve(cv, SB * z->G * z->H);
+            ed->st = carve(cv, SB * z->H);
+            ed->cache = carve(cv, SB * z->C * z->H);
+            if (z->lstm)
+                ed->cst = carve(cv, SB * z->H);
+            if (z->tr) {
+                ed->dst = carve(cv, SB * z->H);
+                ed->dgi = carve(cv, SB * z->G * z->H);
+                if (z->lstm)
+                    ed->dcst = carve(cv, SB * z->H);
             }
         }
     }
-    if (tr) {
-        w->dlin = carve(cv, S * B * K);
-        w->dxs = carve(cv, S * B * E);
-        w->edgh = carve(cv, B * G * H);
-        w->dbin = carve(cv, B * K);
-        if (Ak)
-            w->dkeys = carve(cv, S * B * Ak);
-        if (multi)
-            w->dvals = carve(cv, S * B * A);
-        if (pool) {
-            w->dpool_u = carve(cv, S * B * A);
-            w->dpool_q = carve(cv, B * A);
-            w->dpool_e = carve(cv, B * S);
-            w->dpool_a = carve(cv, B * S);
-            w->dpool_m = carve(cv, B * K);
-        }
-    }
-    w->zeros = carve(cv, B * (H > D ? (H > P ? H : P) : (D > P ? D : P)));
-    w->base.rows_tmp_len = B * (D > P ? D : P);
-    w->base.rows_tmp = carve(cv, w->base.rows_tmp_len);
-    w->egh = carve(cv, B * G * H);
-    if (Ak)
-        w->keys = carve(cv, S * B * Ak);
-    if (multi)
-        w->vals = carve(cv, S * B * A);
-    if (pool) {
-        w->pool_u = carve(cv, S * B * A);
-        w->pool_q = carve(cv, B * A);
-        w->pool_e = carve(cv, B * S);
-        w->pool_a = carve(cv, B * S);
-        w->pool_m = carve(cv, B * K);
-    }
+}
 
-    for (int l = 0; l < c->layers; l++) {
+/* The attention keys and values and the pooling bridge's buffers, or (grad) their
+   gradients. */
+static void carve_keys(RnnWork *w, Carver *cv, const Dims *z, bool grad)
+{
+    size_t B = z->B, S = z->S, A = z->A;
+    if (z->Ak)
+        *(grad ? &w->dkeys : &w->keys) = carve(cv, S * B * z->Ak);
+    if (z->multi)
+        *(grad ? &w->dvals : &w->vals) = carve(cv, S * B * A);
+    if (z->pool) {
+        *(grad ? &w->dpool_u : &w->pool_u) = carve(cv, S * B * A);
+        *(grad ? &w->dpool_q : &w->pool_q) = carve(cv, B * A);
+        *(grad ? &w->dpool_e : &w->pool_e) = carve(cv, B * S);
+        *(grad ? &w->dpool_a : &w->pool_a) = carve(cv, B * S);
+        *(grad ? &w->dpool_m : &w->pool_m) = carve(cv, B * z->K);
+    }
+}
+
+/* The decoder's layers: states, gates and the bridge's inputs. */
+static void carve_decoder(RnnWork *w, Carver *cv, const Dims *z, int layers)
+{
+    size_t B = z->B, T = z->T, D = z->D, TBD = z->T * z->B * z->D;
+    for (int l = 0; l < layers; l++) {
         DecLayer *dl = &w->dec[l];
         if (l > 0) {
-            dl->in = carve(cv, T * B * D);
-            dl->mask = carve(cv, T * B * D);
+            dl->in = carve(cv, TBD);
+            dl->mask = carve(cv, TBD);
         }
-        dl->gi = carve(cv, B * G * D);
-        dl->gh = carve(cv, B * G * D);
-        dl->s = carve(cv, T * B * D);
-        dl->cache = carve(cv, T * B * C * D);
+        dl->gi = carve(cv, B * z->G * D);
+        dl->gh = carve(cv, B * z->G * D);
+        dl->s = carve(cv, TBD);
+        dl->cache = carve(cv, T * B * z->C * D);
         dl->s0 = carve(cv, B * D);
-        dl->bin = carve(cv, B * K);
-        if (lstm) {
-            dl->c = carve(cv, T * B * D);
+        dl->bin = carve(cv, B * z->K);
+        if (z->lstm) {
+            dl->c = carve(cv, TBD);
             dl->c0 = carve(cv, B * D);
-            dl->cbin = carve(cv, B * K);
+            dl->cbin = carve(cv, B * z->K);
         }
-        if (tr) {
-            dl->ds = carve(cv, T * B * D);
+        if (z->tr) {
+            dl->ds = carve(cv, TBD);
             dl->ds0 = carve(cv, B * D);
             if (l > 0)
                 dl->din = carve(cv, B * D);
-            if (lstm) {
-                dl->dc = carve(cv, T * B * D);
+            if (z->lstm) {
+                dl->dc = carve(cv, TBD);
                 dl->dc0 = carve(cv, B * D);
             }
         }
     }
-    w->y = carve(cv, T * B * E);
-    w->y_mask = carve(cv, T * B * E);
-    if (proj_q)
-        w->q = carve(cv, T * B * A);
-    if (add_att)
-        w->att_cache = carve(cv, S * B * A);
-    w->e = carve(cv, T * Hh * B * S);
-    w->a = carve(cv, T * Hh * B * S);
-    if (local_p) {
-        w->asoft = carve(cv, T * Hh * B * S);
-        w->pos_h = carve(cv, T * B * A);
-        w->pos_x = carve(cv, T * B);
-        w->pos_sig = carve(cv, T * B);
-        w->pos_p = carve(cv, T * B);
-    }
-    if (multi) {
-        w->ashow = carve(cv, T * B * S);
-        w->heads_o = carve(cv, T * B * A);
-    }
-    w->ctx = carve(cv, T * B * K);
-    w->x0 = carve(cv, T * B * Din);
-    w->feat = carve(cv, T * B * F);
-    w->pre = carve(cv, T * B * P);
-    w->pre_drop = carve(cv, T * B * P);
-    w->pre_mask = carve(cv, T * B * P);
-    carve_output(&w->base, cv);
-    if (tr) {
-        w->dy = carve(cv, T * B * E);
-        w->dq = carve(cv, B * A);
-        w->de = carve(cv, Hh * B * S);
-        w->da = carve(cv, Hh * B * S);
-        if (local_p) {
-            w->dasoft = carve(cv, Hh * B * S);
-            w->dpos_h = carve(cv, B * A);
-            w->dpos_x = carve(cv, B);
-            w->dpos_p = carve(cv, B);
-        }
-        if (multi)
-            w->dheads_o = carve(cv, B * A);
-        w->dctx = carve(cv, T * B * K);
-        w->dx0 = carve(cv, B * Din);
-        w->dgi = carve(cv, B * G * D);
-        w->dgh = carve(cv, B * G * D);
-        w->dfeat = carve(cv, T * B * F);
-        w->dpre = carve(cv, T * B * P);
-    }
 }
 
+/* Every target step's embeddings, attention, context, decoder input and deep output. */
+static void carve_steps(RnnWork *w, Carver *cv, const Dims *z, const ModelConfig *c)
+{
+    size_t TB = z->T * z->B, B = z->B, S = z->S, A = z->A, Hh = z->Hh;
+    w->y = carve(cv, TB * z->E);
+    w->y_mask = carve(cv, TB * z->E);
+    if (model_attn_projects_query(c))
+        w->q = carve(cv, TB * A);
+    if (model_attn_additive(c))
+        w->att_cache = carve(cv, S * B * A);
+    w->e = carve(cv, TB * Hh * S);
+    w->a = carve(cv, TB * Hh * S);
+    if (z->local_p) {
+        w->asoft = carve(cv, TB * Hh * S);
+        w->pos_h = carve(cv, TB * A);
+        w->pos_x = carve(cv, TB);
+        w->pos_sig = carve(cv, TB);
+        w->pos_p = carve(cv, TB);
+    }
+    if (z->multi) {
+        w->ashow = carve(cv, TB * S);
+        w->heads_o = carve(cv, TB * A);
+    }
+    w->ctx = carve(cv, TB * z->K);
+    w->x0 = carve(cv, TB * z->Din);
+    w->feat = carve(cv, TB * z->F);
+    w->pre = carve(cv, TB * z->P);
+    w->pre_drop = carve(cv, TB * z->P);
+    w->pre_mask = carve(cv, TB * z->P);
+}
+
+/* The gradients of carve_steps's buffers (of one step where backward reuses them). */
+static void carve_step_grads(RnnWork *w, Carver *cv, const Dims *z)
+{
+    size_t TB = z->T * z->B, B = z->B, A = z->A, HBS = z->Hh * z->B * z->S;
+    w->dy = carve(cv, TB * z->E);
+    w->dq = carve(cv, B * A);
+    w->de = carve(cv, HBS);
+    w->da = carve(cv, HBS);
+    if (z->local_p) {
+        w->dasoft = carve(cv, HBS);
+        w->dpos_h = carve(cv, B * A);
+        w->dpos_x = carve(cv, B);
+        w->dpos_p = carve(cv, B);
+    }
+    if (z->multi)
+        w->dheads_o = carve(cv, B * A);
+    w->dctx = carve(cv, TB * z->K);
+    w->dx0 = carve(cv, B * z->Din);
+    w->dgi = carve(cv, B * z->G * z->D);
+    w->dgh = carve(cv, B * z->G * z->D);
+    w->dfeat = carve(cv, TB * z->F);
+    w->dpre = carve(cv, TB * z->P);
+}
+
+static void work_carve(RnnWork *w, Carver *cv)
+{
+    const ModelConfig *c = &w->base.cfg;
+    Dims z = dims_of(&w->base);
+    size_t B = z.B, H = z.H, D = z.D, P = z.P;
+    carve_encoder(w, cv, &z, c->layers);
+    if (z.tr) {
+        w->dlin = carve(cv, z.S * B * z.K);
+        w->dxs = carve(cv, z.S * B * z.E);
+        w->edgh = carve(cv, B * z.G * H);
+        w->dbin = carve(cv, B * z.K);
+        carve_keys(w, cv, &z, true);
+    }
+    w->zeros = carve(cv, B * (H > D ? (H > P ? H : P) : (D > P ? D : P)));
+    w->base.rows_tmp_len = B * (D > P ? D : P);
+    w->base.rows_tmp = carve(cv, w->base.rows_tmp_len);
+    w->egh = carve(cv, B * z.G * H);
+    carve_keys(w, cv, &z, false);
+    carve_decoder(w, cv, &z, c->layers);
+    carve_steps(w, cv, &z, c);
+    carve_output(&w->base, cv);
+    if (z.tr)
+        carve_step_grads(w, cv, &z);
+}
 
 size_t rnn_work_bytes(const Model *m, const WorkShape *s)
 {

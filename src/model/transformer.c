@@ -86,9 +86,10 @@ static size_t tgt_rows(const TfWork *w)
     return (size_t)(w->base.kind == WORK_DECODE ? 1 : w->base.max_t) * (size_t)w->base.max_b;
 }
 
-static void carve_sub(TfSub *s, int kind, Carver *cv, size_t N, size_t Nkv, size_t att, int d,
-                      int F, bool training)
+static void carve_sub(TfSub *s, int kind, Carver *cv, size_t N, size_t Nkv, size_t att, const Work *w)
 {
+    int d = w->cfg.model_dim, F = w->cfg.ff;
+    bool training = w->training;
     s->kind = kind;
     s->ln = carve(cv, N * d);
     s->mean = carve(cv, N);
@@ -121,11 +122,11 @@ static void tf_carve(TfWork *t, Carver *cv)
     t->xt = carve(cv, Nt * d);
     t->xt_mask = tr ? carve(cv, Nt * d) : NULL;
     for (int l = 0; l < L; l++) {
-        carve_sub(&t->enc[l].sub[0], SUB_SELF, cv, Ns, 0, B * H * S * S, d, F, tr);
-        carve_sub(&t->enc[l].sub[1], SUB_FF, cv, Ns, 0, 0, d, F, tr);
-        carve_sub(&t->dec[l].sub[0], SUB_SELF, cv, Nt, 0, B * H * Tq * T, d, F, tr);
-        carve_sub(&t->dec[l].sub[1], SUB_CROSS, cv, Nt, Ns, B * H * Tq * S, d, F, tr);
-        carve_sub(&t->dec[l].sub[2], SUB_FF, cv, Nt, 0, 0, d, F, tr);
+        carve_sub(&t->enc[l].sub[0], SUB_SELF, cv, Ns, 0, B * H * S * S, &t->base);
+        carve_sub(&t->enc[l].sub[1], SUB_FF, cv, Ns, 0, 0, &t->base);
+        carve_sub(&t->dec[l].sub[0], SUB_SELF, cv, Nt, 0, B * H * Tq * T, &t->base);
+        carve_sub(&t->dec[l].sub[1], SUB_CROSS, cv, Nt, Ns, B * H * Tq * S, &t->base);
+        carve_sub(&t->dec[l].sub[2], SUB_FF, cv, Nt, 0, 0, &t->base);
         t->dec[l].cache = dec ? carve(cv, T * B * 2 * d) : NULL;
     }
     if (c->norm == NORM_PRE) {
@@ -188,20 +189,36 @@ static void tf_work_free(Work *w)
     free(t);
 }
 
-/* ------------------------------------------------------------------ init */
-
 /* ------------------------------------------------------------------ embeddings */
 
-/* x = drop(E[ids]·sqrt(d) + pos(t)) for rows (t0 + i/B, i%B), i < N; mask NULL: no
-   dropout. */
-static void embed_forward(const Model *m, const TfWork *w, real *x, real *mask, const int *ids,
-                          const real *E, int V, const real *pos_table, int N, int B, int t0,
-                          real p, Rng *rng)
+/* One side's embedding: its table and learned positions (with their gradients), its
+   vocabulary, and the Work's buffers for the output and its dropout mask. */
+typedef struct Side {
+    const real *E, *pos;
+    real *dE, *dpos;
+    int V;
+    real *x, *mask;
+} Side;
+
+static Side side_of(const Model *m, TfWork *w, bool target)
+{
+    const TfWeights *W = tf_weights(m), *G = tf_grads(m);
+    if (target)
+        return (Side){.E = W->tgt_emb, .pos = W->tgt_pos, .dE = G->tgt_emb, .dpos = G->tgt_pos,
+                      .V = m->cfg.tgt_vocab, .x = w->xt, .mask = w->xt_mask};
+    return (Side){.E = W->src_emb, .pos = W->src_pos, .dE = G->src_emb, .dpos = G->src_pos,
+                  .V = m->cfg.src_vocab, .x = w->xs, .mask = w->xs_mask};
+}
+
+/* x = drop(E[ids]·sqrt(d) + pos(t)) for rows (t0 + i/B, i%B), i < N, with the Work's
+   dropout; no mask: no dropout. */
+static void embed_forward(const Model *m, const TfWork *w, const Side *sd, const int *ids, int N, int B, int t0,
+                          Rng *rng)
 {
     int d = m->cfg.model_dim;
-    real scale = (real)sqrt((double)d);
-    nn_embedding_forward(x, ids, E, N, V, d);
-    const real *pe = m->cfg.positions == POS_LEARNED ? pos_table : w->pe;
+    real scale = (real)sqrt((double)d), *x = sd->x;
+    nn_embedding_forward(x, ids, sd->E, N, sd->V, d);
+    const real *pe = m->cfg.positions == POS_LEARNED ? sd->pos : w->pe;
     for (int i = 0; i < N; i++) {
         int t = t0 + i / B;
         CHECK(m->cfg.positions != POS_LEARNED || t < m->cfg.max_positions);
@@ -210,25 +227,24 @@ static void embed_forward(const Model *m, const TfWork *w, real *x, real *mask, 
         for (int k = 0; k < d; k++)
             row[k] = row[k] * scale + pt[k];
     }
-    if (mask)
-        nn_dropout_forward(x, mask, x, (size_t)N * d, p, rng);
+    if (sd->mask)
+        nn_dropout_forward(x, sd->mask, x, (size_t)N * d, w->p, rng);
 }
 
 /* dx (N,d) is the gradient of the embedding's output (destroyed). */
-static void embed_backward(const Model *m, real *dx, const real *mask, const int *ids, real *dE,
-                           int V, real *dpos, int N, int B)
+static void embed_backward(const Model *m, const Side *sd, real *dx, const int *ids, int N, int B)
 {
     int d = m->cfg.model_dim;
-    nn_dropout_backward_inplace(dx, mask, (size_t)N * d);
-    if (dpos)
+    nn_dropout_backward_inplace(dx, sd->mask, (size_t)N * d);
+    if (sd->dpos)
         for (int i = 0; i < N; i++) {
-            real *g = dpos + (size_t)(i / B) * d;
+            real *g = sd->dpos + (size_t)(i / B) * d;
             const real *r = dx + (size_t)i * d;
             for (int k = 0; k < d; k++)
                 g[k] += r[k];
         }
     nn_scale(dx, (size_t)N * d, (real)sqrt((double)d));
-    nn_embedding_backward(dE, dx, ids, N, V, d);
+    nn_embedding_backward(sd->dE, dx, ids, N, sd->V, d);
 }
 
 /* ------------------------------------------------------------------ sublayers */
@@ -279,18 +295,18 @@ static void sub_f_forward(const Ctx *x, const TfLayerWeights *lw, TfSub *s, cons
     int d = c->model_dim, F = c->ff;
     real p = x->p;
     if (s->kind == SUB_FF) {
-        model_step_linear(x->m, &x->w->base, s->h, fin, lw->ff1_w, lw->ff1_b, N, d, F);
+        work_step_linear(&x->w->base, s->h, fin, lw->ff1_w, lw->ff1_b, N, d, F);
         nn_relu_forward(s->h, s->h, (size_t)N * F);
         if (x->masks) /* the mask goes to scratch: backward needs only h > 0 */
             nn_dropout_forward(s->h, x->w->dh, s->h, (size_t)N * F, p, rng);
-        model_step_linear(x->m, &x->w->base, s->sum, s->h, lw->ff2_w, lw->ff2_b, N, F, d);
+        work_step_linear(&x->w->base, s->sum, s->h, lw->ff2_w, lw->ff2_b, N, F, d);
         return;
     }
     const TfAttnWeights *aw = s->kind == SUB_SELF ? &lw->self : &lw->cross;
     MhaShape sh = s->kind == SUB_SELF ? self_shape(x, d) : cross_shape(x, d);
     const real *K, *V;
     if (s->kind == SUB_SELF) {
-        model_step_linear(x->m, &x->w->base, s->qkv, fin, aw->in_w, aw->in_b, N, d, 3 * d);
+        work_step_linear(&x->w->base, s->qkv, fin, aw->in_w, aw->in_b, N, d, 3 * d);
         if (x->kv_self) { /* append this step's keys and values to the cache */
             real *row = (real *)x->kv_self + (size_t)x->causal * N * 2 * d;
             for (int i = 0; i < N; i++)
@@ -300,14 +316,14 @@ static void sub_f_forward(const Ctx *x, const TfLayerWeights *lw, TfSub *s, cons
             K = s->qkv + d;
         }
     } else {
-        model_step_linear(x->m, &x->w->base, s->qkv, fin, aw->in_w, aw->in_b, N, d, d);
+        work_step_linear(&x->w->base, s->qkv, fin, aw->in_w, aw->in_b, N, d, d);
         K = s->kv;
     }
     V = K + d;
     if (p > 0)
         nn_dropout_mask(s->adrop, (size_t)sh.B * sh.H * sh.Tq * sh.Tk, p, rng);
     nn_mha_forward(s->ctx, s->a, p > 0 ? s->adrop : NULL, s->qkv, K, V, &sh);
-    model_step_linear(x->m, &x->w->base, s->sum, s->ctx, aw->out_w, aw->out_b, N, d, d);
+    work_step_linear(&x->w->base, s->sum, s->ctx, aw->out_w, aw->out_b, N, d, d);
 }
 
 /* Runs sublayer k of a layer on the stream `in`; returns the stream leaving it. */
@@ -417,8 +433,8 @@ static void encoder_forward(Model *m, TfWork *w, const Batch *b, Rng *rng)
     int B = b->B, S = b->S, N = S * B, d = c->model_dim;
     Ctx x = {.m = m, .w = w, .b = b, .Tq = S, .Tk = S, .causal = -1, .masks = w->base.training,
              .p = t->p};
-    embed_forward(m, w, t->xs, t->xs_mask, b->src, tf_weights(m)->src_emb, c->src_vocab, tf_weights(m)->src_pos,
-                  N, B, 0, t->p, rng);
+    Side src = side_of(m, w, false);
+    embed_forward(m, w, &src, b->src, N, B, 0, rng);
     const real *h = t->xs;
     for (int l = 0; l < c->layers; l++)
         for (int k = 0; k < 2; k++)
@@ -454,8 +470,8 @@ static void decoder_forward(Model *m, TfWork *w, const Batch *b, const int *ids,
     bool decoding = w->base.kind == WORK_DECODE;
     Ctx x = {.m = m, .w = w, .b = b, .Tq = Tq, .causal = decoding ? t0 : 0,
              .masks = w->base.training, .p = t->p};
-    embed_forward(m, w, t->xt, t->xt_mask, ids, tf_weights(m)->tgt_emb, c->tgt_vocab, tf_weights(m)->tgt_pos, N, B,
-                  t0, t->p, rng);
+    Side tgt = side_of(m, w, true);
+    embed_forward(m, w, &tgt, ids, N, B, t0, rng);
     const real *h = t->xt;
     for (int l = 0; l < c->layers; l++) {
         x.kv_self = decoding ? t->dec[l].cache : NULL;
@@ -469,7 +485,7 @@ static void decoder_forward(Model *m, TfWork *w, const Batch *b, const int *ids,
     }
     t->top = h;
     if (decoding)
-        model_step_linear(m, &w->base, w->base.logits, h, tf_weights(m)->proj_w, tf_weights(m)->proj_b, N, d, c->tgt_vocab);
+        work_step_linear(&w->base, w->base.logits, h, tf_weights(m)->proj_w, tf_weights(m)->proj_b, N, d, c->tgt_vocab);
 }
 
 /* The output layer's gradient goes where the backward pass starts: the final norm's
@@ -498,7 +514,7 @@ static void tf_backward(Model *m, Work *base, const Batch *b)
 {
     const ModelConfig *c = &m->cfg;
     TfWork *t = (TfWork *)base, *w = t;
-    int B = b->B, d = c->model_dim, V = c->tgt_vocab, Nt = b->T * B, Ns = b->S * B;
+    int B = b->B, d = c->model_dim, Nt = b->T * B, Ns = b->S * B;
     bool pre = c->norm == NORM_PRE;
     TfWeights *g = tf_grads(m);
     /* the output layer's gradient is in top_grad (tf_forward) */
@@ -515,7 +531,8 @@ static void tf_backward(Model *m, Work *base, const Batch *b)
     for (int l = c->layers - 1; l >= 0; l--)
         for (int k = 2; k >= 0; k--)
             sub_backward(&x, &tf_weights(m)->dec[l], &g->dec[l], &t->dec[l].sub[k], k, &dy, &spare, Nt);
-    embed_backward(m, dy, t->xt_mask, b->tgt_in, g->tgt_emb, V, g->tgt_pos, Nt, B);
+    Side tgt = side_of(m, t, true), src = side_of(m, t, false);
+    embed_backward(m, &tgt, dy, b->tgt_in, Nt, B);
     /* encoder: from the gradient of its output */
     dy = t->dy;
     spare = t->dx;
@@ -530,7 +547,7 @@ static void tf_backward(Model *m, Work *base, const Batch *b)
     for (int l = c->layers - 1; l >= 0; l--)
         for (int k = 1; k >= 0; k--)
             sub_backward(&x, &tf_weights(m)->enc[l], &g->enc[l], &t->enc[l].sub[k], k, &dy, &spare, Ns);
-    embed_backward(m, dy, t->xs_mask, b->src, g->src_emb, c->src_vocab, g->src_pos, Ns, B);
+    embed_backward(m, &src, dy, b->src, Ns, B);
 }
 
 /* ------------------------------------------------------------------ decoding */

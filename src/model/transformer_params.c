@@ -147,7 +147,7 @@ int tf_check(const ModelConfig *c, Err *e)
 }
 
 
-/* The matrices a decoding step multiplies by, with the shapes model_step_linear gets. */
+/* The matrices a decoding step multiplies by, with the shapes work_step_linear gets. */
 void tf_quantize(Model *m, Precision p)
 {
     if (p == PREC_F32)
