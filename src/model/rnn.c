@@ -304,86 +304,6 @@ static void dec_rnn_forward(Model *m, RnnWork *w, const Batch *b, int t, const r
     }
 }
 
-/* One decoder step t from the target embeddings y[t] (already looked up). Bahdanau's
-   path: attention with s_{t-1}, then the RNN on [y; c_t]. Luong's path: the RNN on y
-   (or [y; h~_{t-1}]), attention with s_t, then h~_t = tanh(out.pre · [c_t; s_t]) into
-   w->pre. */
-static void dec_step(Model *m, RnnWork *w, const Batch *b, int t, Rng *rng)
-{
-    const ModelConfig *c = &m->cfg;
-    int B = b->B, E = c->emb, K = model_enc_size(c), D = c->dec_hidden, P = c->deep_out,
-        Din = model_dec_in_size(c), F = model_pre_in_size(c), top = c->layers - 1;
-    size_t BD = (size_t)B * D;
-    real *y = w->y + (size_t)t * B * E;
-    real *x0 = w->x0 + (size_t)t * B * Din;
-    real *ctx = w->ctx + (size_t)t * B * K;
-
-    if (!model_luong(c)) {
-        attend_step_forward(m, w, b, t, t ? w->dec[top].s + (size_t)(t - 1) * BD : w->dec[top].s0);
-        const real *parts[2] = {y, ctx};
-        int widths[2] = {E, K};
-        nn_concat_forward(x0, parts, widths, 2, B);
-        dec_rnn_forward(m, w, b, t, x0, rng);
-        return;
-    }
-    if (c->input_feed) {
-        const real *parts[2] = {y, t ? w->pre + (size_t)(t - 1) * B * P : w->zeros};
-        int widths[2] = {E, P};
-        nn_concat_forward(x0, parts, widths, 2, B);
-    } else {
-        memcpy(x0, y, (size_t)B * E * sizeof(real));
-    }
-    dec_rnn_forward(m, w, b, t, x0, rng);
-    const real *st = w->dec[top].s + (size_t)t * BD;
-    attend_step_forward(m, w, b, t, st);
-    real *feat = w->feat + (size_t)t * B * F, *pre = w->pre + (size_t)t * B * P;
-    const real *parts[2] = {ctx, st};
-    int widths[2] = {K, D};
-    nn_concat_forward(feat, parts, widths, 2, B);
-    work_step_linear(&w->base, pre, feat, rnn_weights(m)->pre_w, rnn_weights(m)->pre_b, B, F, P);
-    nn_tanh_forward(pre, pre, (size_t)B * P);
-}
-
-/* The output layer's input for steps [t0, t0+nt), after its dropout: on Bahdanau's
-   path the deep output from [s_t; c_t; y] (Luong's path computed h~_t in dec_step). */
-static void output_forward(Model *m, RnnWork *w, const Batch *b, int t0, int nt, Rng *rng)
-{
-    const ModelConfig *c = &m->cfg;
-    int B = b->B, E = c->emb, K = model_enc_size(c), D = c->dec_hidden, P = c->deep_out,
-        top = c->layers - 1, F = model_pre_in_size(c);
-    int N = nt * B;
-    size_t off = (size_t)t0 * B;
-    real *pre = w->pre + off * P;
-    if (!model_luong(c)) {
-        const real *parts[3] = {w->dec[top].s + off * D, w->ctx + off * K, w->y + off * E};
-        int widths[3] = {D, K, E};
-        nn_concat_forward(w->feat + off * F, parts, widths, 3, N);
-        work_step_linear(&w->base, pre, w->feat + off * F, rnn_weights(m)->pre_w, rnn_weights(m)->pre_b, N, F, P);
-        nn_tanh_forward(pre, pre, (size_t)N * P);
-    }
-    nn_dropout_forward(w->pre_drop + off * P, w->pre_mask + off * P, pre, (size_t)N * P, rng ? c->dropout : 0, rng);
-}
-
-/* The loss; with grad, also the output layer's gradients (w->dpre gets that of its
-   input, m->grads those of the projection), which backward() continues. */
-static double rnn_forward(Model *m, Work *base, const Batch *b, Rng *rng, bool grad)
-{
-    RnnWork *w = (RnnWork *)base;
-    const ModelConfig *c = &m->cfg;
-    int B = b->B, T = b->T, E = c->emb;
-    encoder_forward(m, w, b, rng);
-    nn_embedding_forward(w->y, b->tgt_in, rnn_weights(m)->tgt_emb, T * B, c->tgt_vocab, E);
-    nn_dropout_forward(w->y, w->y_mask, w->y, (size_t)T * B * E, rng ? c->dropout : 0, rng);
-    for (int t = 0; t < T; t++)
-        dec_step(m, w, b, t, rng);
-    output_forward(m, w, b, 0, T, rng);
-    OutputLayer o = work_output(&w->base, rnn_weights(m)->proj_w, rnn_weights(m)->proj_b, rnn_grads(m)->proj_w, rnn_grads(m)->proj_b, c->deep_out, grad);
-    real scale = grad ? (real)(1.0 / (double)b->ntok) : 0;
-    OutputLoss r = output_loss(&o, w->pre_drop, b->tgt_out, T * B, scale, grad ? w->dpre : NULL);
-    w->base.nll = r.nll;
-    return r.loss;
-}
-
 /* Backward of the decoder RNN layers at step t (top state gradients complete) into
    w->dx0, the gradient of the layer-0 input (zeroed here). */
 static void dec_rnn_backward(Model *m, RnnWork *w, const Batch *b, int t)
@@ -422,31 +342,47 @@ static void dec_rnn_backward(Model *m, RnnWork *w, const Batch *b, int t)
     }
 }
 
-/* Backward of output_forward over steps [t0, t0+nt): w->dpre holds the gradient of its
-   output (forward with grad) and gets that of the deep output / attentional state
-   (before its dropout); on Bahdanau's path the deep output's backward adds into the
-   top decoder states' ds, dctx and dy. */
-static void output_backward(Model *m, RnnWork *w, const Batch *b, int t0, int nt)
+/* One decoder step t from the target embeddings y[t] (already looked up). Bahdanau's
+   path: attention with s_{t-1}, then the RNN on [y; c_t]. Luong's path: the RNN on y
+   (or [y; h~_{t-1}]), attention with s_t, then h~_t = tanh(out.pre · [c_t; s_t]) into
+   w->pre. */
+static void dec_step_forward(Model *m, RnnWork *w, const Batch *b, int t, Rng *rng)
 {
     const ModelConfig *c = &m->cfg;
     int B = b->B, E = c->emb, K = model_enc_size(c), D = c->dec_hidden, P = c->deep_out,
-        top = c->layers - 1, F = model_pre_in_size(c);
-    int N = nt * B;
-    size_t off = (size_t)t0 * B;
-    real *dpre = w->dpre + off * P;
-    nn_dropout_backward_inplace(dpre, w->pre_mask + off * P, (size_t)N * P);
+        Din = model_dec_in_size(c), F = model_pre_in_size(c), top = c->layers - 1;
+    size_t BD = (size_t)B * D;
+    real *y = w->y + (size_t)t * B * E;
+    real *x0 = w->x0 + (size_t)t * B * Din;
+    real *ctx = w->ctx + (size_t)t * B * K;
+
     if (!model_luong(c)) {
-        real *dfeat = w->dfeat + off * F;
-        nn_tanh_backward_inplace(dpre, w->pre + off * P, (size_t)N * P);
-        memset(dfeat, 0, (size_t)N * F * sizeof(real));
-        nn_linear_backward(dfeat, rnn_grads(m)->pre_w, rnn_grads(m)->pre_b, dpre, w->feat + off * F, rnn_weights(m)->pre_w, N, F, P);
-        real *parts[3] = {w->dec[top].ds + off * D, w->dctx + off * K, w->dy + off * E};
-        int widths[3] = {D, K, E};
-        nn_concat_backward(parts, dfeat, widths, 3, N);
+        attend_step_forward(m, w, b, t, t ? w->dec[top].s + (size_t)(t - 1) * BD : w->dec[top].s0);
+        const real *parts[2] = {y, ctx};
+        int widths[2] = {E, K};
+        nn_concat_forward(x0, parts, widths, 2, B);
+        dec_rnn_forward(m, w, b, t, x0, rng);
+        return;
     }
+    if (c->input_feed) {
+        const real *parts[2] = {y, t ? w->pre + (size_t)(t - 1) * B * P : w->zeros};
+        int widths[2] = {E, P};
+        nn_concat_forward(x0, parts, widths, 2, B);
+    } else {
+        memcpy(x0, y, (size_t)B * E * sizeof(real));
+    }
+    dec_rnn_forward(m, w, b, t, x0, rng);
+    const real *st = w->dec[top].s + (size_t)t * BD;
+    attend_step_forward(m, w, b, t, st);
+    real *feat = w->feat + (size_t)t * B * F, *pre = w->pre + (size_t)t * B * P;
+    const real *parts[2] = {ctx, st};
+    int widths[2] = {K, D};
+    nn_concat_forward(feat, parts, widths, 2, B);
+    work_step_linear(&w->base, pre, feat, rnn_weights(m)->pre_w, rnn_weights(m)->pre_b, B, F, P);
+    nn_tanh_forward(pre, pre, (size_t)B * P);
 }
 
-/* Backward of dec_step at step t, after output_backward and the steps after t. */
+/* Backward of dec_step_forward at step t, after output_backward and the steps after t. */
 static void dec_step_backward(Model *m, RnnWork *w, const Batch *b, int t)
 {
     const ModelConfig *c = &m->cfg;
@@ -480,6 +416,70 @@ static void dec_step_backward(Model *m, RnnWork *w, const Batch *b, int t)
     real *xparts[2] = {dy, dfeed};
     int xwidths[2] = {E, P};
     nn_concat_backward(xparts, w->dx0, xwidths, c->input_feed ? 2 : 1, B);
+}
+
+/* The output layer's input for steps [t0, t0+nt), after its dropout: on Bahdanau's
+   path the deep output from [s_t; c_t; y] (Luong's path computed h~_t in dec_step_forward). */
+static void output_forward(Model *m, RnnWork *w, const Batch *b, int t0, int nt, Rng *rng)
+{
+    const ModelConfig *c = &m->cfg;
+    int B = b->B, E = c->emb, K = model_enc_size(c), D = c->dec_hidden, P = c->deep_out,
+        top = c->layers - 1, F = model_pre_in_size(c);
+    int N = nt * B;
+    size_t off = (size_t)t0 * B;
+    real *pre = w->pre + off * P;
+    if (!model_luong(c)) {
+        const real *parts[3] = {w->dec[top].s + off * D, w->ctx + off * K, w->y + off * E};
+        int widths[3] = {D, K, E};
+        nn_concat_forward(w->feat + off * F, parts, widths, 3, N);
+        work_step_linear(&w->base, pre, w->feat + off * F, rnn_weights(m)->pre_w, rnn_weights(m)->pre_b, N, F, P);
+        nn_tanh_forward(pre, pre, (size_t)N * P);
+    }
+    nn_dropout_forward(w->pre_drop + off * P, w->pre_mask + off * P, pre, (size_t)N * P, rng ? c->dropout : 0, rng);
+}
+
+/* Backward of output_forward over steps [t0, t0+nt): w->dpre holds the gradient of its
+   output (forward with grad) and gets that of the deep output / attentional state
+   (before its dropout); on Bahdanau's path the deep output's backward adds into the
+   top decoder states' ds, dctx and dy. */
+static void output_backward(Model *m, RnnWork *w, const Batch *b, int t0, int nt)
+{
+    const ModelConfig *c = &m->cfg;
+    int B = b->B, E = c->emb, K = model_enc_size(c), D = c->dec_hidden, P = c->deep_out,
+        top = c->layers - 1, F = model_pre_in_size(c);
+    int N = nt * B;
+    size_t off = (size_t)t0 * B;
+    real *dpre = w->dpre + off * P;
+    nn_dropout_backward_inplace(dpre, w->pre_mask + off * P, (size_t)N * P);
+    if (!model_luong(c)) {
+        real *dfeat = w->dfeat + off * F;
+        nn_tanh_backward_inplace(dpre, w->pre + off * P, (size_t)N * P);
+        memset(dfeat, 0, (size_t)N * F * sizeof(real));
+        nn_linear_backward(dfeat, rnn_grads(m)->pre_w, rnn_grads(m)->pre_b, dpre, w->feat + off * F, rnn_weights(m)->pre_w, N, F, P);
+        real *parts[3] = {w->dec[top].ds + off * D, w->dctx + off * K, w->dy + off * E};
+        int widths[3] = {D, K, E};
+        nn_concat_backward(parts, dfeat, widths, 3, N);
+    }
+}
+
+/* The loss; with grad, also the output layer's gradients (w->dpre gets that of its
+   input, m->grads those of the projection), which backward() continues. */
+static double rnn_forward(Model *m, Work *base, const Batch *b, Rng *rng, bool grad)
+{
+    RnnWork *w = (RnnWork *)base;
+    const ModelConfig *c = &m->cfg;
+    int B = b->B, T = b->T, E = c->emb;
+    encoder_forward(m, w, b, rng);
+    nn_embedding_forward(w->y, b->tgt_in, rnn_weights(m)->tgt_emb, T * B, c->tgt_vocab, E);
+    nn_dropout_forward(w->y, w->y_mask, w->y, (size_t)T * B * E, rng ? c->dropout : 0, rng);
+    for (int t = 0; t < T; t++)
+        dec_step_forward(m, w, b, t, rng);
+    output_forward(m, w, b, 0, T, rng);
+    OutputLayer o = work_output(&w->base, rnn_weights(m)->proj_w, rnn_weights(m)->proj_b, rnn_grads(m)->proj_w, rnn_grads(m)->proj_b, c->deep_out, grad);
+    real scale = grad ? (real)(1.0 / (double)b->ntok) : 0;
+    OutputLoss r = output_loss(&o, w->pre_drop, b->tgt_out, T * B, scale, grad ? w->dpre : NULL);
+    w->base.nll = r.nll;
+    return r.loss;
 }
 
 /* The backward pass after rnn_forward(..., grad): from w->dpre down to the embeddings. */
@@ -527,7 +527,7 @@ static void rnn_decode_step(Model *m, Work *base, const Batch *b, const int *pre
     const Weights *W = rnn_weights(m);
     int B = b->B, E = c->emb;
     nn_embedding_forward(w->y + (size_t)t * B * E, prev, W->tgt_emb, B, c->tgt_vocab, E);
-    dec_step(m, w, b, t, NULL);
+    dec_step_forward(m, w, b, t, NULL);
     output_forward(m, w, b, t, 1, NULL);
     work_step_linear(base, base->logits, w->pre_drop + (size_t)t * B * c->deep_out, W->proj_w, W->proj_b, B,
                       c->deep_out, c->tgt_vocab);
