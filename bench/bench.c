@@ -746,8 +746,8 @@ static int cmd_train(int argc, char **argv)
     double last_loss = 0;
     bool dropout = m->cfg.dropout > 0;
     /* the step of s2s train (src/train/step.c): clip 1.0, Adam 1e-3 */
-#define STEP(bp) (last_loss = train_step(m, w, &adam, (bp), dropout ? &drop : NULL, 1.0, 1e-3, false).loss / \
-                              (double)(bp)->ntok)
+    StepOpts so = {.drop = dropout ? &drop : NULL, .clip = 1.0, .lr = 1e-3};
+#define STEP(bp) (last_loss = train_step(m, w, &adam, (bp), &so).loss / (double)(bp)->ntok)
     for (int k = 0; k < warmup; k++)
         STEP(&bs.b[k]);
 

@@ -6,40 +6,45 @@
 #include "base/clock.h"
 #include "train/dist.h"
 
-StepResult train_step(Model *m, Work *w, Adam *adam, const Batch *b, Rng *drop, double clip,
-                      double lr, bool poison)
+/* The global norm of m->grads, then Adam with the clipping folded in, unless the loss
+   or the norm is not finite. */
+static void apply(StepResult *r, Model *m, Adam *adam, const StepOpts *o)
 {
     size_t n = m->layout.total;
+    r->grad_norm = optim_grad_norm(m->grads, n);
+    if (o->poison)
+        r->loss = NAN;
+    r->applied = isfinite(r->loss) && isfinite(r->grad_norm);
+    if (r->applied)
+        optim_adam_step_scaled(adam, m->params, m->grads, optim_clip_coef(r->grad_norm, o->clip), o->lr);
+}
+
+StepResult train_step(Model *m, Work *w, Adam *adam, const Batch *b, const StepOpts *o)
+{
     StepResult r = {.stop = 0};
-    memset(m->grads, 0, n * sizeof(real));
-    r.loss = model_forward_backward(m, w, b, drop);
+    memset(m->grads, 0, m->layout.total * sizeof(real));
+    r.loss = model_forward_backward(m, w, b, o->drop);
     r.nll = work_nll(w);
-    r.grad_norm = optim_grad_norm(m->grads, n);
-    if (poison)
-        r.loss = NAN;
-    r.applied = isfinite(r.loss) && isfinite(r.grad_norm);
-    if (r.applied)
-        optim_adam_step_scaled(adam, m->params, m->grads, optim_clip_coef(r.grad_norm, clip), lr);
+    apply(&r, m, adam, o);
     return r;
 }
 
-StepResult train_step_dist(Model *m, Work *w, Adam *adam, const Batch *b, long ntok, Rng *drop,
-                           double clip, double lr, bool poison, unsigned stop)
+StepResult train_step_dist(Model *m, Work *w, Adam *adam, const Batch *b, long ntok, const StepOpts *o)
 {
     if (dist_size() == 1) {
-        StepResult r = train_step(m, w, adam, b, drop, clip, lr, poison);
-        r.stop = stop;
+        StepResult r = train_step(m, w, adam, b, o);
+        r.stop = o->stop;
         return r;
     }
     size_t n = m->layout.total;
     Rng mine;
-    if (drop)
-        rng_seed(&mine, rng_u64(drop) ^ ((uint64_t)(dist_rank() + 1) * 0x9e3779b97f4a7c15ULL));
+    if (o->drop)
+        rng_seed(&mine, rng_u64(o->drop) ^ ((uint64_t)(dist_rank() + 1) * 0x9e3779b97f4a7c15ULL));
     memset(m->grads, 0, n * sizeof(real));
     /* [loss, nll, stop bits]: one small allreduce besides the gradients' */
-    double s[4] = {0, 0, stop & STEP_STOP_SIGNAL, stop & STEP_STOP_TIME};
+    double s[4] = {0, 0, o->stop & STEP_STOP_SIGNAL, o->stop & STEP_STOP_TIME};
     if (b && b->B > 0) {
-        s[0] = model_forward_backward(m, w, b, drop ? &mine : NULL);
+        s[0] = model_forward_backward(m, w, b, o->drop ? &mine : NULL);
         s[1] = work_nll(w);
         /* the gradient of this part's loss / b->ntok, made that of loss / ntok */
         real k = (real)((double)b->ntok / (double)ntok);
@@ -51,11 +56,6 @@ StepResult train_step_dist(Model *m, Work *w, Adam *adam, const Batch *b, long n
     dist_sum_f64(s, 4);
     StepResult r = {.loss = s[0], .nll = s[1], .comm_s = clock_now() - t0};
     r.stop = (s[2] > 0 ? STEP_STOP_SIGNAL : 0u) | (s[3] > 0 ? STEP_STOP_TIME : 0u);
-    r.grad_norm = optim_grad_norm(m->grads, n);
-    if (poison)
-        r.loss = NAN;
-    r.applied = isfinite(r.loss) && isfinite(r.grad_norm);
-    if (r.applied)
-        optim_adam_step_scaled(adam, m->params, m->grads, optim_clip_coef(r.grad_norm, clip), lr);
+    apply(&r, m, adam, o);
     return r;
 }

@@ -1051,9 +1051,9 @@ static int train_loop(Trainer *t, Stop *why, Err *e)
         /* a schedule that follows the clock: every process takes process 0's rate */
         if (t->size > 1 && o->sched == SCHED_WARMUP_COSINE && o->minutes > 0)
             dist_bcast(&lr, sizeof lr, 0);
-        StepResult r = train_step_dist(m, t->work, &t->adam, nmine > 0 ? &b : NULL, ntok,
-                                       m->cfg.dropout > 0 ? &p->drop_rng : NULL, o->clip, lr,
-                                       fault_nonfinite(p->step + 1), vote);
+        StepOpts so = {.drop = m->cfg.dropout > 0 ? &p->drop_rng : NULL, .clip = o->clip, .lr = lr,
+                       .poison = fault_nonfinite(p->step + 1), .stop = vote};
+        StepResult r = train_step_dist(m, t->work, &t->adam, nmine > 0 ? &b : NULL, ntok, &so);
         t->voted = r.stop;
         if (!r.applied) {
             /* Skip the update (weights and moments stay as they were), lower the rate. */
