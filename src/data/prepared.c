@@ -70,20 +70,33 @@ out:
     return rc;
 }
 
-/* Tokenizes and encodes one side; returns the number of ids, or -1. */
-static long encode_side(const Vocab *v, const Bpe *bpe, const char *s, size_t len, const TokOpts *o,
-                        Buf *tok, int32_t **ids, size_t *cap, long *unk, Err *e)
+/* How one side is read: its vocabulary, subword codes and tokenizer options. */
+typedef struct SideCodec {
+    const Vocab *v;
+    const Bpe *bpe;
+    TokOpts o;
+} SideCodec;
+
+/* Scratch of encode_side: the tokens of a line and their ids. */
+typedef struct Encoded {
+    Buf tok;
+    int32_t *ids;
+    size_t cap;
+} Encoded;
+
+/* Tokenizes and encodes one side into x->ids; returns the number of ids, or -1. */
+static long encode_side(const SideCodec *sc, const char *s, size_t len, Encoded *x, long *unk, Err *e)
 {
-    buf_clear(tok);
-    if (bpe_tok_line(bpe, s, len, o, tok, e) < 0)
+    buf_clear(&x->tok);
+    if (bpe_tok_line(sc->bpe, s, len, &sc->o, &x->tok, e) < 0)
         return -1;
-    size_t need = (tok->len + 1) / 2 + 1;
-    if (need > *cap) {
-        *cap = need * 2;
-        *ids = xrealloc_array(*ids, *cap, sizeof **ids);
+    size_t need = (x->tok.len + 1) / 2 + 1;
+    if (need > x->cap) {
+        x->cap = need * 2;
+        x->ids = xrealloc_array(x->ids, x->cap, sizeof *x->ids);
     }
     size_t n_unk;
-    size_t n = vocab_encode(v, tok->data ? tok->data : "", tok->len, *ids, *cap, &n_unk);
+    size_t n = vocab_encode(sc->v, x->tok.data ? x->tok.data : "", x->tok.len, x->ids, x->cap, &n_unk);
     *unk += (long)n_unk;
     return (long)n;
 }
@@ -101,10 +114,9 @@ static int load_split(Split *sp, const char *dir, const char *name, const Prepar
         return -1;
     }
     size_t n = sp->text.n;
-    TokOpts so = text_src_opts(&d->text), to = text_tgt_opts(&d->text);
-    Buf tok = {0};
-    int32_t *tmp = NULL;
-    size_t cap = 0;
+    const SideCodec codec[2] = {{d->src_vocab, d->text.src_bpe, text_src_opts(&d->text)},
+                                {d->tgt_vocab, d->text.tgt_bpe, text_tgt_opts(&d->text)}};
+    Encoded x = {0};
     /* First pass: lengths; second: the ids into one allocation. */
     int *sl = xcalloc(n ? n : 1, sizeof *sl), *tl = xcalloc(n ? n : 1, sizeof *tl);
     size_t total = 0;
@@ -114,12 +126,9 @@ static int load_split(Split *sp, const char *dir, const char *name, const Prepar
             const Pair *p = &sp->text.pairs[i];
             for (int side = 0; side < 2; side++) {
                 Err te;
-                long k = side == 0 ? encode_side(d->src_vocab, d->text.src_bpe, p->src, p->src_len,
-                                                 &so, &tok, &tmp, &cap,
-                                                 pass ? &sp->src_unk : &(long){0}, &te)
-                                   : encode_side(d->tgt_vocab, d->text.tgt_bpe, p->tgt, p->tgt_len,
-                                                 &to, &tok, &tmp, &cap,
-                                                 pass ? &sp->tgt_unk : &(long){0}, &te);
+                long *unk = !pass ? &(long){0} : side == 0 ? &sp->src_unk : &sp->tgt_unk;
+                long k = encode_side(&codec[side], side == 0 ? p->src : p->tgt, side == 0 ? p->src_len : p->tgt_len,
+                                     &x, unk, &te);
                 if (k < 0) {
                     rc = err_set(e, "%s:%zu: %s", path, p->line, te.msg);
                     break;
@@ -139,7 +148,7 @@ static int load_split(Split *sp, const char *dir, const char *name, const Prepar
                 } else {
                     int *dst = sp->ids + at;
                     for (long j = 0; j < k; j++)
-                        dst[j] = tmp[j];
+                        dst[j] = x.ids[j];
                     if (side == 0) {
                         sp->src[i] = dst;
                         sp->src_tokens += k;
@@ -162,8 +171,8 @@ static int load_split(Split *sp, const char *dir, const char *name, const Prepar
     sp->src_len = sl;
     sp->tgt_len = tl;
     sp->set = (PairSet){.n = (int)n, .src = sp->src, .src_len = sl, .tgt = sp->tgt, .tgt_len = tl};
-    buf_free(&tok);
-    free(tmp);
+    buf_free(&x.tok);
+    free(x.ids);
     free(path);
     return rc;
 }
