@@ -17,7 +17,21 @@ const ModelOps *model_ops_for(const ModelConfig *c)
 
 int model_config_check(const ModelConfig *c, Err *e) { return model_ops_for(c)->check(c, e); }
 
-void param_layout_init(ParamLayout *l, const ModelConfig *c) { model_ops_for(c)->layout(l, c); }
+void param_layout_init(ParamLayout *l, const ModelConfig *c)
+{
+    const ModelOps *o = model_ops_for(c);
+    param_layout_build(l, o->walk, o->views_size, c);
+}
+
+/* m->impl: the views of the weights, then those of the gradients (NULL without). */
+static void bind(Model *m)
+{
+    const ModelOps *o = m->ops;
+    m->impl = xcalloc(2, o->views_size);
+    param_bind(m->impl, m->params, o->walk, &m->cfg);
+    if (m->grads)
+        param_bind((char *)m->impl + o->views_size, m->grads, o->walk, &m->cfg);
+}
 
 static void model_start(Model *m, const ModelConfig *cfg)
 {
@@ -34,7 +48,7 @@ void model_init(Model *m, const ModelConfig *cfg, bool with_grads)
     m->params = xcalloc(m->layout.total, sizeof(real));
     if (with_grads)
         m->grads = xcalloc(m->layout.total, sizeof(real));
-    m->ops->bind(m);
+    bind(m);
 }
 
 void model_init_view(Model *m, const ModelConfig *cfg, const real *params)
@@ -42,5 +56,5 @@ void model_init_view(Model *m, const ModelConfig *cfg, const real *params)
     model_start(m, cfg);
     m->params = (real *)params; /* never written: decoding only reads the weights */
     m->params_borrowed = true;
-    m->ops->bind(m);
+    bind(m);
 }

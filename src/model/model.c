@@ -11,8 +11,7 @@
 void model_free(Model *m)
 {
     model_set_precision(m, PREC_F32);
-    if (m->ops && m->ops->release)
-        m->ops->release(m);
+    free(m->impl);
     param_layout_free(&m->layout);
     if (!m->params_borrowed)
         free(m->params);
@@ -67,8 +66,27 @@ size_t work_bytes(const Model *m, int max_b, int max_s, int max_t, WorkKind kind
 
 void work_free(Work *w)
 {
-    if (w)
-        w->ops->work_free(w);
+    if (!w)
+        return;
+    real *mem = w->mem;
+    w->ops->work_free(w);
+    free(mem);
+}
+
+size_t work_carved_bytes(Work *w, WorkCarveFn *layout)
+{
+    Carver count = {0};
+    layout(w, &count);
+    return count.used * sizeof(real);
+}
+
+void work_carve_all(Work *w, WorkCarveFn *layout)
+{
+    Carver count = {0};
+    layout(w, &count);
+    w->mem = xcalloc(count.used, sizeof(real));
+    Carver cv = {.base = w->mem};
+    layout(w, &cv);
 }
 
 void work_base_init(Work *w, const Model *m, const WorkShape *s)

@@ -55,13 +55,13 @@ typedef struct Model Model;
    operation (an ensemble decodes only). */
 typedef struct ModelOps {
     const char *name;
-    /* configuration and parameters: the checks of its options, the tensors in the
-       order of the PyTorch module's state_dict (the parameter walk), the kind's views
-       of params and grads (bind allocates m->impl, release frees it), initialisation */
+    /* configuration and parameters: the checks of its options; the parameter walk, its
+       tensors in the order of the PyTorch module's state_dict, which also points the
+       fields of views (a struct of views_size bytes: m->impl holds the weights' and
+       then the gradients') into the flat array (model/params.h); initialisation */
     int (*check)(const ModelConfig *c, Err *e);
-    void (*layout)(ParamLayout *l, const ModelConfig *c);
-    void (*bind)(Model *m);
-    void (*release)(Model *m);
+    ParamWalkFn *walk;
+    size_t views_size;
     void (*init_random)(Model *m, Rng *rng);
     int (*max_positions)(const Model *m);
     /* activations */

@@ -36,15 +36,23 @@ real *param_addf(ParamWalk *w, int rows, int cols, const char *fmt, ...)
     return param_add(w, name, rows, cols);
 }
 
-void param_layout_build(ParamLayout *l, ParamWalkFn *walk, const ModelConfig *c)
+void param_layout_build(ParamLayout *l, ParamWalkFn *walk, size_t views_size, const ModelConfig *c)
 {
+    void *views = xcalloc(1, views_size);
     ParamWalk count = {0};
-    walk(&count, c);
+    walk(&count, views, c);
     ParamWalk rec = {.info = xcalloc((size_t)count.n, sizeof(ParamInfo))};
-    walk(&rec, c);
+    walk(&rec, views, c);
+    free(views);
     l->info = rec.info;
     l->n = rec.n;
     l->total = rec.total;
+}
+
+void param_bind(void *views, real *base, ParamWalkFn *walk, const ModelConfig *c)
+{
+    ParamWalk bind = {.base = base};
+    walk(&bind, views, c);
 }
 
 void param_layout_free(ParamLayout *l)

@@ -41,9 +41,14 @@ real *param_add(ParamWalk *w, const char *name, int rows, int cols);
 /* The same with the name formatted as printf does. */
 real *param_addf(ParamWalk *w, int rows, int cols, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
-/* Builds l from a kind's walk: a counting pass, then a recording one. */
-typedef void ParamWalkFn(ParamWalk *w, const ModelConfig *c);
-void param_layout_build(ParamLayout *l, ParamWalkFn *walk, const ModelConfig *c);
+/* A kind's walk over its tensors: param_add for each, in layout order, storing what it
+   returns in the kind's struct of views. */
+typedef void ParamWalkFn(ParamWalk *w, void *views, const ModelConfig *c);
+/* Builds l from a walk (views: views_size bytes): a counting pass, then a recording
+   one. */
+void param_layout_build(ParamLayout *l, ParamWalkFn *walk, size_t views_size, const ModelConfig *c);
+/* Points the views (views_size bytes) into base, an array of the layout's total. */
+void param_bind(void *views, real *base, ParamWalkFn *walk, const ModelConfig *c);
 void param_layout_free(ParamLayout *l);
 /* Index of a tensor by name, -1 when absent. */
 int param_find(const ParamLayout *l, const char *name);

@@ -35,39 +35,56 @@ static int active_rows(const Batch *b, int t)
     return n;
 }
 
+/* One direction of one encoder layer: its weights, buffers and sizes. */
+typedef struct EncPass {
+    const RnnWeights *rw;
+    RnnWeights *gw;
+    EncDir *ed;
+    bool reverse, lstm;
+    int B, S, H, GH, C; /* GH: G·H gate values per row, C: cached values per unit */
+    size_t step;        /* B·H: one position's states */
+} EncPass;
+
+static EncPass enc_pass(const Model *m, RnnWork *w, int l, int dir, const Batch *b)
+{
+    const ModelConfig *c = &m->cfg;
+    bool lstm = c->cell == CELL_LSTM;
+    return (EncPass){.rw = &rnn_weights(m)->enc[l][dir], .gw = &rnn_grads(m)->enc[l][dir], .ed = &w->enc[l][dir],
+                     .reverse = dir == 1, .lstm = lstm, .B = b->B, .S = b->S, .H = c->hidden,
+                     .GH = model_gates(c) * c->hidden, .C = lstm ? NN_LSTM_CACHE : NN_GRU_CACHE,
+                     .step = (size_t)b->B * c->hidden};
+}
+
+/* The position of step k of the pass and the one before it in the pass's direction
+   (outside [0, S) at the first step). */
+static int pass_pos(const EncPass *p, int k) { return p->reverse ? p->S - 1 - k : k; }
+static int pass_prev(const EncPass *p, int t) { return p->reverse ? t + 1 : t - 1; }
+
 /* Direction dir (1: right to left) of encoder layer l over the whole batch, from its
    input x (S,B,in_size). */
 static void enc_dir_forward(const Model *m, RnnWork *w, int l, int dir, const real *x, int in_size, const Batch *b)
 {
-    const RnnWeights *rw = &rnn_weights(m)->enc[l][dir];
-    EncDir *ed = &w->enc[l][dir];
-    bool reverse = dir == 1;
-    const ModelConfig *c = &w->base.cfg;
-    int B = b->B, S = b->S, H = c->hidden, G = model_gates(c);
-    bool lstm = c->cell == CELL_LSTM;
-    int C = lstm ? NN_LSTM_CACHE : NN_GRU_CACHE;
-    size_t step = (size_t)B * H;
-
+    EncPass p = enc_pass(m, w, l, dir, b);
+    EncDir *ed = p.ed;
+    size_t step = p.step;
     /* Input projections of all positions in one product. */
-    nn_linear_forward(ed->gi, x, rw->w_ih, rw->b_ih, S * B, in_size, G * H);
-    memset(ed->st, 0, (size_t)S * step * sizeof(real));
-    if (lstm)
-        memset(ed->cst, 0, (size_t)S * step * sizeof(real));
-    for (int k = 0; k < S; k++) {
-        int t = reverse ? S - 1 - k : k;
-        int n = active_rows(b, t);
-        int tp = reverse ? t + 1 : t - 1; /* previous position in this direction */
-        bool first = tp < 0 || tp >= S;
+    nn_linear_forward(ed->gi, x, p.rw->w_ih, p.rw->b_ih, p.S * p.B, in_size, p.GH);
+    memset(ed->st, 0, (size_t)p.S * step * sizeof(real));
+    if (p.lstm)
+        memset(ed->cst, 0, (size_t)p.S * step * sizeof(real));
+    for (int k = 0; k < p.S; k++) {
+        int t = pass_pos(&p, k), tp = pass_prev(&p, t), n = active_rows(b, t);
+        bool first = tp < 0 || tp >= p.S;
         const real *h = first ? w->zeros : ed->st + (size_t)tp * step;
-        real *gi = ed->gi + (size_t)t * B * G * H;
-        nn_linear_forward(w->egh, h, rw->w_hh, rw->b_hh, n, H, G * H);
-        real *cache = ed->cache + (size_t)t * B * C * H;
-        if (lstm) {
+        real *gi = ed->gi + (size_t)t * p.B * p.GH;
+        nn_linear_forward(w->egh, h, p.rw->w_hh, p.rw->b_hh, n, p.H, p.GH);
+        real *cache = ed->cache + (size_t)t * p.B * p.C * p.H;
+        if (p.lstm) {
             const real *cprev = first ? w->zeros : ed->cst + (size_t)tp * step;
-            nn_lstm_cell_forward(ed->st + (size_t)t * step, ed->cst + (size_t)t * step, cache, gi,
-                                 w->egh, cprev, n, H);
+            nn_lstm_cell_forward(ed->st + (size_t)t * step, ed->cst + (size_t)t * step, cache, gi, w->egh, cprev, n,
+                                 p.H);
         } else {
-            nn_gru_cell_forward(ed->st + (size_t)t * step, cache, gi, w->egh, h, n, H);
+            nn_gru_cell_forward(ed->st + (size_t)t * step, cache, gi, w->egh, h, n, p.H);
         }
     }
 }
@@ -76,39 +93,30 @@ static void enc_dir_forward(const Model *m, RnnWork *w, int l, int dir, const re
 static void enc_dir_backward(const Model *m, RnnWork *w, int l, int dir, const real *x, real *dx, int in_size,
                              const Batch *b)
 {
-    const RnnWeights *rw = &rnn_weights(m)->enc[l][dir];
-    RnnWeights *gw = &rnn_grads(m)->enc[l][dir];
-    EncDir *ed = &w->enc[l][dir];
-    bool reverse = dir == 1;
-    const ModelConfig *c = &w->base.cfg;
-    int B = b->B, S = b->S, H = c->hidden, G = model_gates(c);
-    bool lstm = c->cell == CELL_LSTM;
-    int C = lstm ? NN_LSTM_CACHE : NN_GRU_CACHE;
-    size_t step = (size_t)B * H;
-
-    memset(ed->dgi, 0, (size_t)S * B * G * H * sizeof(real));
-    for (int k = S - 1; k >= 0; k--) {
-        int t = reverse ? S - 1 - k : k;
-        int n = active_rows(b, t);
-        int tp = reverse ? t + 1 : t - 1;
-        bool first = tp < 0 || tp >= S;
+    EncPass p = enc_pass(m, w, l, dir, b);
+    EncDir *ed = p.ed;
+    size_t step = p.step;
+    memset(ed->dgi, 0, (size_t)p.S * p.B * p.GH * sizeof(real));
+    for (int k = p.S - 1; k >= 0; k--) {
+        int t = pass_pos(&p, k), tp = pass_prev(&p, t), n = active_rows(b, t);
+        bool first = tp < 0 || tp >= p.S;
         const real *h = first ? w->zeros : ed->st + (size_t)tp * step;
         real *dh = first ? NULL : ed->dst + (size_t)tp * step;
-        real *dgi = ed->dgi + (size_t)t * B * G * H;
-        const real *cache = ed->cache + (size_t)t * B * C * H;
-        memset(w->edgh, 0, (size_t)n * G * H * sizeof(real));
-        if (lstm) {
+        real *dgi = ed->dgi + (size_t)t * p.B * p.GH;
+        const real *cache = ed->cache + (size_t)t * p.B * p.C * p.H;
+        memset(w->edgh, 0, (size_t)n * p.GH * sizeof(real));
+        if (p.lstm) {
             const real *cprev = first ? w->zeros : ed->cst + (size_t)tp * step;
             real *dcprev = first ? NULL : ed->dcst + (size_t)tp * step;
-            nn_lstm_cell_backward(dgi, dcprev, ed->dst + (size_t)t * step, ed->dcst + (size_t)t * step,
-                                  cache, cprev, n, H);
-            memcpy(w->edgh, dgi, (size_t)n * G * H * sizeof(real));
+            nn_lstm_cell_backward(dgi, dcprev, ed->dst + (size_t)t * step, ed->dcst + (size_t)t * step, cache, cprev,
+                                  n, p.H);
+            memcpy(w->edgh, dgi, (size_t)n * p.GH * sizeof(real));
         } else {
-            nn_gru_cell_backward(dgi, w->edgh, dh, ed->dst + (size_t)t * step, cache, h, n, H);
+            nn_gru_cell_backward(dgi, w->edgh, dh, ed->dst + (size_t)t * step, cache, h, n, p.H);
         }
-        nn_linear_backward(dh, gw->w_hh, gw->b_hh, w->edgh, h, rw->w_hh, n, H, G * H);
+        nn_linear_backward(dh, p.gw->w_hh, p.gw->b_hh, w->edgh, h, p.rw->w_hh, n, p.H, p.GH);
     }
-    nn_linear_backward(dx, gw->w_ih, gw->b_ih, ed->dgi, x, rw->w_ih, S * B, in_size, G * H);
+    nn_linear_backward(dx, p.gw->w_ih, p.gw->b_ih, ed->dgi, x, p.rw->w_ih, p.S * p.B, in_size, p.GH);
 }
 
 /* The decoder's initial states s0 (and c0) of every layer (docs/model.md, step 3 and
@@ -543,9 +551,8 @@ static int rnn_attention_layers(const Model *m) { return 0; }
 const ModelOps rnn_ops = {
     .name = "rnn",
     .check = rnn_check,
-    .layout = rnn_layout,
-    .bind = rnn_bind,
-    .release = rnn_release,
+    .walk = rnn_walk,
+    .views_size = sizeof(Weights),
     .init_random = rnn_init_random,
     .max_positions = rnn_max_positions,
     .work_bytes = rnn_work_bytes,

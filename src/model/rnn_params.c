@@ -20,8 +20,9 @@ static void add_rnn(ParamWalk *w, RnnWeights *rw, const char *module, int layer,
     rw->b_hh = param_addf(w, gates * hc, 0, "%s.bias_hh_l%d%s", module, layer, suffix);
 }
 
-static void walk(ParamWalk *w, Weights *ws, const ModelConfig *c)
+void rnn_walk(ParamWalk *w, void *views, const ModelConfig *c)
 {
+    Weights *ws = views;
     memset(ws, 0, sizeof *ws);
     int G = model_gates(c), E = c->emb, H = c->hidden, D = c->dec_hidden, A = c->attn,
         P = c->deep_out, K = model_enc_size(c), dirs = c->bidir ? 2 : 1;
@@ -70,32 +71,6 @@ static void walk(ParamWalk *w, Weights *ws, const ModelConfig *c)
     ws->pre_b = param_add(w, "out.pre.bias", P, 0);
     ws->proj_w = c->tie_embeddings ? ws->tgt_emb : param_add(w, "out.proj.weight", c->tgt_vocab, P);
     ws->proj_b = param_add(w, "out.proj.bias", c->tgt_vocab, 0);
-}
-
-static void walk_layout(ParamWalk *w, const ModelConfig *c)
-{
-    Weights views;
-    walk(w, &views, c);
-}
-
-void rnn_layout(ParamLayout *l, const ModelConfig *c) { param_layout_build(l, walk_layout, c); }
-
-void rnn_bind(Model *m)
-{
-    RnnModel *r = XCNEW(RnnModel, 1);
-    ParamWalk bind = {.base = m->params};
-    walk(&bind, &r->w, &m->cfg);
-    if (m->grads) {
-        ParamWalk gbind = {.base = m->grads};
-        walk(&gbind, &r->g, &m->cfg);
-    }
-    m->impl = r;
-}
-
-void rnn_release(Model *m)
-{
-    free(m->impl);
-    m->impl = NULL;
 }
 
 int rnn_max_positions(const Model *m) { return 0; }

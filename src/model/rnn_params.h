@@ -36,18 +36,12 @@ typedef struct Weights {
     real *proj_b;                            /* (Vt) */
 } Weights;
 
-/* A recurrent model's m->impl: its views of the parameters and gradients. */
-typedef struct RnnModel {
-    Weights w, g;
-} RnnModel;
-
-static inline Weights *rnn_weights(const Model *m) { return &((RnnModel *)m->impl)->w; }
-static inline Weights *rnn_grads(const Model *m) { return &((RnnModel *)m->impl)->g; }
+/* A recurrent model's views of its parameters and gradients (m->impl). */
+static inline Weights *rnn_weights(const Model *m) { return (Weights *)m->impl; }
+static inline Weights *rnn_grads(const Model *m) { return (Weights *)m->impl + 1; }
 
 int rnn_check(const ModelConfig *c, Err *e);
-void rnn_layout(ParamLayout *l, const ModelConfig *c);
-void rnn_bind(Model *m);
-void rnn_release(Model *m);
+void rnn_walk(ParamWalk *w, void *views, const ModelConfig *c);
 void rnn_init_random(Model *m, Rng *rng);
 int rnn_max_positions(const Model *m);
 void rnn_quantize(Model *m, Precision p);

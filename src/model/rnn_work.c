@@ -166,8 +166,9 @@ static void carve_step_grads(RnnWork *w, Carver *cv, const Dims *z)
     w->dpre = carve(cv, TB * z->P);
 }
 
-static void work_carve(RnnWork *w, Carver *cv)
+static void work_carve(Work *base, Carver *cv)
 {
+    RnnWork *w = (RnnWork *)base;
     const ModelConfig *c = &w->base.cfg;
     Dims z = dims_of(&w->base);
     size_t B = z.B, H = z.H, D = z.D, P = z.P;
@@ -195,9 +196,7 @@ size_t rnn_work_bytes(const Model *m, const WorkShape *s)
 {
     RnnWork w = {0};
     work_base_init(&w.base, m, s);
-    Carver count = {0};
-    work_carve(&w, &count);
-    size_t n = sizeof w + count.used * sizeof(real);
+    size_t n = sizeof w + work_carved_bytes(&w.base, work_carve);
     if (m->cfg.local != LOCAL_NONE)
         n += 2 * (size_t)s->max_t * (size_t)s->max_b * sizeof(int);
     return n;
@@ -207,11 +206,7 @@ Work *rnn_work_new(const Model *m, const WorkShape *s)
 {
     RnnWork *w = XCNEW(RnnWork, 1);
     work_base_init(&w->base, m, s);
-    Carver count = {0};
-    work_carve(w, &count);
-    w->mem = xcalloc(count.used, sizeof(real));
-    Carver cv = {.base = w->mem};
-    work_carve(w, &cv);
+    work_carve_all(&w->base, work_carve);
     if (m->cfg.local != LOCAL_NONE) {
         w->lo = XCNEW(int, (size_t)s->max_t * s->max_b);
         w->hi = XCNEW(int, (size_t)s->max_t * s->max_b);
@@ -222,7 +217,6 @@ Work *rnn_work_new(const Model *m, const WorkShape *s)
 void rnn_work_free(Work *base)
 {
     RnnWork *w = (RnnWork *)base;
-    free(w->mem);
     free(w->lo);
     free(w->hi);
     free(w);

@@ -34,7 +34,6 @@ typedef struct DecLayer {
 
 typedef struct RnnWork {
     Work base;
-    real *mem;
     /* encoder */
     real *xs, *xs_mask;                       /* (S,B,E) */
     real *lin[MODEL_MAX_LAYERS], *lin_mask[MODEL_MAX_LAYERS]; /* (S,B,K) layers > 0 */

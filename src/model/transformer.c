@@ -55,7 +55,6 @@ typedef struct TfLayer {
 
 typedef struct TfWork {
     Work base;
-    real *mem;
     real *pe;                  /* (max(S,T), d) sinusoidal positions */
     real *xs, *xs_mask;        /* (S,B,d) encoder input after dropout, its mask */
     real *xt, *xt_mask;        /* (Nt,d) decoder input */
@@ -108,8 +107,9 @@ static void carve_sub(TfSub *s, int kind, Carver *cv, size_t N, size_t Nkv, size
     s->adrop = training ? carve(cv, att) : NULL;
 }
 
-static void tf_carve(TfWork *t, Carver *cv)
+static void tf_carve(Work *base, Carver *cv)
 {
+    TfWork *t = (TfWork *)base;
     const TfWork *w = t;
     const ModelConfig *c = &w->base.cfg;
     int d = c->model_dim, F = c->ff, H = c->heads, L = c->layers;
@@ -162,32 +162,21 @@ static size_t tf_work_bytes(const Model *m, const WorkShape *s)
 {
     TfWork t = {0};
     work_base_init(&t.base, m, s);
-    Carver count = {0};
-    tf_carve(&t, &count);
-    return sizeof t + count.used * sizeof(real);
+    return sizeof t + work_carved_bytes(&t.base, tf_carve);
 }
 
 static Work *tf_work_new(const Model *m, const WorkShape *s)
 {
     TfWork *t = XCNEW(TfWork, 1);
     work_base_init(&t->base, m, s);
-    Carver count = {0};
-    tf_carve(t, &count);
-    t->mem = xcalloc(count.used, sizeof(real));
-    Carver cv = {.base = t->mem};
-    tf_carve(t, &cv);
+    work_carve_all(&t->base, tf_carve);
     int d = m->cfg.model_dim;
     for (int p = 0; p < tf_max_len(t); p++)
         nn_sinusoid(t->pe + (size_t)p * d, p, d);
     return &t->base;
 }
 
-static void tf_work_free(Work *w)
-{
-    TfWork *t = (TfWork *)w;
-    free(t->mem);
-    free(t);
-}
+static void tf_work_free(Work *w) { free(w); }
 
 /* ------------------------------------------------------------------ embeddings */
 
@@ -610,9 +599,8 @@ static int tf_attention_layers(const Model *m) { return m->cfg.layers; }
 const ModelOps tf_ops = {
     .name = "transformer",
     .check = tf_check,
-    .layout = tf_layout,
-    .bind = tf_bind,
-    .release = tf_release,
+    .walk = tf_walk,
+    .views_size = sizeof(TfWeights),
     .init_random = tf_init_random,
     .max_positions = tf_max_positions,
     .work_bytes = tf_work_bytes,

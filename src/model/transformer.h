@@ -30,21 +30,15 @@ typedef struct TfWeights {
     real *proj_w, *proj_b;    /* (Vt,d), tgt_emb when tied; (Vt) */
 } TfWeights;
 
-/* A Transformer's m->impl: its views of the parameters and gradients. */
-typedef struct TfModel {
-    TfWeights w, g;
-} TfModel;
-
-static inline TfWeights *tf_weights(const Model *m) { return &((TfModel *)m->impl)->w; }
-static inline TfWeights *tf_grads(const Model *m) { return &((TfModel *)m->impl)->g; }
+/* A Transformer's views of its parameters and gradients (m->impl). */
+static inline TfWeights *tf_weights(const Model *m) { return (TfWeights *)m->impl; }
+static inline TfWeights *tf_grads(const Model *m) { return (TfWeights *)m->impl + 1; }
 
 extern const ModelOps tf_ops;
 
 /* transformer_params.c */
 int tf_check(const ModelConfig *c, Err *e);
-void tf_layout(ParamLayout *l, const ModelConfig *c);
-void tf_bind(Model *m);
-void tf_release(Model *m);
+void tf_walk(ParamWalk *w, void *views, const ModelConfig *c);
 void tf_init_random(Model *m, Rng *rng);
 int tf_max_positions(const Model *m);
 void tf_quantize(Model *m, Precision p);

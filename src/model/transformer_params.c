@@ -39,8 +39,9 @@ static void add_layer(ParamWalk *w, TfLayerWeights *lw, const char *stack, int l
 }
 
 /* The Transformer, in the order of its PyTorch module's state_dict. */
-static void walk(ParamWalk *w, TfWeights *ws, const ModelConfig *c)
+void tf_walk(ParamWalk *w, void *views, const ModelConfig *c)
 {
+    TfWeights *ws = views;
     memset(ws, 0, sizeof *ws);
     int d = c->model_dim;
     ws->src_emb = param_add(w, "src_emb.weight", c->src_vocab, d);
@@ -63,32 +64,6 @@ static void walk(ParamWalk *w, TfWeights *ws, const ModelConfig *c)
     }
     ws->proj_w = c->tie_embeddings ? ws->tgt_emb : param_add(w, "out.proj.weight", c->tgt_vocab, d);
     ws->proj_b = param_add(w, "out.proj.bias", c->tgt_vocab, 0);
-}
-
-static void walk_layout(ParamWalk *w, const ModelConfig *c)
-{
-    TfWeights views;
-    walk(w, &views, c);
-}
-
-void tf_layout(ParamLayout *l, const ModelConfig *c) { param_layout_build(l, walk_layout, c); }
-
-void tf_bind(Model *m)
-{
-    TfModel *t = XCNEW(TfModel, 1);
-    ParamWalk bind = {.base = m->params};
-    walk(&bind, &t->w, &m->cfg);
-    if (m->grads) {
-        ParamWalk gbind = {.base = m->grads};
-        walk(&gbind, &t->g, &m->cfg);
-    }
-    m->impl = t;
-}
-
-void tf_release(Model *m)
-{
-    free(m->impl);
-    m->impl = NULL;
 }
 
 int tf_max_positions(const Model *m) { return m->cfg.positions == POS_LEARNED ? m->cfg.max_positions : 0; }

@@ -24,6 +24,7 @@ struct Work {
     real *logits, *probs;
     int out_rows;
     double nll;   /* of the last forward */
+    real *mem;      /* the buffers' one allocation (work_carve_all) */
     real *rows_tmp; /* scratch of the row moves (work_gather_rows) */
     size_t rows_tmp_len;
     int B, S, T;  /* the batch currently held */
@@ -45,6 +46,14 @@ static inline real *carve(Carver *cv, size_t n)
     cv->used += (n + 15) & ~(size_t)15;
     return p;
 }
+
+/* A kind's layout of its buffers in one allocation. */
+typedef void WorkCarveFn(Work *w, Carver *cv);
+/* The bytes layout lays out. */
+size_t work_carved_bytes(Work *w, WorkCarveFn *layout);
+/* Allocates w->mem (zeroed) for what layout lays out and carves it; work_free frees
+   it. */
+void work_carve_all(Work *w, WorkCarveFn *layout);
 
 /* The output layer's buffers (decoding: B rows; else a chunk, output_chunk_rows). */
 static inline void carve_output(Work *w, Carver *cv)
