@@ -135,8 +135,8 @@ int cmd_eval(int argc, char **argv)
     TranslateOpts to = po.d.to;
     TranslateStats ts;
     double t0 = clock_now();
-    if (translate_lines(&mf.model, mf.src, mf.tgt, &mf.text, src, src_len, (int)nseg, c.name,
-                        line, &to, hyp, &ts, &e) != 0)
+    const TranslateInput in = {src, src_len, (int)nseg, c.name, line};
+    if (translate_lines(&mf, &in, &to, hyp, &ts, &e) != 0)
         die_err(&e);
     double decode_s = clock_now() - t0;
 
@@ -154,12 +154,13 @@ int cmd_eval(int argc, char **argv)
     }
     /* the references' perplexity: one model's (an ensemble's distribution is formed step
        by step in decoding only) */
-    double nll = 0;
-    long ntok = 0;
+    TranslateNll tn = {0};
     bool have_ppl = dm.n == 1;
-    if (have_ppl && translate_nll(&mf.model, mf.src, mf.tgt, &mf.text, psrc, psl, pref, prl, (int)n, c.name,
-                                  pline, &nll, &ntok, &e) != 0)
+    const TranslateInput pin = {psrc, psl, (int)n, c.name, pline};
+    if (have_ppl && translate_nll(&mf, &pin, pref, prl, &tn, &e) != 0)
         die_err(&e);
+    double nll = tn.nll;
+    long ntok = tn.ntok;
     double ppl = ntok ? exp(nll / (double)ntok) : 0;
     free(psrc);
     free(pref);

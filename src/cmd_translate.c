@@ -259,9 +259,9 @@ static void translate_chunk(const TrOpts *po, ModelFile *mf, const TranslateOpts
     long *line_no = XNEW(long, n ? n : 1);
     for (int i = 0; i < n; i++)
         line_no[i] = first + i + 1;
+    const TranslateInput in = {lines, lens, n, name, line_no};
     TranslateResult res;
-    if (translate_run(&mf->model, mf->src, mf->tgt, &mf->text, lines, lens, n, name, line_no, to,
-                      &res, NULL, &e) != 0)
+    if (translate_run(mf, &in, to, &res, NULL, &e) != 0)
         die_err(&e);
 
     Buf pic = {0};
@@ -291,8 +291,7 @@ static void translate_chunk(const TrOpts *po, ModelFile *mf, const TranslateOpts
         if (mf->model.members)
             mf->model.members[0].show_head = h;
         TranslateResult rh;
-        if (translate_run(&mf->model, mf->src, mf->tgt, &mf->text, lines, lens, n, name, line_no,
-                          to, &rh, NULL, &e) != 0)
+        if (translate_run(mf, &in, to, &rh, NULL, &e) != 0)
             die_err(&e);
         for (int i = 0; i < n; i++)
             if (rh.align && rh.align[i].nsrc)
