@@ -89,16 +89,9 @@ int cmd_eval(int argc, char **argv)
 {
     EvalOpts po;
     parse_args(&po, argc, argv);
-    const char **inputs = XNEW(const char *, po.nmodels + 1);
-    for (int i = 0; i < po.nmodels; i++)
-        inputs[i] = po.models[i];
-    inputs[po.nmodels] = po.tsv;
-    decode_args_start(&po.d, inputs, (size_t)po.nmodels + 1);
-    free(inputs);
-    Err e;
-
     DecodeModels dm;
-    decode_models_load(&dm, po.models, po.nmodels, po.d.prec);
+    decode_start(&po.d, po.models, po.nmodels, po.tsv, &dm);
+    Err e;
     ModelFile mf = dm.use;
     Corpus c;
     CorpusOpts co = corpus_opts_pairs(mf.text.dir); /* source<TAB>target */
