@@ -90,6 +90,18 @@ void decode_models_load(DecodeModels *dm, const char *const *paths, int n, Preci
         model_ensemble_init(&dm->use.model, dm->members, n);
 }
 
+void decode_start(const DecodeArgs *d, const char *const *models, int n, const char *input,
+                  DecodeModels *dm)
+{
+    const char **inputs = XNEW(const char *, n + 1);
+    for (int i = 0; i < n; i++)
+        inputs[i] = models[i];
+    inputs[n] = input;
+    decode_args_start(d, inputs, (size_t)n + 1);
+    free(inputs);
+    decode_models_load(dm, models, n, d->prec);
+}
+
 void decode_models_free(DecodeModels *dm)
 {
     if (dm->n > 1)

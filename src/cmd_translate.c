@@ -249,19 +249,22 @@ static int reader_next(LineReader *r, bool wait, char **line, size_t *len)
     }
 }
 
-/* Translates lines[0..n), the input lines first+1 .. first+n (numbered so in errors,
-   n-best lists and attention pictures), and appends their output lines to text. */
+/* Translates the lines of in (its line_no unused), the input lines first+1 .. first+n
+   (numbered so in errors, n-best lists and attention pictures), and appends their
+   output lines to text. */
 static void translate_chunk(const TrOpts *po, ModelFile *mf, const TranslateOpts *to,
-                            const char *name, const char *const *lines, const size_t *lens, int n,
-                            long first, Buf *text)
+                            const TranslateInput *chunk, long first, Buf *text)
 {
     Err e;
+    const int n = chunk->n;
+    const char *const *lines = chunk->lines;
+    const size_t *lens = chunk->lens;
     long *line_no = XNEW(long, n ? n : 1);
     for (int i = 0; i < n; i++)
         line_no[i] = first + i + 1;
+    const TranslateInput in = {lines, lens, n, chunk->name, line_no};
     TranslateResult res;
-    if (translate_run(&mf->model, mf->src, mf->tgt, &mf->text, lines, lens, n, name, line_no, to,
-                      &res, NULL, &e) != 0)
+    if (translate_run(mf, &in, to, &res, NULL, &e) != 0)
         die_err(&e);
 
     Buf pic = {0};
@@ -289,8 +292,7 @@ static void translate_chunk(const TrOpts *po, ModelFile *mf, const TranslateOpts
     for (int h = 0; po->attention_heads && h < mf->model.cfg.heads; h++) {
         model_show_attention(&mf->model, mf->model.show_layer, h);
         TranslateResult rh;
-        if (translate_run(&mf->model, mf->src, mf->tgt, &mf->text, lines, lens, n, name, line_no,
-                          to, &rh, NULL, &e) != 0)
+        if (translate_run(mf, &in, to, &rh, NULL, &e) != 0)
             die_err(&e);
         for (int i = 0; i < n; i++)
             if (rh.align && rh.align[i].nsrc)
@@ -309,29 +311,103 @@ static void write_stdout(Buf *text)
     buf_clear(text);
 }
 
+/* The sentences: SENTENCE arguments or -i FILE, all read and checked before any is
+   translated. */
+static void translate_given(const TrOpts *po, ModelFile *mf, const TranslateOpts *to, Buf *text)
+{
+    Err e;
+    char *data = NULL;
+    const char **lines;
+    size_t *lens;
+    int n;
+    const char *name;
+    if (po->nsent) {
+        n = po->nsent;
+        name = "argument";
+        lines = xmalloc_array((size_t)n, sizeof *lines);
+        lens = xmalloc_array((size_t)n, sizeof *lens);
+        for (int i = 0; i < n; i++) {
+            lines[i] = po->sentences[i];
+            lens[i] = strlen(po->sentences[i]);
+            if (tok_check_utf8(lines[i], lens[i], &e) != 0)
+                die("sentence argument %d: %s", i + 1, e.msg);
+        }
+    } else {
+        name = po->input;
+        size_t len;
+        if (file_read_all(po->input, &data, &len, &e) != 0)
+            die_err(&e);
+        n = split_lines(name, data, len, &lines, &lens);
+    }
+    translate_chunk(po, mf, to, &(TranslateInput){lines, lens, n, name, NULL}, 0, text);
+    free(lines);
+    free(lens);
+    free(data);
+}
+
+/* stdin, streamed: a batch is translated as soon as it is full or no more input is at
+   hand, and written (without -o) in input order at once. */
+static void translate_stream(const TrOpts *po, ModelFile *mf, const TranslateOpts *to, Buf *text)
+{
+    int cap = to->batch;
+    char **lines = XNEW(char *, cap);
+    size_t *lens = XNEW(size_t, cap);
+    LineReader rd = {.fd = STDIN_FILENO, .name = "<stdin>", .first = true};
+    long first = 0;
+    int count = 0;
+    for (;;) {
+        char *line;
+        size_t len;
+        int got = reader_next(&rd, count == 0, &line, &len);
+        if (got == 1) {
+            if (first + count >= (long)1 << 30)
+                die("%s: more than %ld lines", rd.name, (long)1 << 30);
+            lines[count] = line;
+            lens[count++] = len;
+            if (count < cap)
+                continue;
+        }
+        if (count) {
+            const TranslateInput chunk = {(const char *const *)lines, lens, count, rd.name, NULL};
+            translate_chunk(po, mf, to, &chunk, first, text);
+            for (int i = 0; i < count; i++)
+                free(lines[i]);
+            first += count;
+            count = 0;
+            if (!po->d.output)
+                write_stdout(text);
+        }
+        if (got == 0)
+            break;
+    }
+    buf_free(&rd.buf);
+    free(lines);
+    free(lens);
+}
+
+/* --attention-layer and --attention-heads: checked against the model, the layer set. */
+static void set_attention_layer(const TrOpts *po, ModelFile *mf)
+{
+    int layers = model_attention_layers(&mf->model);
+    if ((po->attention_layer || po->attention_heads) && layers == 0)
+        die_usage("translate: --attention-%s needs a Transformer model (%s is %s)",
+                  po->attention_layer ? "layer" : "heads", po->model, arch_names[mf->model.cfg.arch]);
+    if (po->attention_layer > layers)
+        die_usage("translate: --attention-layer %d: %s has %d decoder layers", po->attention_layer,
+                  po->model, layers);
+    model_show_attention(&mf->model, po->attention_layer - 1, -1);
+}
+
 int cmd_translate(int argc, char **argv)
 {
     TrOpts po;
     parse_args(&po, argc, argv);
-    const char **inputs = XNEW(const char *, po.nmodels + 1);
-    for (int i = 0; i < po.nmodels; i++)
-        inputs[i] = po.models[i];
-    inputs[po.nmodels] = po.input && strcmp(po.input, "-") != 0 ? po.input : NULL;
-    decode_args_start(&po.d, inputs, (size_t)po.nmodels + 1);
-    free(inputs);
-    Err e;
-
     DecodeModels dm;
-    decode_models_load(&dm, po.models, po.nmodels, po.d.prec);
+    decode_start(&po.d, po.models, po.nmodels,
+                 po.input && strcmp(po.input, "-") != 0 ? po.input : NULL, &dm);
+    Err e;
     ModelFile mf = dm.use;
-
-    if ((po.attention_layer || po.attention_heads) && model_attention_layers(&mf.model) == 0)
-        die_usage("translate: --attention-%s needs a Transformer model (%s is %s)",
-                  po.attention_layer ? "layer" : "heads", po.model, arch_names[mf.model.cfg.arch]);
-    if (po.attention_layer > model_attention_layers(&mf.model))
-        die_usage("translate: --attention-layer %d: %s has %d decoder layers", po.attention_layer, po.model,
-                  mf.model.cfg.layers);
-    model_show_attention(&mf.model, po.attention_layer - 1, -1);
+    set_attention_layer(&po, &mf);
     TranslateOpts to = po.d.to;
     to.nbest = po.d.to.nbest ? po.d.to.nbest : 1;
     to.attention = po.show_attention || po.svg_dir;
@@ -349,75 +425,10 @@ int cmd_translate(int argc, char **argv)
     }
 
     Buf text = {0};
-    if (po.nsent || (po.input && strcmp(po.input, "-") != 0)) {
-        /* The sentences: arguments or -i FILE, all read and checked before any is
-           translated. */
-        char *data = NULL;
-        const char **lines;
-        size_t *lens;
-        int n;
-        const char *name;
-        if (po.nsent) {
-            n = po.nsent;
-            name = "argument";
-            lines = xmalloc_array((size_t)n, sizeof *lines);
-            lens = xmalloc_array((size_t)n, sizeof *lens);
-            for (int i = 0; i < n; i++) {
-                lines[i] = po.sentences[i];
-                lens[i] = strlen(po.sentences[i]);
-                if (tok_check_utf8(lines[i], lens[i], &e) != 0)
-                    die("sentence argument %d: %s", i + 1, e.msg);
-            }
-        } else {
-            name = po.input;
-            size_t len;
-            if (file_read_all(po.input, &data, &len, &e) != 0)
-                die_err(&e);
-            n = split_lines(name, data, len, &lines, &lens);
-        }
-        translate_chunk(&po, &mf, &to, name, lines, lens, n, 0, &text);
-        free(lines);
-        free(lens);
-        free(data);
-    } else {
-        /* stdin, streamed: a batch is translated as soon as it is full or no more input
-           is at hand, and written (without -o) in input order at once. */
-        int cap = to.batch;
-        char **lines = XNEW(char *, cap);
-        size_t *lens = XNEW(size_t, cap);
-        LineReader rd = {.fd = STDIN_FILENO, .name = "<stdin>", .first = true};
-        long first = 0;
-        int count = 0;
-        for (;;) {
-            char *line;
-            size_t len;
-            int got = reader_next(&rd, count == 0, &line, &len);
-            if (got == 1) {
-                if (first + count >= (long)1 << 30)
-                    die("%s: more than %ld lines", rd.name, (long)1 << 30);
-                lines[count] = line;
-                lens[count++] = len;
-                if (count < cap)
-                    continue;
-            }
-            if (count) {
-                translate_chunk(&po, &mf, &to, rd.name, (const char *const *)lines, lens, count, first,
-                                &text);
-                for (int i = 0; i < count; i++)
-                    free(lines[i]);
-                first += count;
-                count = 0;
-                if (!po.d.output)
-                    write_stdout(&text);
-            }
-            if (got == 0)
-                break;
-        }
-        buf_free(&rd.buf);
-        free(lines);
-        free(lens);
-    }
-
+    if (po.nsent || (po.input && strcmp(po.input, "-") != 0))
+        translate_given(&po, &mf, &to, &text);
+    else
+        translate_stream(&po, &mf, &to, &text);
     if (po.d.output) {
         if (atomic_write(po.d.output, text.data ? text.data : "", text.len, &e) != 0)
             die_err(&e);

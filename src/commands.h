@@ -47,5 +47,9 @@ void decode_models_free(DecodeModels *dm);
 /* Before decoding: refuses an output that is an input, the model or a binary file
    (base/file.h; exits 1), and sets the threads. */
 void decode_args_start(const DecodeArgs *d, const char *const *inputs, size_t n);
+/* decode_args_start on the model files models[0..n) and input (NULL: none), then
+   decode_models_load of the models. */
+void decode_start(const DecodeArgs *d, const char *const *models, int n, const char *input,
+                  DecodeModels *dm);
 
 #endif

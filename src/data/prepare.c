@@ -42,53 +42,43 @@ static char *parent_dir(const char *path)
     return xstrndup(path, n);
 }
 
-/* DIR may be absent (its parent must exist), or a directory holding only our outputs,
-   none of which is the corpus itself (the same file under any name). */
-static int check_outdir(const char *dir, const char *const *inputs, size_t n_inputs, Err *e)
+/* The names prepare writes in DIR, k < OUTPUT_NAMES: the files of prepared_files, the
+   splits' ids, the codes files. */
+enum { OUTPUT_NAMES = PREPARED_NFILES + SPLIT_COUNT + 2 };
+
+static const char *output_name(size_t k)
 {
-    for (size_t i = 0; i < PREPARED_NFILES; i++) {
-        char *out = path_join(dir, prepared_files[i]);
-        int rc = file_check_not_input(out, "-o", inputs, n_inputs, e);
-        free(out);
-        if (rc != 0)
-            return -1;
-    }
-    for (size_t i = 0; i < SPLIT_COUNT; i++) {
-        char *out = path_join(dir, prepared_ids_files[i]);
-        int rc = file_check_not_input(out, "-o", inputs, n_inputs, e);
-        free(out);
-        if (rc != 0)
-            return -1;
-    }
-    for (size_t i = 0; i < 2; i++) {
-        char *out = path_join(dir, prepare_bpe_files[i]);
-        int rc = file_check_not_input(out, "-o", inputs, n_inputs, e);
-        free(out);
-        if (rc != 0)
-            return -1;
-    }
+    if (k < PREPARED_NFILES)
+        return prepared_files[k];
+    k -= PREPARED_NFILES;
+    return k < SPLIT_COUNT ? prepared_ids_files[k] : prepare_bpe_files[k - SPLIT_COUNT];
+}
+
+/* An absent DIR is created with its missing parents: the nearest existing one must be
+   a directory. */
+static int check_creatable(const char *dir, Err *e)
+{
     struct stat st;
-    if (stat(dir, &st) != 0) {
-        if (errno != ENOENT && errno != ENOTDIR)
-            return err_set(e, "%s: %s", dir, strerror(errno));
-        /* created with its missing parents: the nearest existing one must be a directory */
-        char *parent = parent_dir(dir);
-        int rc = 0;
-        while (stat(parent, &st) != 0 && errno == ENOENT && strcmp(parent, ".") != 0 &&
-               strcmp(parent, "/") != 0) {
-            char *up = parent_dir(parent);
-            free(parent);
-            parent = up;
-        }
-        if (stat(parent, &st) != 0)
-            rc = err_set(e, "%s: cannot create directory: %s", dir, strerror(errno));
-        else if (!S_ISDIR(st.st_mode))
-            rc = err_set(e, "%s: cannot create directory: %s", dir, strerror(ENOTDIR));
+    char *parent = parent_dir(dir);
+    int rc = 0;
+    while (stat(parent, &st) != 0 && errno == ENOENT && strcmp(parent, ".") != 0 &&
+           strcmp(parent, "/") != 0) {
+        char *up = parent_dir(parent);
         free(parent);
-        return rc;
+        parent = up;
     }
-    if (!S_ISDIR(st.st_mode))
-        return err_set(e, "%s: exists and is not a directory", dir);
+    if (stat(parent, &st) != 0)
+        rc = err_set(e, "%s: cannot create directory: %s", dir, strerror(errno));
+    else if (!S_ISDIR(st.st_mode))
+        rc = err_set(e, "%s: cannot create directory: %s", dir, strerror(ENOTDIR));
+    free(parent);
+    return rc;
+}
+
+/* An existing DIR may hold nothing but our outputs; the error names the least (bytewise)
+   other entry. */
+static int check_only_outputs(const char *dir, Err *e)
+{
     DIR *d = opendir(dir);
     if (!d)
         return err_set(e, "%s: cannot open directory: %s", dir, strerror(errno));
@@ -99,11 +89,8 @@ static int check_outdir(const char *dir, const char *const *inputs, size_t n_inp
         if (strcmp(n, ".") == 0 || strcmp(n, "..") == 0)
             continue;
         bool ours = false;
-        for (size_t i = 0; i < PREPARED_NFILES; i++)
-            ours = ours || strcmp(n, prepared_files[i]) == 0;
-        for (size_t i = 0; i < SPLIT_COUNT; i++)
-            ours = ours || strcmp(n, prepared_ids_files[i]) == 0;
-        ours = ours || strcmp(n, prepare_bpe_files[0]) == 0 || strcmp(n, prepare_bpe_files[1]) == 0;
+        for (size_t k = 0; k < OUTPUT_NAMES; k++)
+            ours = ours || strcmp(n, output_name(k)) == 0;
         if (!ours && (!other || strcmp(n, other) < 0)) {
             free(other);
             other = xstrdup(n);
@@ -117,6 +104,28 @@ static int check_outdir(const char *dir, const char *const *inputs, size_t n_inp
         return -1;
     }
     return 0;
+}
+
+/* DIR may be absent (its parent must exist), or a directory holding only our outputs,
+   none of which is the corpus itself (the same file under any name). */
+static int check_outdir(const char *dir, const char *const *inputs, size_t n_inputs, Err *e)
+{
+    for (size_t k = 0; k < OUTPUT_NAMES; k++) {
+        char *out = path_join(dir, output_name(k));
+        int rc = file_check_not_input(out, "-o", inputs, n_inputs, e);
+        free(out);
+        if (rc != 0)
+            return -1;
+    }
+    struct stat st;
+    if (stat(dir, &st) != 0) {
+        if (errno != ENOENT && errno != ENOTDIR)
+            return err_set(e, "%s: %s", dir, strerror(errno));
+        return check_creatable(dir, e);
+    }
+    if (!S_ISDIR(st.st_mode))
+        return err_set(e, "%s: exists and is not a directory", dir);
+    return check_only_outputs(dir, e);
 }
 
 /* The .ids files of an earlier run go first, so that none is left that does not
@@ -170,6 +179,292 @@ typedef struct SplitStats {
     uint64_t unk[2];
 } SplitStats;
 
+/* What a pair is after filtering. */
+enum { PAIR_KEPT, PAIR_BAD, PAIR_LONG, PAIR_LEAK /* its source is in valid or test */ };
+
+/* The state that flows from one stage of prepare_run to the next. */
+typedef struct Prep {
+    PrepareOpts o;    /* min_freq resolved */
+    Progress pr;
+    /* read */
+    Corpus c;
+    Outside xs[2];    /* valid and test from outside, when given */
+    Buf arena;        /* every pair's tokens (after subwords: units) */
+    TokPair *tp;      /* (c.n) */
+    uint8_t *state;   /* (c.n) PAIR_* */
+    size_t n_read;    /* pairs with tokens on both sides */
+    /* filter */
+    size_t n_long, n_leak, n_kept;
+    /* split */
+    size_t n_valid, n_test, n_groups;
+    size_t *kept;     /* (n_kept) pair indices */
+    uint8_t *split;   /* (n_kept) SplitId of kept[j] */
+    /* subwords, vocabularies */
+    PrepareBpe pb;
+    Vocab *voc[2];
+    /* ids: statistics and the split files' text */
+    SplitStats st[SPLIT_COUNT];
+    size_t *hist[2], hist_used[2]; /* pairs by tokens of a side, 0 .. hist_used - 1 */
+    Buf out[SPLIT_COUNT];
+    /* report */
+    Buf report;
+} Prep;
+
+static void prep_free(Prep *p)
+{
+    progress_done(&p->pr);
+    buf_free(&p->report);
+    for (int s = 0; s < SPLIT_COUNT; s++)
+        buf_free(&p->out[s]);
+    free(p->hist[0]);
+    free(p->hist[1]);
+    for (int s = 0; s < 2; s++)
+        if (p->voc[s])
+            vocab_free(p->voc[s]);
+    prepare_bpe_free(&p->pb);
+    free(p->split);
+    free(p->kept);
+    free(p->state);
+    free(p->tp);
+    buf_free(&p->arena);
+    outside_free(&p->xs[0]);
+    outside_free(&p->xs[1]);
+    corpus_free(&p->c);
+}
+
+/* Tokenizes one side of pair i into the arena: its token count, or -1 with e set. */
+static long tokenize_side(Prep *p, size_t i, int side, size_t *off, uint32_t *len, Err *e)
+{
+    const Pair *pair = &p->c.pairs[i];
+    TokOpts to = {.lang = side ? p->o.direction.tgt : p->o.direction.src, .keep_case = p->o.keep_case};
+    Err inner;
+    *off = p->arena.len;
+    long n = tok_line(side ? pair->tgt : pair->src, side ? pair->tgt_len : pair->src_len, &to,
+                      &p->arena, &inner);
+    if (n < 0)
+        return err_set(e, "%s:%zu: %s", corpus_file(&p->c, side), pair->line, inner.msg);
+    *len = (uint32_t)(p->arena.len - *off);
+    buf_putc(&p->arena, '\0');
+    return n;
+}
+
+/* Tokenizes pair i: 0, or -1 with e set. A side without tokens fails unless skip_bad,
+   which counts the line and marks the pair PAIR_BAD. */
+static int tokenize_pair(Prep *p, size_t i, Err *e)
+{
+    TokPair *t = &p->tp[i];
+    long sn = tokenize_side(p, i, 0, &t->soff, &t->slen, e);
+    long tn = sn < 0 ? -1 : tokenize_side(p, i, 1, &t->toff, &t->tlen, e);
+    if (tn < 0)
+        return -1;
+    t->sn = (uint32_t)sn;
+    t->tn = (uint32_t)tn;
+    if (sn > 0 && tn > 0) {
+        p->n_read++;
+        return 0;
+    }
+    int side = sn == 0 ? 0 : 1;
+    const Lang *lang = side ? &p->o.direction.tgt : &p->o.direction.src;
+    Err inner;
+    err_set(&inner, "%s:%zu: %s side has no tokens", corpus_file(&p->c, side), p->c.pairs[i].line,
+            lang_label(lang));
+    if (!p->o.skip_bad) {
+        *e = inner;
+        return -1;
+    }
+    corpus_note_bad(&p->c, p->c.pairs[i].line, &inner);
+    p->state[i] = PAIR_BAD;
+    return 0;
+}
+
+/* Stage read: checks DIR, reads the corpus and the outside sets, tokenizes every pair. */
+static int prep_read(Prep *p, Err *e)
+{
+    const PrepareOpts *o = &p->o;
+    const char *inputs[] = {o->corpus, o->src_file, o->tgt_file, o->valid_files[0],
+                            o->valid_files[1], o->test_files[0], o->test_files[1]};
+    if (check_outdir(o->dir, inputs, 7, e) != 0 || prepare_read_input(o, &p->c, e) != 0 ||
+        prepare_load_outside(o, p->xs, e) != 0)
+        return -1;
+    buf_reserve(&p->arena, p->c.len + p->c.len / 4);
+    p->tp = XNEW(TokPair, p->c.n);
+    p->state = XCNEW(uint8_t, p->c.n);
+    for (size_t i = 0; i < p->c.n; i++) {
+        if ((i & 4095) == 0)
+            progress(&p->pr, "tokenizing", i, p->c.n);
+        if (tokenize_pair(p, i, e) != 0)
+            return -1;
+    }
+    progress_done(&p->pr);
+    if (p->n_read == 0)
+        return err_set(e, "%s: no sentence pairs (all %zu non-blank lines are bad)", p->c.name,
+                       p->c.bad);
+    return 0;
+}
+
+/* Stage filter: drops the pairs whose source is in the outside sets, then those with
+   more than max_len tokens on a side. */
+static int prep_filter(Prep *p, Err *e)
+{
+    const PrepareOpts *o = &p->o;
+    for (size_t i = 0; i < p->c.n; i++) {
+        const TokPair *t = &p->tp[i];
+        const char *src = p->arena.data + t->soff;
+        if (p->state[i] != PAIR_KEPT)
+            continue;
+        if ((o->valid_files[0] && outside_find(&p->xs[0], src, t->slen)) ||
+            (o->test_files[0] && outside_find(&p->xs[1], src, t->slen))) {
+            p->state[i] = PAIR_LEAK;
+            p->n_leak++;
+        } else if (o->max_len && (t->sn > o->max_len || t->tn > o->max_len)) {
+            p->state[i] = PAIR_LONG;
+            p->n_long++;
+        }
+    }
+    p->n_kept = p->n_read - p->n_long - p->n_leak;
+    if (p->n_kept == 0 && p->n_leak)
+        return err_set(e, "%s: no pairs left for training: %zu have their source in the valid or "
+                          "test files, the others more than %ld tokens on a side", p->c.name,
+                       p->n_leak, o->max_len);
+    if (p->n_kept == 0)
+        return err_set(e, "%s: no pairs left: all %zu have more than %ld tokens on a side (see "
+                          "--max-len)", p->c.name, p->n_read, o->max_len);
+    return 0;
+}
+
+/* Stage split: the kept pairs into train, valid and test, grouped by tokenized source. */
+static int prep_split(Prep *p, Err *e)
+{
+    const PrepareOpts *o = &p->o;
+    size_t n_kept = p->n_kept;
+    p->n_valid = o->valid_files[0] ? 0 : o->valid >= 0 ? (size_t)o->valid : split_default_size(n_kept);
+    p->n_test = o->test_files[0] ? 0 : o->test >= 0 ? (size_t)o->test : split_default_size(n_kept);
+    if (p->n_valid + p->n_test >= n_kept)
+        return err_set(e, "%s: --valid %zu and --test %zu leave no pairs for training (%zu pairs "
+                          "after filtering)", p->c.name, p->n_valid, p->n_test, n_kept);
+    progress(&p->pr, "splitting", 0, 1);
+    p->kept = XNEW(size_t, n_kept);
+    SplitKey *keys = XNEW(SplitKey, n_kept);
+    size_t k = 0;
+    for (size_t i = 0; i < p->c.n; i++)
+        if (p->state[i] == PAIR_KEPT) {
+            p->kept[k] = i;
+            keys[k] = (SplitKey){p->arena.data + p->tp[i].soff, p->tp[i].slen};
+            k++;
+        }
+    p->split = XNEW(uint8_t, n_kept);
+    size_t counts[SPLIT_COUNT];
+    p->n_groups = split_assign(keys, n_kept, p->n_valid, p->n_test, (uint64_t)o->seed, p->split,
+                               counts);
+    free(keys);
+    return 0;
+}
+
+/* Stage subwords (--bpe, --bpe-codes): units replace the tokens from here on. */
+static int prep_subwords(Prep *p, Err *e)
+{
+    if (p->o.bpe)
+        progress(&p->pr, "learning BPE", 0, 1);
+    return prepare_bpe(&p->pb, &p->o, &p->arena, p->tp, p->kept, p->split, p->n_kept, e);
+}
+
+/* Stage vocabularies: from train (--joint: one from both sides). */
+static void prep_vocabularies(Prep *p)
+{
+    bool joint = p->o.joint;
+    progress(&p->pr, "counting", 0, 1);
+    VocabCounter *vc[2] = {vocab_counter_new(), joint ? NULL : vocab_counter_new()};
+    for (size_t j = 0; j < p->n_kept; j++) {
+        if (p->split[j] != SPLIT_TRAIN)
+            continue;
+        const TokPair *t = &p->tp[p->kept[j]];
+        vocab_counter_add_line(vc[0], p->arena.data + t->soff, t->slen);
+        vocab_counter_add_line(vc[joint ? 0 : 1], p->arena.data + t->toff, t->tlen);
+    }
+    for (int s = 0; s < 2; s++)
+        p->voc[s] = vocab_build(vc[joint ? 0 : s], (uint64_t)p->o.min_freq, (size_t)p->o.max_vocab);
+    vocab_counter_free(vc[0]);
+    vocab_counter_free(vc[1]);
+}
+
+/* Counts pair j of the kept ones in its split's statistics and length histograms, and
+   appends its original text to the split's file. */
+static void add_kept_pair(Prep *p, size_t j)
+{
+    const Pair *pair = &p->c.pairs[p->kept[j]];
+    const TokPair *t = &p->tp[p->kept[j]];
+    SplitStats *s = &p->st[p->split[j]];
+    s->pairs++;
+    size_t unk;
+    s->tokens[0] += vocab_encode(p->voc[0], p->arena.data + t->soff, t->slen, NULL, 0, &unk);
+    s->unk[0] += unk;
+    s->tokens[1] += vocab_encode(p->voc[1], p->arena.data + t->toff, t->tlen, NULL, 0, &unk);
+    s->unk[1] += unk;
+    p->hist[0][t->sn]++;
+    p->hist[1][t->tn]++;
+    if (t->sn + 1 > p->hist_used[0])
+        p->hist_used[0] = t->sn + 1;
+    if (t->tn + 1 > p->hist_used[1])
+        p->hist_used[1] = t->tn + 1;
+    Buf *b = &p->out[p->split[j]];
+    buf_append(b, pair->src, pair->src_len);
+    buf_putc(b, '\t');
+    buf_append(b, pair->tgt, pair->tgt_len);
+    buf_putc(b, '\n');
+}
+
+/* Stage ids: each split's token and <unk> counts under the vocabularies, the length
+   histograms, and the text of the split files (outside valid and test included). */
+static void prep_ids(Prep *p)
+{
+    size_t hist_n = p->o.max_len ? (size_t)p->o.max_len + 1 : 1;
+    for (size_t j = 0; j < p->n_kept; j++) {
+        const TokPair *t = &p->tp[p->kept[j]];
+        size_t m = t->sn > t->tn ? t->sn : t->tn;
+        if (m + 1 > hist_n)
+            hist_n = m + 1;
+    }
+    p->hist[0] = XCNEW(size_t, hist_n);
+    p->hist[1] = XCNEW(size_t, hist_n);
+    for (size_t j = 0; j < p->n_kept; j++)
+        add_kept_pair(p, j);
+    for (int x = 0; x < 2; x++) /* valid and test from outside */
+        if (p->xs[x].c.name) {
+            SplitStats *sx = &p->st[x ? SPLIT_TEST : SPLIT_VALID];
+            outside_write(&p->xs[x], p->voc[0], p->voc[1], &p->out[x ? SPLIT_TEST : SPLIT_VALID],
+                          &sx->pairs, sx->tokens, sx->unk);
+        }
+}
+
+/* prepare.json's "options" object and the comma after it. */
+static void report_options(const Prep *p, Buf *r)
+{
+    const PrepareOpts *o = &p->o;
+    buf_printf(r, ",\n  \"options\": {\n    \"direction\": \"%s\",\n", o->direction.name);
+    buf_printf(r, "    \"source_lang\": \"%s\",\n    \"target_lang\": \"%s\",\n",
+               o->direction.src.code, o->direction.tgt.code);
+    buf_printf(r, "    \"keep_case\": %s,\n    \"seed\": %ld,\n", o->keep_case ? "true" : "false",
+               o->seed);
+    buf_printf(r, "    \"valid\": %zu,\n    \"test\": %zu,\n    \"min_freq\": %ld,\n", p->n_valid,
+               p->n_test, o->min_freq);
+    if (o->max_vocab)
+        buf_printf(r, "    \"max_vocab\": %ld,\n", o->max_vocab);
+    else
+        buf_puts(r, "    \"max_vocab\": null,\n");
+    if (o->max_len)
+        buf_printf(r, "    \"max_len\": %ld,\n", o->max_len);
+    else
+        buf_puts(r, "    \"max_len\": null,\n");
+    buf_printf(r, "    \"skip_bad\": %s", o->skip_bad ? "true" : "false");
+    prepare_bpe_json_options(o, r);
+    if (o->valid_files[0] || o->test_files[0]) {
+        buf_puts(r, ",\n");
+        prepare_json_outside(r, o);
+    } else {
+        buf_puts(r, "\n  },\n");
+    }
+}
+
 static void json_hist(Buf *j, const size_t *h, size_t n)
 {
     buf_putc(j, '[');
@@ -180,307 +475,115 @@ static void json_hist(Buf *j, const size_t *h, size_t n)
 
 static double rate(uint64_t a, uint64_t b) { return b ? (double)a / (double)b : 0.0; }
 
-int prepare_run(const PrepareOpts *o, Buf *summary, Err *e)
+/* Stage report: prepare.json. */
+static void prep_report(Prep *p)
 {
-    PrepareOpts po = *o;
-    if (po.min_freq == 0)
-        po.min_freq = po.bpe || po.bpe_codes[0] || po.bpe_codes[1] ? 1 : 2;
-    Progress pr = {.tty = o->progress && isatty(2) == 1, .t0 = clock_now()};
-    const char *inputs[] = {po.corpus, po.src_file, po.tgt_file, po.valid_files[0],
-                            po.valid_files[1], po.test_files[0], po.test_files[1]};
-    if (check_outdir(po.dir, inputs, 7, e) != 0)
-        return -1;
-
-    Corpus c;
-    if (prepare_read_input(&po, &c, e) != 0)
-        return -1;
-    Outside xs[2]; /* valid and test from outside, when given */
-    if (prepare_load_outside(&po, xs, e) != 0) {
-        corpus_free(&c);
-        return -1;
-    }
-    int rc = -1;
-    Err inner;
-
-    const char *side_name[2] = {lang_label(&po.direction.src), lang_label(&po.direction.tgt)};
-    TokOpts sopt = {.lang = po.direction.src, .keep_case = po.keep_case};
-    TokOpts topt = {.lang = po.direction.tgt, .keep_case = po.keep_case};
-
-    /* Tokenize every pair once. */
-    Buf arena = {0}, report = {0}, out[SPLIT_COUNT] = {{0}};
-    buf_reserve(&arena, c.len + c.len / 4);
-    TokPair *tp = XNEW(TokPair, c.n);
-    uint8_t *state = XCNEW(uint8_t, c.n); /* 0 kept, 1 no tokens (bad), 2 too long,
-                                             3 source in valid or test */
-    size_t *kept = NULL, *hist[2] = {NULL, NULL};
-    uint8_t *split = NULL;
-    Vocab *voc[2] = {NULL, NULL};
-    PrepareBpe pb = {0};
-    size_t n_read = 0, n_long = 0, n_leak = 0;
-    for (size_t i = 0; i < c.n; i++) {
-        if ((i & 4095) == 0)
-            progress(&pr, "tokenizing", i, c.n);
-        const Pair *p = &c.pairs[i];
-        TokPair *t = &tp[i];
-        t->soff = arena.len;
-        long sn = tok_line(p->src, p->src_len, &sopt, &arena, &inner);
-        if (sn < 0) {
-            err_set(e, "%s:%zu: %s", corpus_file(&c, 0), p->line, inner.msg);
-            goto out;
-        }
-        t->slen = (uint32_t)(arena.len - t->soff);
-        buf_putc(&arena, '\0');
-        t->toff = arena.len;
-        long tn = tok_line(p->tgt, p->tgt_len, &topt, &arena, &inner);
-        if (tn < 0) {
-            err_set(e, "%s:%zu: %s", corpus_file(&c, 1), p->line, inner.msg);
-            goto out;
-        }
-        t->tlen = (uint32_t)(arena.len - t->toff);
-        buf_putc(&arena, '\0');
-        t->sn = (uint32_t)sn;
-        t->tn = (uint32_t)tn;
-        if (sn == 0 || tn == 0) {
-            err_set(&inner, "%s:%zu: %s side has no tokens", corpus_file(&c, sn == 0 ? 0 : 1),
-                    p->line, side_name[sn == 0 ? 0 : 1]);
-            if (!po.skip_bad) {
-                *e = inner;
-                goto out;
-            }
-            corpus_note_bad(&c, p->line, &inner);
-            state[i] = 1;
-            continue;
-        }
-        n_read++;
-        if ((po.valid_files[0] && outside_find(&xs[0], arena.data + t->soff, t->slen)) ||
-            (po.test_files[0] && outside_find(&xs[1], arena.data + t->soff, t->slen))) {
-            state[i] = 3; /* its source is in valid or test */
-            n_leak++;
-        } else if (po.max_len && (sn > po.max_len || tn > po.max_len)) {
-            state[i] = 2;
-            n_long++;
-        }
-    }
-    progress_done(&pr);
-    if (n_read == 0) {
-        err_set(e, "%s: no sentence pairs (all %zu non-blank lines are bad)", c.name, c.bad);
-        goto out;
-    }
-    size_t n_kept = n_read - n_long - n_leak;
-    if (n_kept == 0 && n_leak) {
-        err_set(e, "%s: no pairs left for training: %zu have their source in the valid or test "
-                   "files, the others more than %ld tokens on a side", c.name, n_leak, po.max_len);
-        goto out;
-    }
-    if (n_kept == 0) {
-        err_set(e, "%s: no pairs left: all %zu have more than %ld tokens on a side (see --max-len)",
-                c.name, n_read, po.max_len);
-        goto out;
-    }
-
-    size_t n_valid = po.valid_files[0] ? 0 : po.valid >= 0 ? (size_t)po.valid : split_default_size(n_kept);
-    size_t n_test = po.test_files[0] ? 0 : po.test >= 0 ? (size_t)po.test : split_default_size(n_kept);
-    if (n_valid + n_test >= n_kept) {
-        err_set(e, "%s: --valid %zu and --test %zu leave no pairs for training (%zu pairs after "
-                   "filtering)", c.name, n_valid, n_test, n_kept);
-        goto out;
-    }
-
-    /* Split the kept pairs, grouped by tokenized source. */
-    progress(&pr, "splitting", 0, 1);
-    kept = XNEW(size_t, n_kept);
-    SplitKey *keys = XNEW(SplitKey, n_kept);
-    size_t k = 0;
-    for (size_t i = 0; i < c.n; i++)
-        if (state[i] == 0) {
-            kept[k] = i;
-            keys[k] = (SplitKey){arena.data + tp[i].soff, tp[i].slen};
-            k++;
-        }
-    split = XNEW(uint8_t, n_kept);
-    size_t counts[SPLIT_COUNT];
-    size_t n_groups = split_assign(keys, n_kept, n_valid, n_test, (uint64_t)po.seed, split, counts);
-    free(keys);
-
-    /* Subword units (--bpe, --bpe-codes) replace the tokens from here on. */
-    if (po.bpe)
-        progress(&pr, "learning BPE", 0, 1);
-    if (prepare_bpe(&pb, &po, &arena, tp, kept, split, n_kept, e) != 0)
-        goto out;
-
-    /* Vocabularies from train (--joint: one from both sides). */
-    progress(&pr, "counting", 0, 1);
-    VocabCounter *vc[2] = {vocab_counter_new(), po.joint ? NULL : vocab_counter_new()};
-    for (size_t j = 0; j < n_kept; j++) {
-        if (split[j] != SPLIT_TRAIN)
-            continue;
-        const TokPair *t = &tp[kept[j]];
-        vocab_counter_add_line(vc[0], arena.data + t->soff, t->slen);
-        vocab_counter_add_line(vc[po.joint ? 0 : 1], arena.data + t->toff, t->tlen);
-    }
-    for (int s = 0; s < 2; s++)
-        voc[s] = vocab_build(vc[po.joint ? 0 : s], (uint64_t)po.min_freq, (size_t)po.max_vocab);
-    vocab_counter_free(vc[0]);
-    vocab_counter_free(vc[1]);
-
-    /* Statistics and the split files. */
-    SplitStats st[SPLIT_COUNT] = {{0}};
-    size_t hist_n = po.max_len ? (size_t)po.max_len + 1 : 1;
-    for (size_t j = 0; j < n_kept; j++) {
-        const TokPair *t = &tp[kept[j]];
-        size_t m = t->sn > t->tn ? t->sn : t->tn;
-        if (m + 1 > hist_n)
-            hist_n = m + 1;
-    }
-    hist[0] = XCNEW(size_t, hist_n);
-    hist[1] = XCNEW(size_t, hist_n);
-    size_t hist_used[2] = {0, 0};
-    for (size_t j = 0; j < n_kept; j++) {
-        const Pair *p = &c.pairs[kept[j]];
-        const TokPair *t = &tp[kept[j]];
-        SplitStats *s = &st[split[j]];
-        s->pairs++;
-        size_t unk;
-        s->tokens[0] += vocab_encode(voc[0], arena.data + t->soff, t->slen, NULL, 0, &unk);
-        s->unk[0] += unk;
-        s->tokens[1] += vocab_encode(voc[1], arena.data + t->toff, t->tlen, NULL, 0, &unk);
-        s->unk[1] += unk;
-        hist[0][t->sn]++;
-        hist[1][t->tn]++;
-        if (t->sn + 1 > hist_used[0])
-            hist_used[0] = t->sn + 1;
-        if (t->tn + 1 > hist_used[1])
-            hist_used[1] = t->tn + 1;
-        Buf *b = &out[split[j]];
-        buf_append(b, p->src, p->src_len);
-        buf_putc(b, '\t');
-        buf_append(b, p->tgt, p->tgt_len);
-        buf_putc(b, '\n');
-    }
-
-    for (int x = 0; x < 2; x++) /* valid and test from outside */
-        if (xs[x].c.name) {
-            SplitStats *sx = &st[x ? SPLIT_TEST : SPLIT_VALID];
-            outside_write(&xs[x], voc[0], voc[1], &out[x ? SPLIT_TEST : SPLIT_VALID], &sx->pairs,
-                          sx->tokens, sx->unk);
-        }
-
-    /* The report. */
-    buf_puts(&report, "{\n  \"corpus\": ");
-    prepare_json_inputs(&report, &po);
-    buf_printf(&report, ",\n  \"options\": {\n    \"direction\": \"%s\",\n", po.direction.name);
-    buf_printf(&report, "    \"source_lang\": \"%s\",\n    \"target_lang\": \"%s\",\n",
-               sopt.lang.code, topt.lang.code);
-    buf_printf(&report, "    \"keep_case\": %s,\n    \"seed\": %ld,\n", po.keep_case ? "true" : "false",
-               po.seed);
-    buf_printf(&report, "    \"valid\": %zu,\n    \"test\": %zu,\n    \"min_freq\": %ld,\n", n_valid,
-               n_test, po.min_freq);
-    if (po.max_vocab)
-        buf_printf(&report, "    \"max_vocab\": %ld,\n", po.max_vocab);
-    else
-        buf_puts(&report, "    \"max_vocab\": null,\n");
-    if (po.max_len)
-        buf_printf(&report, "    \"max_len\": %ld,\n", po.max_len);
-    else
-        buf_puts(&report, "    \"max_len\": null,\n");
-    buf_printf(&report, "    \"skip_bad\": %s", po.skip_bad ? "true" : "false");
-    prepare_bpe_json_options(&po, &report);
-    if (po.valid_files[0] || po.test_files[0]) {
-        buf_puts(&report, ",\n");
-        prepare_json_outside(&report, &po);
-    } else {
-        buf_puts(&report, "\n  },\n");
-    }
-    buf_printf(&report, "  \"lines_read\": %zu,\n  \"blank_lines\": %zu,\n", c.lines, c.blank);
-    buf_printf(&report, "  \"bad_lines_skipped\": %zu,\n  \"bad_line_numbers\": [", c.bad);
-    for (size_t i = 0; i < c.n_first_bad; i++)
-        buf_printf(&report, "%s%zu", i ? ", " : "", c.first_bad[i].line);
-    buf_printf(&report, "],\n  \"pairs_read\": %zu,\n  \"filtered_by_length\": %zu,\n", n_read, n_long);
-    if (po.valid_files[0] || po.test_files[0])
-        buf_printf(&report, "  \"dropped_in_valid_or_test\": %zu,\n", n_leak);
-    buf_printf(&report, "  \"pairs_kept\": %zu,\n  \"source_groups\": %zu,\n  \"splits\": {\n", n_kept,
-               n_groups);
+    const Corpus *c = &p->c;
+    Buf *r = &p->report;
+    buf_puts(r, "{\n  \"corpus\": ");
+    prepare_json_inputs(r, &p->o);
+    report_options(p, r);
+    buf_printf(r, "  \"lines_read\": %zu,\n  \"blank_lines\": %zu,\n", c->lines, c->blank);
+    buf_printf(r, "  \"bad_lines_skipped\": %zu,\n  \"bad_line_numbers\": [", c->bad);
+    for (size_t i = 0; i < c->n_first_bad; i++)
+        buf_printf(r, "%s%zu", i ? ", " : "", c->first_bad[i].line);
+    buf_printf(r, "],\n  \"pairs_read\": %zu,\n  \"filtered_by_length\": %zu,\n", p->n_read,
+               p->n_long);
+    if (p->o.valid_files[0] || p->o.test_files[0])
+        buf_printf(r, "  \"dropped_in_valid_or_test\": %zu,\n", p->n_leak);
+    buf_printf(r, "  \"pairs_kept\": %zu,\n  \"source_groups\": %zu,\n  \"splits\": {\n", p->n_kept,
+               p->n_groups);
     for (int s = 0; s < SPLIT_COUNT; s++) {
-        buf_printf(&report, "    \"%s\": {\"pairs\": %zu, \"source_tokens\": %" PRIu64
-                       ", \"target_tokens\": %" PRIu64 ", \"source_oov_rate\": %.6f"
-                       ", \"target_oov_rate\": %.6f}%s\n",
-                   split_name((SplitId)s), st[s].pairs, st[s].tokens[0], st[s].tokens[1],
-                   rate(st[s].unk[0], st[s].tokens[0]), rate(st[s].unk[1], st[s].tokens[1]),
+        const SplitStats *st = &p->st[s];
+        buf_printf(r, "    \"%s\": {\"pairs\": %zu, \"source_tokens\": %" PRIu64
+                      ", \"target_tokens\": %" PRIu64 ", \"source_oov_rate\": %.6f"
+                      ", \"target_oov_rate\": %.6f}%s\n",
+                   split_name((SplitId)s), st->pairs, st->tokens[0], st->tokens[1],
+                   rate(st->unk[0], st->tokens[0]), rate(st->unk[1], st->tokens[1]),
                    s + 1 < SPLIT_COUNT ? "," : "");
     }
-    buf_puts(&report, "  },\n");
-    prepare_bpe_json(&pb, &report);
-    buf_printf(&report, "  \"vocab\": {\"source\": %zu, \"target\": %zu},\n",
-               vocab_size(voc[0]), vocab_size(voc[1]));
-    buf_puts(&report, "  \"length_histogram\": {\n    \"source\": ");
-    json_hist(&report, hist[0], hist_used[0]);
-    buf_puts(&report, ",\n    \"target\": ");
-    json_hist(&report, hist[1], hist_used[1]);
-    buf_puts(&report, "\n  }\n}\n");
+    buf_puts(r, "  },\n");
+    prepare_bpe_json(&p->pb, r);
+    buf_printf(r, "  \"vocab\": {\"source\": %zu, \"target\": %zu},\n", vocab_size(p->voc[0]),
+               vocab_size(p->voc[1]));
+    buf_puts(r, "  \"length_histogram\": {\n    \"source\": ");
+    json_hist(r, p->hist[0], p->hist_used[0]);
+    buf_puts(r, ",\n    \"target\": ");
+    json_hist(r, p->hist[1], p->hist_used[1]);
+    buf_puts(r, "\n  }\n}\n");
+}
 
-    /* Everything is known to be good: create DIR (and missing parents) and write. */
-    if (dir_ensure_all(po.dir, e) != 0 || remove_ids(po.dir, e) != 0 ||
-        prepare_bpe_write(&pb, po.dir, e) != 0)
-        goto out;
+/* Everything is known to be good: creates DIR (and missing parents) and writes the
+   codes, the split files, the vocabularies, the report, then the token ids as
+   training computes them from the files just written. */
+static int prep_write(Prep *p, Err *e)
+{
+    const char *dir = p->o.dir;
+    if (dir_ensure_all(dir, e) != 0 || remove_ids(dir, e) != 0 || prepare_bpe_write(&p->pb, dir, e) != 0)
+        return -1;
     for (int s = 0; s < PREPARED_NFILES; s++) {
-        progress(&pr, "writing", (size_t)s, PREPARED_NFILES);
-        char *path = path_join(po.dir, prepared_files[s]);
-        int wrc = s < SPLIT_COUNT ? atomic_write(path, out[s].data ? out[s].data : "", out[s].len, e)
-                  : s < SPLIT_COUNT + 2 ? vocab_save(voc[s - SPLIT_COUNT], path, e)
-                                        : atomic_write(path, report.data, report.len, e);
+        progress(&p->pr, "writing", (size_t)s, PREPARED_NFILES);
+        char *path = path_join(dir, prepared_files[s]);
+        const Buf *b = s < SPLIT_COUNT ? &p->out[s] : &p->report;
+        int rc = s >= SPLIT_COUNT && s < SPLIT_COUNT + 2 ? vocab_save(p->voc[s - SPLIT_COUNT], path, e)
+                 : atomic_write(path, b->data ? b->data : "", b->len, e);
         free(path);
-        if (wrc != 0)
-            goto out;
+        if (rc != 0)
+            return -1;
     }
-    /* The token ids, as training computes them from the files just written. */
-    progress(&pr, "writing ids", 0, 1);
-    if (prepared_write_ids(po.dir, e) != 0)
-        goto out;
-    progress_done(&pr);
+    progress(&p->pr, "writing ids", 0, 1);
+    if (prepared_write_ids(dir, e) != 0)
+        return -1;
+    progress_done(&p->pr);
+    return 0;
+}
 
-    /* The summary, for the command to print (on stderr, so that stdout stays empty). */
-    if (summary) {
-        for (size_t i = 0; i < c.n_first_bad; i++)
-            buf_printf(summary, "prepare: skipped %s\n", c.first_bad[i].err.msg);
-        if (c.bad) {
-            buf_printf(summary, "prepare: skipped %zu bad line%s (first:", c.bad, c.bad == 1 ? "" : "s");
-            for (size_t i = 0; i < c.n_first_bad; i++)
-                buf_printf(summary, " %zu", c.first_bad[i].line);
-            buf_printf(summary, "%s)\n", c.bad > c.n_first_bad ? " ..." : "");
-        }
-        if (po.max_len)
-            buf_printf(summary, "prepare: %zu pairs read, %zu longer than %ld tokens dropped, %zu kept\n",
-                    n_read, n_long, po.max_len, n_kept);
-        else
-            buf_printf(summary, "prepare: %zu pairs read and kept (no length limit)\n", n_read);
-        if (po.valid_files[0] || po.test_files[0])
-            buf_printf(summary, "prepare: %zu training pair%s dropped: source in the valid or test "
-                                "files\n", n_leak, n_leak == 1 ? "" : "s");
-        prepare_bpe_summary(&pb, &po, summary);
-        buf_printf(summary, "prepare: train %zu, valid %zu, test %zu pairs; vocab %s %zu, %s %zu\n",
-                st[SPLIT_TRAIN].pairs, st[SPLIT_VALID].pairs, st[SPLIT_TEST].pairs,
-                sopt.lang.code, vocab_size(voc[0]), topt.lang.code, vocab_size(voc[1]));
-        buf_printf(summary, "prepare: wrote %s in %.2f s\n", po.dir, clock_now() - pr.t0);
+/* The summary, for the command to print (on stderr, so that stdout stays empty). */
+static void prep_summary(const Prep *p, Buf *summary)
+{
+    const Corpus *c = &p->c;
+    const PrepareOpts *o = &p->o;
+    for (size_t i = 0; i < c->n_first_bad; i++)
+        buf_printf(summary, "prepare: skipped %s\n", c->first_bad[i].err.msg);
+    if (c->bad) {
+        buf_printf(summary, "prepare: skipped %zu bad line%s (first:", c->bad, c->bad == 1 ? "" : "s");
+        for (size_t i = 0; i < c->n_first_bad; i++)
+            buf_printf(summary, " %zu", c->first_bad[i].line);
+        buf_printf(summary, "%s)\n", c->bad > c->n_first_bad ? " ..." : "");
     }
-    rc = 0;
-out:
-    progress_done(&pr);
-    buf_free(&report);
-    for (int s = 0; s < SPLIT_COUNT; s++)
-        buf_free(&out[s]);
-    free(hist[0]);
-    free(hist[1]);
-    for (int s = 0; s < 2; s++)
-        if (voc[s])
-            vocab_free(voc[s]);
-    prepare_bpe_free(&pb);
-    free(split);
-    free(kept);
-    free(state);
-    free(tp);
-    buf_free(&arena);
-    outside_free(&xs[0]);
-    outside_free(&xs[1]);
-    corpus_free(&c);
+    if (o->max_len)
+        buf_printf(summary, "prepare: %zu pairs read, %zu longer than %ld tokens dropped, %zu kept\n",
+                   p->n_read, p->n_long, o->max_len, p->n_kept);
+    else
+        buf_printf(summary, "prepare: %zu pairs read and kept (no length limit)\n", p->n_read);
+    if (o->valid_files[0] || o->test_files[0])
+        buf_printf(summary, "prepare: %zu training pair%s dropped: source in the valid or test "
+                            "files\n", p->n_leak, p->n_leak == 1 ? "" : "s");
+    prepare_bpe_summary(&p->pb, o, summary);
+    buf_printf(summary, "prepare: train %zu, valid %zu, test %zu pairs; vocab %s %zu, %s %zu\n",
+               p->st[SPLIT_TRAIN].pairs, p->st[SPLIT_VALID].pairs, p->st[SPLIT_TEST].pairs,
+               o->direction.src.code, vocab_size(p->voc[0]), o->direction.tgt.code,
+               vocab_size(p->voc[1]));
+    buf_printf(summary, "prepare: wrote %s in %.2f s\n", o->dir, clock_now() - p->pr.t0);
+}
+
+int prepare_run(const PrepareOpts *o, Buf *summary, Err *e)
+{
+    Prep p = {.o = *o, .pr = {.tty = o->progress && isatty(2) == 1, .t0 = clock_now()}};
+    if (p.o.min_freq == 0)
+        p.o.min_freq = p.o.bpe || p.o.bpe_codes[0] || p.o.bpe_codes[1] ? 1 : 2;
+    int rc = -1;
+    if (prep_read(&p, e) == 0 && prep_filter(&p, e) == 0 && prep_split(&p, e) == 0 &&
+        prep_subwords(&p, e) == 0) {
+        prep_vocabularies(&p);
+        prep_ids(&p);
+        prep_report(&p);
+        if (prep_write(&p, e) == 0) {
+            if (summary)
+                prep_summary(&p, summary);
+            rc = 0;
+        }
+    }
+    prep_free(&p);
     return rc;
 }

@@ -14,44 +14,37 @@
 
 const char *const prepare_bpe_files[2] = {"bpe.src", "bpe.tgt"};
 
-int prepare_bpe(PrepareBpe *pb, const PrepareOpts *o, Buf *arena, TokPair *tp, const size_t *kept,
-                const uint8_t *split, size_t n_kept, Err *e)
+/* Learns the merges on the training pairs (one list for both sides with --joint). */
+static void learn(PrepareBpe *pb, const PrepareOpts *o, const Buf *arena, const TokPair *tp,
+                  const size_t *kept, const uint8_t *split, size_t n_kept)
 {
-    memset(pb, 0, sizeof *pb);
-    if (!o->bpe && !o->bpe_codes[0] && !o->bpe_codes[1])
-        return 0;
-    if (o->bpe) {
-        double t0 = clock_now();
-        VocabCounter *vc[2] = {vocab_counter_new(), o->joint ? NULL : vocab_counter_new()};
-        for (size_t j = 0; j < n_kept; j++) {
-            if (split[j] != SPLIT_TRAIN)
-                continue;
-            const TokPair *t = &tp[kept[j]];
-            vocab_counter_add_line(vc[0], arena->data + t->soff, t->slen);
-            vocab_counter_add_line(vc[o->joint ? 0 : 1], arena->data + t->toff, t->tlen);
-        }
-        for (int s = 0; s < (o->joint ? 1 : 2); s++) {
-            BpeLearnStats st;
-            pb->bpe[s] = bpe_learn(vc[s], o->bpe, (uint64_t)o->bpe_min_freq, &st);
-            if (s == 0 || st.merges < pb->st.merges)
-                pb->st = st;
-        }
-        if (o->joint) {
-            pb->bpe[1] = pb->bpe[0];
-            pb->shared = true;
-        }
-        vocab_counter_free(vc[0]);
-        vocab_counter_free(vc[1]);
-        pb->seconds = clock_now() - t0;
-    } else {
-        for (int s = 0; s < 2; s++)
-            if (o->bpe_codes[s] && bpe_load(&pb->bpe[s], o->bpe_codes[s], e) != 0) {
-                prepare_bpe_free(pb);
-                return -1;
-            }
+    double t0 = clock_now();
+    VocabCounter *vc[2] = {vocab_counter_new(), o->joint ? NULL : vocab_counter_new()};
+    for (size_t j = 0; j < n_kept; j++) {
+        if (split[j] != SPLIT_TRAIN)
+            continue;
+        const TokPair *t = &tp[kept[j]];
+        vocab_counter_add_line(vc[0], arena->data + t->soff, t->slen);
+        vocab_counter_add_line(vc[o->joint ? 0 : 1], arena->data + t->toff, t->tlen);
     }
+    for (int s = 0; s < (o->joint ? 1 : 2); s++) {
+        BpeLearnStats st;
+        pb->bpe[s] = bpe_learn(vc[s], o->bpe, (uint64_t)o->bpe_min_freq, &st);
+        if (s == 0 || st.merges < pb->st.merges)
+            pb->st = st;
+    }
+    if (o->joint) {
+        pb->bpe[1] = pb->bpe[0];
+        pb->shared = true;
+    }
+    vocab_counter_free(vc[0]);
+    vocab_counter_free(vc[1]);
+    pb->seconds = clock_now() - t0;
+}
 
-    /* Every kept pair as units, into a new arena. */
+/* Every kept pair as units, into a new arena that replaces *arena. */
+static void segment(const PrepareBpe *pb, Buf *arena, TokPair *tp, const size_t *kept, size_t n_kept)
+{
     Buf units = {0};
     buf_reserve(&units, arena->len + arena->len / 2);
     for (size_t j = 0; j < n_kept; j++) {
@@ -75,6 +68,23 @@ int prepare_bpe(PrepareBpe *pb, const PrepareOpts *o, Buf *arena, TokPair *tp, c
     }
     buf_free(arena);
     *arena = units;
+}
+
+int prepare_bpe(PrepareBpe *pb, const PrepareOpts *o, Buf *arena, TokPair *tp, const size_t *kept,
+                const uint8_t *split, size_t n_kept, Err *e)
+{
+    memset(pb, 0, sizeof *pb);
+    if (!o->bpe && !o->bpe_codes[0] && !o->bpe_codes[1])
+        return 0;
+    if (o->bpe)
+        learn(pb, o, arena, tp, kept, split, n_kept);
+    else
+        for (int s = 0; s < 2; s++)
+            if (o->bpe_codes[s] && bpe_load(&pb->bpe[s], o->bpe_codes[s], e) != 0) {
+                prepare_bpe_free(pb);
+                return -1;
+            }
+    segment(pb, arena, tp, kept, n_kept);
     return 0;
 }
 

@@ -107,8 +107,8 @@ static void translate_one(Repl *r, const char *line)
     Err e;
     r->lines++;
     const char *lines[1] = {line};
-    if (translate_run(&r->mf->model, r->mf->src, r->mf->tgt, &r->mf->text, lines, NULL, 1,
-                      "<stdin>", &r->lines, &o, &res, NULL, &e) != 0) {
+    const TranslateInput in = {lines, NULL, 1, "<stdin>", &r->lines};
+    if (translate_run(r->mf, &in, &o, &res, NULL, &e) != 0) {
         printf("s2s: %s\n", e.msg);
         return;
     }

@@ -98,45 +98,67 @@ static int split_tokens(const char *t, size_t len, char **out)
     return n;
 }
 
-int translate_run(Model *m, const Vocab *src, const Vocab *tgt, const TextConfig *tc,
-                  const char *const *lines, const size_t *lens, int n, const char *name,
-                  const long *line_no, const TranslateOpts *o, TranslateResult *res,
-                  TranslateStats *st, Err *e)
-{
-    const int K = o->beam > 1 ? o->beam : 1, N = o->nbest > 1 ? o->nbest : 1;
-    CHECK(n >= 0 && o->batch >= 1 && o->max_len >= 0 && N <= K && o->alpha >= 0);
-    CHECK(vocab_size(src) == (size_t)m->cfg.src_vocab &&
-          vocab_size(tgt) == (size_t)m->cfg.tgt_vocab);
-    memset(res, 0, sizeof *res);
-    TranslateStats s = {.lines = n};
-    size_t cnt = n ? (size_t)n : 1;
+/* The sources of one call as token ids: line i is ids[off[i] .. off[i] + len[i]),
+   its tokens as the tokenizer wrote them tok[off[i] ..]. */
+typedef struct Sources {
+    int n;
+    int *ids;
+    int **line;   /* (n) ids + off[i] */
+    int *len;     /* (n) tokens */
+    char **tok;   /* (total) */
+    size_t total;
+} Sources;
 
-    /* Tokenize every line into one arena. */
-    TokOpts so = text_src_opts(tc);
+static void sources_free(Sources *s)
+{
+    for (size_t k = 0; k < s->total; k++)
+        free(s->tok[k]);
+    free(s->tok);
+    free(s->line);
+    free(s->len);
+    free(s->ids);
+    memset(s, 0, sizeof *s);
+}
+
+/* Checks one line and appends its (sub)word tokens to arena: the token count, or -1
+   with e set. A NUL byte would read as a space, so it is refused (bad UTF-8 before it
+   first), as is a line longer than max_src tokens. */
+static long tokenize_line(const ModelFile *mf, const TranslateInput *in, int i, int max_src,
+                          Buf *arena, Err *e)
+{
+    size_t len = in->lens ? in->lens[i] : strlen(in->lines[i]);
+    long ln = in->line_no ? in->line_no[i] : (long)i + 1;
+    const char *line = in->lines[i], *nul = memchr(line, '\0', len);
+    TokOpts so = text_src_opts(&mf->text);
+    Err te;
+    long nt;
+    if (nul && tok_check_utf8(line, (size_t)(nul - line), &te) != 0)
+        return err_set(e, "%s:%ld: %s", in->name, ln, te.msg);
+    if (nul)
+        return err_set(e, "%s:%ld: NUL byte at byte %zu", in->name, ln, (size_t)(nul - line) + 1);
+    if ((nt = bpe_tok_line(mf->text.src_bpe, line, len, &so, arena, &te)) < 0)
+        return err_set(e, "%s:%ld: %s", in->name, ln, te.msg);
+    if (nt > max_src)
+        return err_set(e, "%s:%ld: too long to translate: %ld tokens (at most %d for this model, "
+                          "beam size and output length limit)", in->name, ln, nt, max_src);
+    return nt;
+}
+
+/* Tokenizes every line (all checked before any is encoded), then encodes them with
+   the source vocabulary; counts into *s. 0, or -1 with e set and *src empty. */
+static int encode_sources(const ModelFile *mf, const TranslateInput *in, int max_src, Sources *src,
+                          TranslateStats *s, Err *e)
+{
+    const int n = in->n;
+    size_t cnt = n ? (size_t)n : 1;
+    memset(src, 0, sizeof *src);
     Buf arena = {0};
     size_t *toff = xmalloc_array(cnt, sizeof *toff), *tlen = xmalloc_array(cnt, sizeof *tlen);
     int *slen = xmalloc_array(cnt, sizeof *slen);
     size_t total = 0;
-    const int max_src = beam_max_src_len(m, o->max_len, K, o->attention);
     for (int i = 0; i < n; i++) {
-        size_t len = lens ? lens[i] : strlen(lines[i]);
-        long ln = line_no ? line_no[i] : (long)i + 1;
         toff[i] = arena.len;
-        Err te;
-        /* A NUL byte would read as a space: refuse it (bad UTF-8 before it first). */
-        const char *nul = memchr(lines[i], '\0', len);
-        long nt = -1;
-        if (nul && tok_check_utf8(lines[i], (size_t)(nul - lines[i]), &te) != 0) {
-            err_set(e, "%s:%ld: %s", name, ln, te.msg);
-        } else if (nul) {
-            err_set(e, "%s:%ld: NUL byte at byte %zu", name, ln, (size_t)(nul - lines[i]) + 1);
-        } else if ((nt = bpe_tok_line(tc->src_bpe, lines[i], len, &so, &arena, &te)) < 0) {
-            err_set(e, "%s:%ld: %s", name, ln, te.msg);
-        } else if (nt > max_src) {
-            err_set(e, "%s:%ld: too long to translate: %ld tokens (at most %d for this model, "
-                       "beam size and output length limit)", name, ln, nt, max_src);
-            nt = -1;
-        }
+        long nt = tokenize_line(mf, in, i, max_src, &arena, e);
         if (nt < 0) {
             buf_free(&arena);
             free(toff);
@@ -148,101 +170,125 @@ int translate_run(Model *m, const Vocab *src, const Vocab *tgt, const TextConfig
         slen[i] = (int)nt;
         total += (size_t)nt;
         if (nt > 0)
-            s.sentences++;
+            s->sentences++;
     }
 
     /* Token ids, and the source tokens as strings. */
-    int *ids = xmalloc_array((size_t)(total), sizeof *ids);
-    int **srcp = xmalloc_array(cnt, sizeof *srcp);
-    char **stok = xmalloc_array((size_t)(total), sizeof *stok);
+    *src = (Sources){.n = n, .ids = xmalloc_array(total, sizeof *src->ids),
+                     .line = xmalloc_array(cnt, sizeof *src->line), .len = slen,
+                     .tok = xmalloc_array(total, sizeof *src->tok), .total = total};
     size_t pos = 0;
     for (int i = 0; i < n; i++) {
-        srcp[i] = ids + pos;
+        src->line[i] = src->ids + pos;
         size_t unk = 0;
         const char *t = arena.data ? arena.data + toff[i] : "";
-        size_t got = vocab_encode(src, t, tlen[i], (int32_t *)(ids + pos), (size_t)slen[i], &unk);
+        size_t got = vocab_encode(mf->src, t, tlen[i], (int32_t *)(src->ids + pos), (size_t)slen[i],
+                                  &unk);
         CHECK(got == (size_t)slen[i]);
-        CHECK(split_tokens(t, tlen[i], stok + pos) == slen[i]);
+        CHECK(split_tokens(t, tlen[i], src->tok + pos) == slen[i]);
         pos += got;
-        s.src_unk += (long)unk;
+        s->src_unk += (long)unk;
     }
-    s.src_tokens = (long)total;
+    s->src_tokens = (long)total;
     buf_free(&arena);
     free(toff);
     free(tlen);
+    return 0;
+}
 
-    PairSet d = {n, srcp, slen, NULL, NULL, NULL};
-    BeamOpts bo = {.beam = K, .nbest = N, .batch = o->batch, .max_len = o->max_len,
-                   .alpha = o->alpha, .attention = o->attention};
-    BeamOut h;
-    if (beam_decode(m, &d, &bo, &h, e) != 0)
-        BUG("%s", e->msg); /* the ids come from the model's own vocabulary */
+/* The attention of the best hypothesis of a line with source tokens stok[0..nsrc). */
+static void fill_align(TranslateAlign *a, const BeamHyp *best, char *const *stok, int nsrc,
+                       const Vocab *tgt, bool replace_unk)
+{
+    a->nsrc = nsrc;
+    a->ntgt = best->len + best->eos;
+    a->src = xmalloc_array((size_t)a->nsrc, sizeof *a->src);
+    a->tgt = xmalloc_array((size_t)a->ntgt, sizeof *a->tgt);
+    for (int j = 0; j < a->nsrc; j++)
+        a->src[j] = xstrdup(stok[j]);
+    for (int k = 0; k < best->len; k++) {
+        int id = best->ids[k];
+        a->tgt[k] = xstrdup(replace_unk && id == VOCAB_UNK ? stok[best->src_pos[k]]
+                                                           : vocab_token(tgt, id));
+    }
+    if (best->eos)
+        a->tgt[best->len] = xstrdup(vocab_token(tgt, VOCAB_EOS));
+    a->w = xmalloc_array((size_t)a->ntgt * a->nsrc, sizeof *a->w);
+    memcpy(a->w, best->attn, (size_t)a->ntgt * a->nsrc * sizeof *a->w);
+}
 
+/* The hypotheses of h as text (and alignments with o->attention) into res; output
+   tokens into s. */
+static void fill_result(TranslateResult *res, const BeamOut *h, const Sources *src,
+                        const ModelFile *mf, const TranslateOpts *o, TranslateStats *s)
+{
+    const int n = src->n;
+    size_t cnt = n ? (size_t)n : 1;
     res->n = n;
     res->count = xcalloc(cnt, sizeof *res->count);
     res->hyps = xcalloc(cnt, sizeof *res->hyps);
     if (o->attention)
         res->align = xcalloc(cnt, sizeof *res->align);
     Buf toks = {0}, text = {0};
-    for (int i = 0, p0 = 0; i < n; p0 += slen[i], i++) {
-        char **st_i = stok + p0;
-        res->count[i] = h.count[i];
-        res->hyps[i] = xmalloc_array((size_t)h.count[i], sizeof **res->hyps);
-        for (int k = 0; k < h.count[i]; k++) {
-            const BeamHyp *bh = &h.hyps[i][k];
+    for (int i = 0; i < n; i++) {
+        char **st_i = src->tok + (src->line[i] - src->ids);
+        res->count[i] = h->count[i];
+        res->hyps[i] = xmalloc_array((size_t)h->count[i], sizeof **res->hyps);
+        for (int k = 0; k < h->count[i]; k++) {
+            const BeamHyp *bh = &h->hyps[i][k];
             buf_clear(&toks);
             buf_clear(&text);
-            hyp_tokens(tgt, bh->ids, bh->len, o->replace_unk ? st_i : NULL, bh->src_pos, &toks);
-            detok(&toks, tc, &text);
+            hyp_tokens(mf->tgt, bh->ids, bh->len, o->replace_unk ? st_i : NULL, bh->src_pos, &toks);
+            detok(&toks, &mf->text, &text);
             res->hyps[i][k] = (TranslateHyp){xstrndup(text.data ? text.data : "", text.len), bh->score};
         }
-        const BeamHyp *best = &h.hyps[i][0];
-        s.hyp_tokens += best->len;
-        if (o->attention && slen[i] > 0) {
-            TranslateAlign *a = &res->align[i];
-            a->nsrc = slen[i];
-            a->ntgt = best->len + best->eos;
-            a->src = xmalloc_array((size_t)a->nsrc, sizeof *a->src);
-            a->tgt = xmalloc_array((size_t)a->ntgt, sizeof *a->tgt);
-            for (int j = 0; j < a->nsrc; j++)
-                a->src[j] = xstrdup(st_i[j]);
-            for (int k = 0; k < best->len; k++) {
-                int id = best->ids[k];
-                a->tgt[k] = xstrdup(o->replace_unk && id == VOCAB_UNK ? st_i[best->src_pos[k]]
-                                                                      : vocab_token(tgt, id));
-            }
-            if (best->eos)
-                a->tgt[best->len] = xstrdup(vocab_token(tgt, VOCAB_EOS));
-            a->w = xmalloc_array((size_t)a->ntgt * a->nsrc, sizeof *a->w);
-            memcpy(a->w, best->attn, (size_t)a->ntgt * a->nsrc * sizeof *a->w);
-        }
+        s->hyp_tokens += h->hyps[i][0].len;
+        if (o->attention && src->len[i] > 0)
+            fill_align(&res->align[i], &h->hyps[i][0], st_i, src->len[i], mf->tgt, o->replace_unk);
     }
     buf_free(&toks);
     buf_free(&text);
+}
+
+int translate_run(ModelFile *mf, const TranslateInput *in, const TranslateOpts *o,
+                  TranslateResult *res, TranslateStats *st, Err *e)
+{
+    const int K = o->beam > 1 ? o->beam : 1, N = o->nbest > 1 ? o->nbest : 1;
+    Model *m = &mf->model;
+    CHECK(in->n >= 0 && o->batch >= 1 && o->max_len >= 0 && N <= K && o->alpha >= 0);
+    CHECK(vocab_size(mf->src) == (size_t)m->cfg.src_vocab &&
+          vocab_size(mf->tgt) == (size_t)m->cfg.tgt_vocab);
+    memset(res, 0, sizeof *res);
+    TranslateStats s = {.lines = in->n};
+    Sources src;
+    if (encode_sources(mf, in, beam_max_src_len(m, o->max_len, K, o->attention), &src, &s,
+                       e) != 0)
+        return -1;
+
+    PairSet d = {src.n, src.line, src.len, NULL, NULL, NULL};
+    BeamOpts bo = {.beam = K, .nbest = N, .batch = o->batch, .max_len = o->max_len,
+                   .alpha = o->alpha, .attention = o->attention};
+    BeamOut h;
+    if (beam_decode(m, &d, &bo, &h, e) != 0)
+        BUG("%s", e->msg); /* the ids come from the model's own vocabulary */
+    fill_result(res, &h, &src, mf, o, &s);
     beam_out_free(&h);
-    for (size_t k = 0; k < total; k++)
-        free(stok[k]);
-    free(stok);
-    free(srcp);
-    free(slen);
-    free(ids);
+    sources_free(&src);
     if (st)
         *st = s;
     return 0;
 }
 
-int translate_lines(Model *m, const Vocab *src, const Vocab *tgt, const TextConfig *tc,
-                    const char *const *lines, const size_t *lens, int n, const char *name,
-                    const long *line_no, const TranslateOpts *o, char **out,
+int translate_lines(ModelFile *mf, const TranslateInput *in, const TranslateOpts *o, char **out,
                     TranslateStats *st, Err *e)
 {
     TranslateResult r;
     TranslateOpts one = *o;
     one.nbest = 1;
     one.attention = false;
-    if (translate_run(m, src, tgt, tc, lines, lens, n, name, line_no, &one, &r, st, e) != 0)
+    if (translate_run(mf, in, &one, &r, st, e) != 0)
         return -1;
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < in->n; i++) {
         out[i] = r.hyps[i][0].text;
         r.hyps[i][0].text = NULL;
     }
@@ -271,79 +317,110 @@ static long encode_text(const char *text, size_t len, const TokOpts *to, const B
     return nt;
 }
 
-int translate_nll(Model *m, const Vocab *src, const Vocab *tgt, const TextConfig *tc,
-                  const char *const *srcs, const size_t *src_lens, const char *const *refs,
-                  const size_t *ref_lens, int n, const char *name, const long *line_no,
-                  double *nll, long *ntok, Err *e)
+/* The pairs translate_nll scores, as ids: the lines whose source has tokens. */
+typedef struct ScorePairs {
+    int n, cap;
+    int **sid, **tid;
+    int *slen, *tlen;
+} ScorePairs;
+
+static void score_pairs_free(ScorePairs *p)
 {
-    CHECK(n >= 0);
-    size_t cnt = n ? (size_t)n : 1;
-    int **sid = xcalloc(cnt, sizeof *sid), **tid = xcalloc(cnt, sizeof *tid);
-    int *slen = xcalloc(cnt, sizeof *slen), *tlen = xcalloc(cnt, sizeof *tlen);
-    TokOpts so = text_src_opts(tc), tgo = text_tgt_opts(tc);
+    for (int i = 0; i < p->cap; i++) {
+        free(p->sid[i]);
+        free(p->tid[i]);
+    }
+    free(p->sid);
+    free(p->tid);
+    free(p->slen);
+    free(p->tlen);
+    memset(p, 0, sizeof *p);
+}
+
+/* Encodes the sources of in and their references into *p: 0, or -1 with e set naming
+   the first bad line. */
+static int encode_pairs(const ModelFile *mf, const TranslateInput *in, const char *const *refs,
+                        const size_t *ref_lens, ScorePairs *p, Err *e)
+{
+    size_t cnt = in->n ? (size_t)in->n : 1;
+    *p = (ScorePairs){.cap = in->n, .sid = xcalloc(cnt, sizeof *p->sid),
+                      .tid = xcalloc(cnt, sizeof *p->tid), .slen = xcalloc(cnt, sizeof *p->slen),
+                      .tlen = xcalloc(cnt, sizeof *p->tlen)};
+    TokOpts so = text_src_opts(&mf->text), tgo = text_tgt_opts(&mf->text);
     Buf scratch = {0};
-    int np = 0, rc = 0;
-    for (int i = 0; i < n && rc == 0; i++) {
-        long ln = line_no ? line_no[i] : (long)i + 1;
+    int rc = 0;
+    for (int i = 0; i < in->n; i++) {
+        long ln = in->line_no ? in->line_no[i] : (long)i + 1;
         Err te;
-        long ns = encode_text(srcs[i], src_lens ? src_lens[i] : strlen(srcs[i]), &so,
-                              tc->src_bpe, src, &scratch, &sid[np], &te);
+        const char *s = in->lines[i];
+        long ns = encode_text(s, in->lens ? in->lens[i] : strlen(s), &so, mf->text.src_bpe,
+                              mf->src, &scratch, &p->sid[p->n], &te);
         if (ns < 0) {
-            rc = err_set(e, "%s:%ld: %s", name, ln, te.msg);
+            rc = err_set(e, "%s:%ld: %s", in->name, ln, te.msg);
             break;
         }
         long nr = encode_text(refs[i], ref_lens ? ref_lens[i] : strlen(refs[i]), &tgo,
-                              tc->tgt_bpe, tgt, &scratch, &tid[np], &te);
+                              mf->text.tgt_bpe, mf->tgt, &scratch, &p->tid[p->n], &te);
         if (nr < 0) {
-            rc = err_set(e, "%s:%ld: reference: %s", name, ln, te.msg);
+            rc = err_set(e, "%s:%ld: reference: %s", in->name, ln, te.msg);
             break;
         }
         if (ns == 0)
             continue;
-        slen[np] = (int)ns;
-        tlen[np] = (int)nr;
-        np++;
+        p->slen[p->n] = (int)ns;
+        p->tlen[p->n] = (int)nr;
+        p->n++;
     }
     buf_free(&scratch);
-    double sum = 0;
-    long count = 0;
-    if (rc == 0 && np > 0) {
-        PairSet d = {np, sid, slen, tid, tlen, NULL};
-        BatchOpts bo = {.batch = 64, .tokens = 1024};
-        BatchPlan plan = {0};
-        if (batch_plan_start(&plan, &d, &bo, NULL, e) != 0)
-            BUG("%s", e->msg); /* no empty source is left */
-        int max_b, max_s, max_t;
-        batch_limits(&d, &bo, &max_b, &max_s, &max_t);
-        Work *w = work_new(m, max_b, max_s, max_t, WORK_SCORE);
-        BatchBuf bb;
-        batch_buf_init(&bb, max_b, max_s, max_t);
-        const int *rows;
-        int nrows, got;
-        while ((got = batch_plan_next(&plan, &rows, &nrows, e)) == 1) {
-            Batch b;
-            batch_fill(&b, &bb, &d, rows, nrows);
-            model_forward(m, w, &b, NULL);
-            sum += work_nll(w);
-            count += b.ntok;
-        }
-        if (got < 0)
-            BUG("%s", e->msg); /* no empty source is left */
-        batch_buf_free(&bb);
-        work_free(w);
-        batch_plan_free(&plan);
+    return rc;
+}
+
+/* The model's summed negative log-likelihood of the targets of d, in batches. */
+static TranslateNll score_pairs(Model *m, const PairSet *d)
+{
+    TranslateNll r = {0};
+    BatchOpts bo = {.batch = 64, .tokens = 1024};
+    BatchPlan plan = {0};
+    Err e;
+    if (batch_plan_start(&plan, d, &bo, NULL, &e) != 0)
+        BUG("%s", e.msg); /* no empty source is left */
+    int max_b, max_s, max_t;
+    batch_limits(d, &bo, &max_b, &max_s, &max_t);
+    Work *w = work_new(m, max_b, max_s, max_t, WORK_SCORE);
+    BatchBuf bb;
+    batch_buf_init(&bb, max_b, max_s, max_t);
+    const int *rows;
+    int nrows, got;
+    while ((got = batch_plan_next(&plan, &rows, &nrows, &e)) == 1) {
+        Batch b;
+        batch_fill(&b, &bb, d, rows, nrows);
+        model_forward(m, w, &b, NULL);
+        r.nll += work_nll(w);
+        r.ntok += b.ntok;
     }
-    for (int i = 0; i < n; i++) {
-        free(sid[i]);
-        free(tid[i]);
-    }
-    free(sid);
-    free(tid);
-    free(slen);
-    free(tlen);
-    if (rc != 0)
+    if (got < 0)
+        BUG("%s", e.msg); /* no empty source is left */
+    batch_buf_free(&bb);
+    work_free(w);
+    batch_plan_free(&plan);
+    return r;
+}
+
+int translate_nll(ModelFile *mf, const TranslateInput *src, const char *const *refs,
+                  const size_t *ref_lens, TranslateNll *out, Err *e)
+{
+    CHECK(src->n >= 0);
+    ScorePairs p;
+    if (encode_pairs(mf, src, refs, ref_lens, &p, e) != 0) {
+        score_pairs_free(&p);
         return -1;
-    *nll = sum;
-    *ntok = count;
+    }
+    TranslateNll r = {0};
+    if (p.n > 0) {
+        PairSet d = {p.n, p.sid, p.slen, p.tid, p.tlen, NULL};
+        r = score_pairs(&mf->model, &d);
+    }
+    score_pairs_free(&p);
+    *out = r;
     return 0;
 }

@@ -1,7 +1,7 @@
 /*
  * Text in, text out: the translation pipeline shared by `s2s translate`, `s2s eval`
- * and validation during training. It works on a model and vocabularies already in
- * memory (not on a model file).
+ * and validation during training. It works on a ModelFile already in memory (model,
+ * vocabularies, text settings), not on a path.
  *
  * For each line: tok_line with the model's source options (text_src_opts) → with
  * source BPE codes (TextConfig.src_bpe), the subword units of each token →
@@ -23,6 +23,7 @@
 
 #include "base/buf.h"
 #include "base/err.h"
+#include "model/file.h"
 #include "model/model.h"
 #include "text/corpus.h"
 #include "text/vocab.h"
@@ -70,12 +71,23 @@ typedef struct TranslateResult {
 
 void translate_result_free(TranslateResult *r);
 
+/* The lines of one call: lines[i][0..lens[i]) for i < n (lens NULL: the lines are
+   NUL-terminated), named "NAME:LINE" in errors, LINE being line_no[i], or i + 1 when
+   line_no is NULL. */
+typedef struct TranslateInput {
+    const char *const *lines;
+    const size_t *lens;
+    int n;
+    const char *name;
+    const long *line_no;
+} TranslateInput;
+
 /*
- * Translates lines[i][0..lens[i]) for i < n (lens NULL: the lines are
- * NUL-terminated). On success out[0..n) receive NUL-terminated strings (xmalloc'd;
- * free them with translate_free) and st, when not NULL, the counts. The first bad
- * line fails the whole call before any decoding, and out is then left untouched
- * (LINE is line_no[i], or i + 1 when line_no is NULL; N is 1-based within the line):
+ * Translates the lines of in with the model, vocabularies and text settings of mf (a
+ * loaded file, or an ensemble's DecodeModels.use). On success out[0..in->n) receive
+ * NUL-terminated strings (xmalloc'd; free them with translate_free) and st, when not
+ * NULL, the counts. The first bad line fails the whole call before any decoding, and
+ * out is then left untouched (N is 1-based within the line):
  *   "NAME:LINE: invalid UTF-8 at byte N", "NAME:LINE: NUL byte at byte N",
  *   "NAME:LINE: too long to translate: T tokens (at most K for this model, beam size
  *   and output length limit)" when one sentence alone would need more decoding memory
@@ -83,35 +95,35 @@ void translate_result_free(TranslateResult *r);
  *   o->attention): a few thousand tokens for small models, some hundreds for the
  *   reference one; a larger beam lowers it, a --max-len smaller than the default
  *   2·T + 10 raises it).
- * src, tgt must be the model's vocabularies (their sizes are checked).
+ * mf->src, mf->tgt must be the model's vocabularies (their sizes are checked).
  */
-int translate_lines(Model *m, const Vocab *src, const Vocab *tgt, const TextConfig *tc,
-                    const char *const *lines, const size_t *lens, int n, const char *name,
-                    const long *line_no, const TranslateOpts *o, char **out,
+int translate_lines(ModelFile *mf, const TranslateInput *in, const TranslateOpts *o, char **out,
                     TranslateStats *st, Err *e);
 
 /* The same, with every hypothesis and, with o->attention, the alignments, into *res
    (free it with translate_result_free). On failure *res is left empty. */
-int translate_run(Model *m, const Vocab *src, const Vocab *tgt, const TextConfig *tc,
-                  const char *const *lines, const size_t *lens, int n, const char *name,
-                  const long *line_no, const TranslateOpts *o, TranslateResult *res,
-                  TranslateStats *st, Err *e);
+int translate_run(ModelFile *mf, const TranslateInput *in, const TranslateOpts *o,
+                  TranslateResult *res, TranslateStats *st, Err *e);
+
+/* The result of translate_nll: the summed negative log-likelihood (natural log) and
+   the tokens scored; exp(nll / ntok) is the perplexity. */
+typedef struct TranslateNll {
+    double nll;
+    long ntok;
+} TranslateNll;
 
 /*
- * Teacher-forced scoring of references: for each pair i < n, the source srcs[i] and
- * the reference refs[i] (lengths in src_lens/ref_lens, NULL: NUL-terminated) are
- * tokenized and encoded as for training, and the model's negative log-likelihood of
- * the reference tokens and <eos> given the source is summed (natural log, from the
- * softmax of the logits: no label smoothing, whatever the model file says). Pairs
- * whose source has no tokens are skipped. Sets *nll and *ntok (the tokens scored,
- * <eos> included); exp(nll / ntok) is the perplexity. Errors as translate_lines, for
- * the source or the reference of the line ("NAME:LINE: reference: invalid UTF-8 at
- * byte N" for a reference).
+ * Teacher-forced scoring of references: for each line i of src, the source and the
+ * reference refs[i] (lengths in ref_lens, NULL: NUL-terminated) are tokenized and
+ * encoded as for training, and the model's negative log-likelihood of the reference
+ * tokens and <eos> given the source is summed (from the softmax of the logits: no
+ * label smoothing, whatever the model file says). Pairs whose source has no tokens are
+ * skipped. Fills *out (ntok counts <eos>). Errors as translate_lines, for the source
+ * or the reference of the line ("NAME:LINE: reference: invalid UTF-8 at byte N" for a
+ * reference).
  */
-int translate_nll(Model *m, const Vocab *src, const Vocab *tgt, const TextConfig *tc,
-                  const char *const *srcs, const size_t *src_lens, const char *const *refs,
-                  const size_t *ref_lens, int n, const char *name, const long *line_no,
-                  double *nll, long *ntok, Err *e);
+int translate_nll(ModelFile *mf, const TranslateInput *src, const char *const *refs,
+                  const size_t *ref_lens, TranslateNll *out, Err *e);
 
 /* Frees out[0..n) (not the array itself). */
 void translate_free(char **out, int n);

@@ -118,8 +118,8 @@ Test(cli_translate, arguments_stdin_and_files_agree)
     TranslateOpts to = {.batch = 3, .max_len = 0, .beam = 5, .alpha = 1.0}; /* the defaults of s2s translate,
                                                                                   int8 included */
     TranslateStats st;
-    cr_assert_eq(translate_lines(&mf.model, mf.src, mf.tgt, &mf.text, sent, NULL, N, "x", NULL,
-                                 &to, out, &st, &e), 0, "%s", e.msg);
+    cr_assert_eq(translate_lines(&mf, &(TranslateInput){sent, NULL, N, "x", NULL}, &to, out, &st, &e),
+                 0, "%s", e.msg);
     cr_assert_eq(st.lines, N);
     cr_assert_eq(st.sentences, 5);
     cr_assert_eq(st.src_tokens, 6 + 1 + 5 + 3 + 1);
@@ -373,8 +373,8 @@ Test(cli_translate, nbest_lines)
     model_set_precision(&mf.model, PREC_INT8); /* translate's default */
     TranslateOpts to = {.batch = 64, .beam = 4, .nbest = 3, .alpha = 1.0};
     TranslateResult res;
-    cr_assert_eq(translate_run(&mf.model, mf.src, mf.tgt, &mf.text, sent, NULL, 4, "x", NULL, &to,
-                               &res, NULL, &e), 0, "%s", e.msg);
+    cr_assert_eq(translate_run(&mf, &(TranslateInput){sent, NULL, 4, "x", NULL}, &to, &res, NULL, &e),
+                 0, "%s", e.msg);
     Buf want = {0}, best = {0};
     for (int i = 0; i < 4; i++) {
         cr_assert_eq(res.count[i], i == 1 ? 1 : 3);
@@ -465,8 +465,8 @@ Test(cli_translate, replace_unk_takes_the_most_attended_source_token)
     TranslateOpts to = {.batch = 2, .max_len = 6, .beam = 3, .alpha = 1.0, .replace_unk = true,
                         .attention = true};
     TranslateResult res;
-    cr_assert_eq(translate_run(&mf.model, mf.src, mf.tgt, &mf.text, sent, NULL, 2, "x", NULL, &to,
-                               &res, NULL, &e), 0, "%s", e.msg);
+    cr_assert_eq(translate_run(&mf, &(TranslateInput){sent, NULL, 2, "x", NULL}, &to, &res, NULL, &e),
+                 0, "%s", e.msg);
     Buf want = {0};
     int moved = 0;
     for (int i = 0; i < 2; i++) {

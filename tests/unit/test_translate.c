@@ -26,6 +26,12 @@ static Fix fix_chain(void)
     return f;
 }
 
+/* The fixture as the ModelFile translate_lines takes (a shallow copy of the model). */
+static ModelFile fix_file(const Fix *f)
+{
+    return (ModelFile){.model = f->m, .src = f->src, .tgt = f->tgt, .text = f->tc};
+}
+
 static void fix_free(Fix *f)
 {
     model_free(&f->m);
@@ -36,14 +42,15 @@ static void fix_free(Fix *f)
 Test(translate, lines_to_detokenized_text_with_counts)
 {
     Fix f = fix_chain();
+    ModelFile mf = fix_file(&f);
     const char *lines[] = {"The CAT sleeps.", "", " \t", "zebra, hello", "a dog\tXXX"};
     const size_t lens[] = {15, 0, 2, 12, 5}; /* the last line stops before the tab */
     char *out[5];
     TranslateOpts o = {.batch = 2, .max_len = 0};
     TranslateStats st;
     Err e;
-    cr_assert_eq(translate_lines(&f.m, f.src, f.tgt, &f.tc, lines, lens, 5, "in", NULL, &o, out,
-                                 &st, &e), 0, "%s", e.msg);
+    cr_assert_eq(translate_lines(&mf, &(TranslateInput){lines, lens, 5, "in", NULL},
+                                 &o, out, &st, &e), 0, "%s", e.msg);
     const char *want[] = {"j'ai vu le chat !", "", "", "j'ai vu le chat !", "j'ai vu le chat !"};
     for (int i = 0; i < 5; i++)
         cr_assert_str_eq(out[i], want[i], "line %d", i);
@@ -61,16 +68,17 @@ Test(translate, lines_to_detokenized_text_with_counts)
 Test(translate, invalid_utf8_names_the_line_and_leaves_out_alone)
 {
     Fix f = fix_chain();
+    ModelFile mf = fix_file(&f);
     const char *lines[] = {"the cat", "ok \xE2\x82", "\xFF"};
     const long line_no[] = {10, 42, 57};
     char *out[3] = {(char *)1, (char *)2, (char *)3};
     TranslateOpts o = {.batch = 8, .max_len = 0};
     Err e;
-    cr_assert_eq(translate_lines(&f.m, f.src, f.tgt, &f.tc, lines, NULL, 3, "valid.tsv", line_no,
+    cr_assert_eq(translate_lines(&mf, &(TranslateInput){lines, NULL, 3, "valid.tsv", line_no},
                                  &o, out, NULL, &e), -1);
     cr_assert_str_eq(e.msg, "valid.tsv:42: invalid UTF-8 at byte 4");
     cr_assert(out[0] == (char *)1 && out[1] == (char *)2 && out[2] == (char *)3);
-    cr_assert_eq(translate_lines(&f.m, f.src, f.tgt, &f.tc, lines + 2, NULL, 1, "<stdin>", NULL,
+    cr_assert_eq(translate_lines(&mf, &(TranslateInput){lines + 2, NULL, 1, "<stdin>", NULL},
                                  &o, out, NULL, &e), -1);
     cr_assert_str_eq(e.msg, "<stdin>:1: invalid UTF-8 at byte 1");
     fix_free(&f);
@@ -81,6 +89,7 @@ Test(translate, invalid_utf8_names_the_line_and_leaves_out_alone)
 Test(translate, nul_bytes_and_overlong_lines_name_the_line)
 {
     Fix f = fix_chain();
+    ModelFile mf = fix_file(&f);
     const int limit = decode_max_src_len(&f.m, 0);
     cr_assert_eq(limit, 8097, "limit %d", limit);
     const int k = beam_max_src_len(&f.m, 0, 1, false); /* with the search's records */
@@ -94,22 +103,23 @@ Test(translate, nul_bytes_and_overlong_lines_name_the_line)
     char *out[4] = {(char *)1, (char *)2, (char *)3, (char *)4};
     TranslateOpts o = {.batch = 8, .max_len = 0};
     Err e;
-    cr_assert_eq(translate_lines(&f.m, f.src, f.tgt, &f.tc, lines, lens, 4, "in", NULL, &o, out,
-                                 NULL, &e), -1);
+    cr_assert_eq(translate_lines(&mf, &(TranslateInput){lines, lens, 4, "in", NULL},
+                                 &o, out, NULL, &e), -1);
     cr_assert_str_eq(e.msg, "in:2: NUL byte at byte 2");
-    cr_assert_eq(translate_lines(&f.m, f.src, f.tgt, &f.tc, lines + 2, lens + 2, 2, "in", NULL,
+    cr_assert_eq(translate_lines(&mf, &(TranslateInput){lines + 2, lens + 2, 2, "in", NULL},
                                  &o, out, NULL, &e), -1);
     cr_assert_str_eq(e.msg, "in:1: too long to translate: 8097 tokens (at most 8096 for this "
                             "model, beam size and output length limit)");
-    cr_assert_eq(translate_lines(&f.m, f.src, f.tgt, &f.tc, lines + 3, lens + 3, 1, "in", NULL,
+    cr_assert_eq(translate_lines(&mf, &(TranslateInput){lines + 3, lens + 3, 1, "in", NULL},
                                  &o, out, NULL, &e), -1);
     cr_assert_str_eq(e.msg, "in:1: invalid UTF-8 at byte 2");
     cr_assert(out[0] == (char *)1 && out[1] == (char *)2 && out[2] == (char *)3 &&
               out[3] == (char *)4);
     /* With an output limit of 2 tokens the same line translates. */
     const char *ok[] = {long_line.data};
-    cr_assert_eq(translate_lines(&f.m, f.src, f.tgt, &f.tc, ok, NULL, 1, "in", NULL, &(TranslateOpts){
-                     .batch = 1, .max_len = 2}, out, NULL, &e), 0, "%s", e.msg);
+    cr_assert_eq(translate_lines(&mf, &(TranslateInput){ok, NULL, 1, "in", NULL},
+                                 &(TranslateOpts){.batch = 1, .max_len = 2}, out, NULL, &e),
+                 0, "%s", e.msg);
     cr_assert_str_eq(out[0], "j'ai");
     translate_free(out, 1);
     buf_free(&long_line);

@@ -1,0 +1,182 @@
+/* One scored set: translation, BLEU and chrF, perplexity; see evaluate.h. */
+#include "decode/evaluate.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/clock.h"
+#include "eval/chrf.h"
+
+/* Translates the distinct sources of c, in order of first occurrence, into ev->hyp. */
+static int translate_sources(Evaluation *ev, ModelFile *mf, const Corpus *c, Err *e)
+{
+    const SourceGroups *g = &ev->groups;
+    size_t nseg = g->n;
+    if (nseg > (size_t)1 << 30)
+        return err_set(e, "%s: more than %zu distinct sources", c->name, (size_t)1 << 30);
+    const char **src = xmalloc_array(nseg, sizeof *src);
+    size_t *src_len = xmalloc_array(nseg, sizeof *src_len);
+    long *line = xmalloc_array(nseg, sizeof *line);
+    for (size_t s = 0; s < nseg; s++) {
+        const Pair *p = &c->pairs[g->member[g->start[s]]];
+        src[s] = p->src;
+        src_len[s] = p->src_len;
+        line[s] = (long)p->line;
+    }
+    ev->hyp = xcalloc(nseg ? nseg : 1, sizeof *ev->hyp);
+    const TranslateInput in = {src, src_len, (int)nseg, c->name, line};
+    double t0 = clock_now();
+    int rc = translate_lines(mf, &in, &ev->opts, ev->hyp, &ev->ts, e);
+    ev->decode_seconds = clock_now() - t0;
+    free(line);
+    free(src_len);
+    free(src);
+    return rc;
+}
+
+/* The perplexity of every line's reference under mf's model. */
+static int perplexity(Evaluation *ev, ModelFile *mf, const Corpus *c, Err *e)
+{
+    size_t n = c->n;
+    const char **psrc = xmalloc_array(n, sizeof *psrc), **pref = xmalloc_array(n, sizeof *pref);
+    size_t *psl = xmalloc_array(n, sizeof *psl), *prl = xmalloc_array(n, sizeof *prl);
+    long *pline = xmalloc_array(n, sizeof *pline);
+    for (size_t i = 0; i < n; i++) {
+        const Pair *p = &c->pairs[i];
+        psrc[i] = p->src;
+        psl[i] = p->src_len;
+        pref[i] = p->tgt;
+        prl[i] = p->tgt_len;
+        pline[i] = (long)p->line;
+    }
+    const TranslateInput in = {psrc, psl, (int)n, c->name, pline};
+    TranslateNll tn;
+    int rc = translate_nll(mf, &in, pref, prl, &tn, e);
+    if (rc == 0) {
+        ev->ref_tokens = tn.ntok;
+        ev->ppl = tn.ntok ? exp(tn.nll / (double)tn.ntok) : 0;
+    }
+    free(psrc);
+    free(pref);
+    free(psl);
+    free(prl);
+    free(pline);
+    return rc;
+}
+
+/* BLEU and chrF of the translations against the references of each source's lines. */
+static int score(Evaluation *ev, const Corpus *c, Err *e)
+{
+    const SourceGroups *g = &ev->groups;
+    const char **refs = xmalloc_array(c->n, sizeof *refs); /* in group order */
+    for (size_t k = 0; k < c->n; k++)
+        refs[k] = c->pairs[g->member[k]].tgt;
+    size_t bad;
+    Err se;
+    int rc = scores_compute(&ev->scores, (const char *const *)ev->hyp, g->n, refs, g->start, &bad,
+                            &se);
+    if (rc != 0)
+        err_set(e, "%s:%zu: %s", c->name, c->pairs[g->member[g->start[bad]]].line, se.msg);
+    free(refs);
+    return rc;
+}
+
+int evaluate_run(Evaluation *ev, ModelFile *mf, const EvalNames *names, const Corpus *c,
+                 const TranslateOpts *o, Err *e)
+{
+    memset(ev, 0, sizeof *ev);
+    ev->names = *names;
+    ev->opts = *o;
+    ev->lines = c->n;
+    corpus_group_sources(c, &ev->groups);
+    ev->sources = ev->groups.n;
+    /* the references' perplexity: one model's (an ensemble's distribution is formed
+       step by step in decoding only) */
+    ev->have_ppl = names->nmodels == 1;
+    if (translate_sources(ev, mf, c, e) != 0 || (ev->have_ppl && perplexity(ev, mf, c, e) != 0) ||
+        score(ev, c, e) != 0) {
+        evaluate_free(ev);
+        return -1;
+    }
+    return 0;
+}
+
+void evaluate_hyps(const Evaluation *ev, Buf *out)
+{
+    for (size_t i = 0; i < ev->lines; i++) {
+        buf_puts(out, ev->hyp[ev->groups.group_of[i]]);
+        buf_putc(out, '\n');
+    }
+}
+
+void evaluate_text(const Evaluation *ev, Buf *out)
+{
+    const TextScores *s = &ev->scores;
+    const TranslateStats *ts = &ev->ts;
+    double unk_pct = ts->src_tokens ? 100.0 * (double)ts->src_unk / (double)ts->src_tokens : 0.0;
+    buf_printf(out, "%s\nBLEU signature: %s\n", s->bleu_line.data, s->bleu_signature.data);
+    chrf_format(s->chrf, NULL, out);
+    buf_printf(out, "\nchrF2 signature: %s\n", s->chrf_signature.data);
+    if (ev->have_ppl)
+        buf_printf(out, "perplexity = %.2f (%ld reference tokens with <eos>, no label smoothing)\n",
+                   ev->ppl, ev->ref_tokens);
+    else
+        buf_printf(out, "perplexity: not computed for an ensemble of %d models\n", ev->names.nmodels);
+    buf_printf(out, "lines = %zu, distinct sources = %zu, source tokens = %ld, unknown = %ld "
+                    "(%.2f%%), output tokens = %ld\n",
+               ev->lines, ev->sources, ts->src_tokens, ts->src_unk, unk_pct, ts->hyp_tokens);
+    buf_printf(out, "decoding: beam %d, length penalty %g%s, %.2f s\n", ev->opts.beam, ev->opts.alpha,
+               ev->opts.replace_unk ? ", unknown words replaced" : "", ev->decode_seconds);
+}
+
+void evaluate_json(const Evaluation *ev, Buf *out)
+{
+    const TextScores *s = &ev->scores;
+    const EvalNames *nm = &ev->names;
+    buf_puts(out, "{\"model\": ");
+    buf_json_str(out, nm->models[0], strlen(nm->models[0]));
+    buf_puts(out, ", \"tsv\": ");
+    buf_json_str(out, nm->tsv, strlen(nm->tsv));
+    buf_puts(out, ", \"bleu\": ");
+    buf_json_f64(out, s->bleu.score);
+    buf_puts(out, ", \"bleu_line\": ");
+    buf_json_str(out, s->bleu_line.data, s->bleu_line.len);
+    buf_puts(out, ", \"bleu_signature\": ");
+    buf_json_str(out, s->bleu_signature.data, s->bleu_signature.len);
+    buf_puts(out, ", \"chrf\": ");
+    buf_json_f64(out, s->chrf);
+    buf_puts(out, ", \"chrf_signature\": ");
+    buf_json_str(out, s->chrf_signature.data, s->chrf_signature.len);
+    buf_puts(out, ", \"perplexity\": ");
+    if (ev->have_ppl)
+        buf_json_f64(out, ev->ppl);
+    else
+        buf_puts(out, "null");
+    if (nm->nmodels > 1) {
+        buf_puts(out, ", \"ensemble\": [");
+        for (int i = 0; i < nm->nmodels; i++) {
+            buf_puts(out, i ? ", " : "");
+            buf_json_str(out, nm->models[i], strlen(nm->models[i]));
+        }
+        buf_puts(out, "]");
+    }
+    buf_printf(out, ", \"ref_tokens\": %ld, \"lines\": %zu, \"sources\": %zu, "
+                    "\"src_tokens\": %ld, \"src_unk\": %ld, \"hyp_tokens\": %ld, "
+                    "\"beam\": %d, \"length_penalty\": ",
+               ev->ref_tokens, ev->lines, ev->sources, ev->ts.src_tokens, ev->ts.src_unk,
+               ev->ts.hyp_tokens, ev->opts.beam);
+    buf_json_f64(out, ev->opts.alpha);
+    buf_printf(out, ", \"max_len\": %d, \"replace_unk\": %s, \"decode_seconds\": %.3f}\n",
+               ev->opts.max_len, ev->opts.replace_unk ? "true" : "false", ev->decode_seconds);
+}
+
+void evaluate_free(Evaluation *ev)
+{
+    if (ev->hyp)
+        translate_free(ev->hyp, (int)ev->sources);
+    free(ev->hyp);
+    scores_free(&ev->scores);
+    source_groups_free(&ev->groups);
+    memset(ev, 0, sizeof *ev);
+}
