@@ -43,6 +43,7 @@ TrainOpts train_opts_default(void)
         .sched = SCHED_PLATEAU, .warmup = 0, .sched_patience = 2000, .min_delta = 0.1,
         .epochs = 10, .valid_every = 1000, .patience = 0,
         .seed = 1, .log_every = 100, .progress = -1,
+        .bpe = TRAIN_BPE, .direction = DIRECTION_EN_FR,
     };
 }
 
