@@ -196,6 +196,8 @@ size_t opt_field_size(const OptRow *r)
         return sizeof(double);
     case OPT_STR:
         return sizeof(const char *);
+    case OPT_STR2:
+        return 2 * sizeof(const char *);
     default:
         return 0;
     }
@@ -250,6 +252,9 @@ static void parse_value(Opts *o, const OptRow *r, void *base)
         break;
     case OPT_STR:
         *(const char **)f = opts_str(o);
+        break;
+    case OPT_STR2:
+        opts_str2(o, (const char **)f, (const char **)f + 1);
         break;
     case OPT_ENUM:
         parse_enum(o, r, f);
@@ -355,7 +360,7 @@ static void help_text(Buf *b, const OptTable *t, const OptRow *r, const void *de
 
 void opt_help(FILE *out, const OptTable *t, const void *defaults)
 {
-    enum { COL = 27 }; /* the column of the help texts */
+    const int col = t->col ? t->col : 27;
     Buf b = {0};
     buf_puts(&b, t->head);
     for (const OptRow *r = t->rows; r->kind != OPT_END; r++) {
@@ -369,8 +374,8 @@ void opt_help(FILE *out, const OptTable *t, const void *defaults)
         buf_printf(&b, "  %s%s%s%s%s", r->alias ? r->alias : "", r->alias ? ", " : "", r->name,
                    r->arg ? " " : "", r->arg ? r->arg : "");
         int used = (int)(b.len - start);
-        buf_printf(&b, "%*s", used < COL ? COL - used : 3, "");
-        help_text(&b, t, r, defaults, COL);
+        buf_printf(&b, "%*s", used < col ? col - used : 3, "");
+        help_text(&b, t, r, defaults, col);
         buf_puts(&b, "\n");
     }
     buf_puts(&b, t->foot);

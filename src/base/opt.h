@@ -63,6 +63,7 @@ typedef enum OptKind {
     OPT_FLOAT,   /* float in [fmin, fmax] */
     OPT_DOUBLE,  /* double in [fmin, fmax] */
     OPT_STR,     /* const char *, not empty */
+    OPT_STR2,    /* const char *[2]: two values (--flag A B) */
     OPT_ENUM,    /* int (an enum): the index of the value in names[min..max] */
     OPT_PARSE,   /* parse(value, field) returns 0, or -1 when the value is not valid */
 } OptKind;
@@ -98,6 +99,7 @@ typedef struct OptTable {
     const char *foot;   /* the help after the rows */
     size_t size;        /* of the options struct (its defaults feed "{}" in the help) */
     const char *what;   /* the name of a positional argument in messages ("DATA") */
+    int col;            /* the column of the help texts (0: 27) */
 } OptTable;
 
 /* The number of rows before OPT_END. */
