@@ -18,16 +18,6 @@
 #define AT(field) .off = offsetof(PrepareOpts, field)
 #define LONG(nm, field, lo, hi) .name = nm, .kind = OPT_LONG, AT(field), .min = lo, .max = hi
 
-static int parse_lang(const char *v, void *field)
-{
-    return lang_parse(v, field);
-}
-
-static int parse_direction(const char *v, void *field)
-{
-    return prepare_direction_parse(v, field);
-}
-
 /* --bpe-codes: the same file for both sides. */
 static int parse_codes_both(const char *v, void *field)
 {
@@ -39,16 +29,16 @@ static int parse_codes_both(const char *v, void *field)
 static const OptRow rows[] = {
     {.kind = OPT_SECTION, .help = "options:"},
     {.name = "--output", .alias = "-o", .kind = OPT_STR, AT(dir), .arg = "DIR", .help = "output directory (required)"},
-    {.name = "--direction", .kind = OPT_PARSE, AT(direction), .parse = parse_direction,
-     .choices = "en-XX or XX-en with XX an ISO 639 language code", .arg = "en-XX|XX-en",
+    {.name = "--direction", .kind = OPT_PARSE, AT(direction), .parse = cmd_opt_direction,
+     .choices = CMD_DIRECTION_CHOICES, .arg = "en-XX|XX-en",
      .help = "CORPUS's languages, English first, and which column\nis the source; XX an ISO 639 code (default en-fr)"},
     /* --src and --tgt share one help line */
     {.name = "--src", .kind = OPT_STR, AT(src_file), .arg = "FILE, --tgt FILE", .help = "parallel files instead of CORPUS"},
     {.name = "--tgt", .kind = OPT_STR, AT(tgt_file)},
-    {.name = "--src-lang", .kind = OPT_PARSE, AT(direction.src), .parse = parse_lang,
+    {.name = "--src-lang", .kind = OPT_PARSE, AT(direction.src), .parse = cmd_opt_lang,
      .choices = "an ISO 639 language code", .arg = "CODE",
      .help = "the language of --src (default: its extension, as in"},
-    {.name = "--tgt-lang", .kind = OPT_PARSE, AT(direction.tgt), .parse = parse_lang,
+    {.name = "--tgt-lang", .kind = OPT_PARSE, AT(direction.tgt), .parse = cmd_opt_lang,
      .choices = "an ISO 639 language code", .arg = "CODE", .help = "train.de or train.de.gz, when that is a code)"},
     {LONG("--valid", valid, 0, 100000000), .arg = "N",
      .help = "validation pairs (default: 10% of the pairs after the\n"

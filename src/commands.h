@@ -18,6 +18,12 @@ int cmd_score(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_average(int argc, char **argv);
 
+/* OPT_PARSE parsers (base/opt.h): an ISO 639 code into a Lang, a --direction
+   (en-XX or XX-en) into a Direction. */
+int cmd_opt_lang(const char *value, void *field);
+int cmd_opt_direction(const char *value, void *field);
+#define CMD_DIRECTION_CHOICES "en-XX or XX-en with XX an ISO 639 language code"
+
 /* The decoding options of translate and eval (src/cmd_decode.c). */
 typedef struct DecodeArgs {
     TranslateOpts to;    /* beam, length penalty, unknown-word replacement, limits */

@@ -270,6 +270,17 @@ static void parse_value(Opts *o, const OptRow *r, void *base)
     }
 }
 
+/* The name of positional argument k: word k of what, or its last word. */
+static void positional_name(char *name, size_t size, const char *what, int k)
+{
+    size_t n = strcspn(what, " ");
+    while (k-- > 0 && what[n] == ' ') {
+        what += n + 1;
+        n = strcspn(what, " ");
+    }
+    snprintf(name, size, "%.*s", (int)n, what);
+}
+
 int opt_parse(const OptTable *t, void *base, int argc, char **argv, int *seen, const char **pos,
               int maxpos)
 {
@@ -283,7 +294,9 @@ int opt_parse(const OptTable *t, void *base, int argc, char **argv, int *seen, c
         if (opts_positional(&o)) {
             if (npos == maxpos)
                 opts_unknown(&o);
-            pos[npos++] = opts_arg(&o, t->what);
+            char name[32];
+            positional_name(name, sizeof name, t->what, npos);
+            pos[npos++] = opts_arg(&o, name);
             continue;
         }
         int k = 0;

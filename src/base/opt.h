@@ -98,7 +98,8 @@ typedef struct OptTable {
     const char *head;   /* the help before the rows */
     const char *foot;   /* the help after the rows */
     size_t size;        /* of the options struct (its defaults feed "{}" in the help) */
-    const char *what;   /* the name of a positional argument in messages ("DATA") */
+    const char *what;   /* the names of the positional arguments in messages, in order,
+                           the last for all that follow ("DATA", "HYP REF") */
     int col;            /* the column of the help texts (0: 27) */
 } OptTable;
 

@@ -24,6 +24,7 @@ _Static_assert(sizeof(Arch) == sizeof(int) && sizeof(Cell) == sizeof(int) && siz
 
 static const char *const cell_names[] = {"gru", "lstm"};
 
+/* as cmd_opt_direction (commands.h), which this library layer does not reach */
 static int parse_direction(const char *v, void *field)
 {
     return prepare_direction_parse(v, field);
