@@ -296,7 +296,7 @@ int opt_parse(const OptTable *t, void *base, int argc, char **argv, int *seen, c
                 opts_unknown(&o);
             char name[32];
             positional_name(name, sizeof name, t->what, npos);
-            pos[npos++] = opts_arg(&o, name);
+            pos[npos++] = strcmp(name, "*") == 0 ? o.cur : opts_arg(&o, name);
             continue;
         }
         int k = 0;

@@ -99,7 +99,8 @@ typedef struct OptTable {
     const char *foot;   /* the help after the rows */
     size_t size;        /* of the options struct (its defaults feed "{}" in the help) */
     const char *what;   /* the names of the positional arguments in messages, in order,
-                           the last for all that follow ("DATA", "HYP REF") */
+                           the last for all that follow ("DATA", "HYP REF"); an empty
+                           one is refused unless its name is "*" */
     int col;            /* the column of the help texts (0: 27) */
 } OptTable;
 
