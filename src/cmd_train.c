@@ -88,11 +88,11 @@ static char *resume_opts(TrainOpts *o, TrainOpts saved, char *data, const int *s
        given now replace the run's limits together (the epoch limit then follows the
        usual rule); without any, the run continues to its own budget. */
     bool limits = given(seen, "--time") || given(seen, "--steps") || given(seen, "--epochs");
-    int time = opt_find(table->rows, "--time"), steps = opt_find(table->rows, "--steps"),
+    int minutes = opt_find(table->rows, "--time"), steps = opt_find(table->rows, "--steps"),
         epochs = opt_find(table->rows, "--epochs");
     for (int i = 0; table->rows[i].kind != OPT_END; i++) {
         const OptRow *r = &table->rows[i];
-        bool limit = i == time || i == steps || i == epochs;
+        bool limit = i == minutes || i == steps || i == epochs;
         if (!(r->flags & TRAIN_FIXED) && (!r->key || seen[i] || (limits && limit)))
             memcpy(field(&saved, r), field(o, r), opt_field_size(r));
     }

@@ -1,4 +1,5 @@
-/* Command-line option helpers shared by the subcommands. Usage errors exit 2. */
+/* Command-line options of the subcommands: option tables (below) and the argument
+   walker they are parsed with. Usage errors exit 2, --help exits 0. */
 #ifndef S2S_BASE_OPT_H
 #define S2S_BASE_OPT_H
 
