@@ -1,5 +1,6 @@
 /* s2s average: the mean of the weights of model files of one configuration. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,25 +17,41 @@
 #include "train/outputs.h"
 #include "train/trainer.h"
 
-static const char usage[] =
-    "usage: s2s average MODEL [MODEL...] -o OUT\n"
-    "\n"
-    "Writes to OUT a model file whose weights are the means of the MODEL files' weights\n"
-    "(each mean computed in double precision, in the order given), for instance the\n"
-    "checkpoints that s2s train --keep-checkpoints keeps. The files must share the\n"
-    "configuration and both vocabularies; the first difference is an error that names\n"
-    "it, and nothing is written. OUT takes the first file's vocabularies and settings;\n"
-    "its training summary lists the files averaged. OUT is written atomically and may\n"
-    "replace a model file, never another file or one of the inputs.\n"
-    "\n"
-    "A MODEL may also be a training state, MODEL.state: it stands for the weights that\n"
-    "training ran on, before their moving average (s2s train --ema), with the\n"
-    "configuration and vocabularies of MODEL.last, written at the same checkpoint.\n"
-    "'s2s average m.s2s.state -o raw.s2s' gives the model without the average.\n"
-    "\n"
-    "options:\n"
-    "  -o, --output OUT   the model file to write\n"
-    "  -h, --help         this help\n";
+typedef struct AverageArgs {
+    const char *out;
+} AverageArgs;
+
+static const OptRow rows[] = {
+    {.kind = OPT_SECTION, .help = "options:"},
+    {.name = "--output", .alias = "-o", .kind = OPT_STR, .off = offsetof(AverageArgs, out), .arg = "OUT",
+     .help = "the model file to write"},
+    {.name = "--help", .alias = "-h", .kind = OPT_HELP, .help = "this help"},
+    {0},
+};
+
+static const OptTable table = {
+    .cmd = "average",
+    .rows = rows,
+    .size = sizeof(AverageArgs),
+    .what = "MODEL",
+    .col = 21,
+    .head = "usage: s2s average MODEL [MODEL...] -o OUT\n"
+            "\n"
+            "Writes to OUT a model file whose weights are the means of the MODEL files' weights\n"
+            "(each mean computed in double precision, in the order given), for instance the\n"
+            "checkpoints that s2s train --keep-checkpoints keeps. The files must share the\n"
+            "configuration and both vocabularies; the first difference is an error that names\n"
+            "it, and nothing is written. OUT takes the first file's vocabularies and settings;\n"
+            "its training summary lists the files averaged. OUT is written atomically and may\n"
+            "replace a model file, never another file or one of the inputs.\n"
+            "\n"
+            "A MODEL may also be a training state, MODEL.state: it stands for the weights that\n"
+            "training ran on, before their moving average (s2s train --ema), with the\n"
+            "configuration and vocabularies of MODEL.last, written at the same checkpoint.\n"
+            "'s2s average m.s2s.state -o raw.s2s' gives the model without the average.\n"
+            "\n",
+    .foot = "",
+};
 
 static int check_output(const char *out, char *const *inputs, size_t n, Err *e)
 {
@@ -97,23 +114,11 @@ static void input_free(Input *in)
 
 int cmd_average(int argc, char **argv)
 {
-    const char *out = NULL;
+    AverageArgs args = {0};
     char **inputs = XNEW(char *, (size_t)argc);
-    size_t n = 0;
-    Opts o;
-    opts_init(&o, "average", argc, argv);
-    while (opts_next(&o)) {
-        if (opts_positional(&o))
-            inputs[n++] = (char *)opts_arg(&o, "MODEL");
-        else if (opts_is(&o, "-o") || opts_is(&o, "--output"))
-            out = opts_str(&o);
-        else if (opts_is(&o, "-h") || opts_is(&o, "--help")) {
-            fputs(usage, stdout);
-            free(inputs);
-            return 0;
-        } else
-            opts_unknown(&o);
-    }
+    int seen[sizeof rows / sizeof *rows];
+    size_t n = (size_t)opt_parse(&table, &args, argc, argv, seen, (const char **)inputs, argc);
+    const char *out = args.out;
     if (n == 0)
         die_usage("average: missing MODEL arguments (see 's2s average --help')");
     if (!out)

@@ -1,5 +1,6 @@
-/* The decoding options that `translate` and `eval` share: parsed by one function, so
-   that both spell, bound and default them alike. */
+/* The decoding options that `translate` and `eval` share: the rows of both tables
+   (DECODE_OPTION_ROWS, commands.h) and one default, so that both spell, bound and
+   default them alike. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -9,57 +10,11 @@
 #include "model/match.h"
 #include "nn/linalg.h"
 
-const char decode_options_help[] =
-    "  -o, --output FILE    write the translations to FILE (a text file: never the\n"
-    "                       model, an input or a binary file), replaced only once\n"
-    "                       every line is translated\n"
-    "  --beam K             beam size (default 5; 1 is greedy decoding)\n"
-    "  --length-penalty A   rank finished hypotheses by logprob / len^A, where len\n"
-    "                       counts the output tokens and <eos> (default 1.0; 0: raw\n"
-    "                       log-probability)\n"
-    "  --replace-unk        replace each <unk> in the output by the source token\n"
-    "                       with the highest attention weight at that step\n"
-    "  --max-len N          at most N output tokens per sentence (default: twice the\n"
-    "                       source tokens plus 10)\n"
-    "  --batch B            sentences decoded together (default 64)\n"
-    "  --precision P        int8 (default), bf16 or f32: the weights of the decoder\n"
-    "                       step's products (int8: one scale per row, each input row\n"
-    "                       quantized too, exact integer sums)\n"
-    "  --threads N          threads (default: all cores)\n";
+_Static_assert(sizeof(Precision) == sizeof(int), "--precision is an OPT_ENUM field");
 
 DecodeArgs decode_args_default(void)
 {
     return (DecodeArgs){.to = {.batch = 64, .beam = 5, .nbest = 1, .alpha = 1.0}, .prec = PREC_INT8};
-}
-
-bool decode_args_parse(Opts *o, DecodeArgs *d)
-{
-    if (opts_is(o, "-o") || opts_is(o, "--output") || opts_is(o, "--out"))
-        d->output = opts_str(o);
-    else if (opts_is(o, "--beam"))
-        d->to.beam = (int)opts_long(o, 1, 100);
-    else if (opts_is(o, "--length-penalty"))
-        d->to.alpha = opts_double(o, 0, 10);
-    else if (opts_is(o, "--replace-unk")) {
-        opts_bool(o);
-        d->to.replace_unk = true;
-    }
-    else if (opts_is(o, "--max-len"))
-        d->to.max_len = (int)opts_long(o, 1, 10000);
-    else if (opts_is(o, "--batch"))
-        d->to.batch = (int)opts_long(o, 1, 100000);
-    else if (opts_is(o, "--precision")) {
-        const char *v = opts_str(o);
-        int k = precision_from_name(v);
-        if (k < 0)
-            die_usage("%s: option --precision must be int8, bf16 or f32, got '%s'", o->cmd, v);
-        d->prec = (Precision)k;
-    }
-    else if (opts_is(o, "--threads"))
-        d->threads = (int)opts_long(o, 1, 1024);
-    else
-        return false;
-    return true;
 }
 
 void decode_args_start(const DecodeArgs *d, const char *const *inputs, size_t n)

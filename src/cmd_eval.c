@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,28 +18,6 @@
 #include "model/file.h"
 #include "text/corpus.h"
 
-static const char usage[] =
-    "usage: s2s eval MODEL [MODEL...] TSV [options]\n"
-    "\n"
-    "Translates the first column of TSV with the model file MODEL and scores the\n"
-    "translations against the second column. TSV holds source<TAB>reference a line\n"
-    "(further columns are ignored), in the model's direction, as the valid.tsv and\n"
-    "test.tsv of s2s prepare. Each distinct source (same text) is translated once and\n"
-    "scored once, against the references of all its lines.\n"
-    "\n"
-    "Prints one summary block on stdout: corpus BLEU and chrF2 as sacreBLEU 2.x\n"
-    "computes them by default (13a tokenization, exp smoothing, mixed case, on the\n"
-    "detokenized text), each with its signature; the perplexity of the references\n"
-    "under the model (teacher-forced, every TSV line, <eos> included, no label\n"
-    "smoothing); the line and token counts; the decoding settings and time. With\n"
-    "--json, one JSON object with the same figures instead.\n"
-    "\n"
-    "Several MODEL files decode as an ensemble (the mean of their log-probabilities\n"
-    "at each step; see s2s translate --help); the perplexity is then not computed.\n"
-    "\n"
-    "options:\n"
-    "  --json               print one JSON object instead of the text block\n";
-
 typedef struct EvalOpts {
     const char *model, *tsv; /* model: the first of models */
     const char **models;
@@ -47,32 +26,50 @@ typedef struct EvalOpts {
     bool json;
 } EvalOpts;
 
+static const OptRow rows[] = {
+    {.kind = OPT_SECTION, .help = "options:"},
+    {.name = "--json", .kind = OPT_TRUE, .off = offsetof(EvalOpts, json),
+     .help = "print one JSON object instead of the text block"},
+    DECODE_OPTION_ROWS(EvalOpts, d),
+    {.name = "--help", .alias = "-h", .kind = OPT_HELP, .help = "this help"},
+    {0},
+};
+
+static const OptTable table = {
+    .cmd = "eval",
+    .rows = rows,
+    .size = sizeof(EvalOpts),
+    .what = "MODEL TSV",
+    .col = 23,
+    .head = "usage: s2s eval MODEL [MODEL...] TSV [options]\n"
+            "\n"
+            "Translates the first column of TSV with the model file MODEL and scores the\n"
+            "translations against the second column. TSV holds source<TAB>reference a line\n"
+            "(further columns are ignored), in the model's direction, as the valid.tsv and\n"
+            "test.tsv of s2s prepare. Each distinct source (same text) is translated once and\n"
+            "scored once, against the references of all its lines.\n"
+            "\n"
+            "Prints one summary block on stdout: corpus BLEU and chrF2 as sacreBLEU 2.x\n"
+            "computes them by default (13a tokenization, exp smoothing, mixed case, on the\n"
+            "detokenized text), each with its signature; the perplexity of the references\n"
+            "under the model (teacher-forced, every TSV line, <eos> included, no label\n"
+            "smoothing); the line and token counts; the decoding settings and time. With\n"
+            "--json, one JSON object with the same figures instead.\n"
+            "\n"
+            "Several MODEL files decode as an ensemble (the mean of their log-probabilities\n"
+            "at each step; see s2s translate --help); the perplexity is then not computed.\n"
+            "\n",
+    .foot = "",
+};
+
 static void parse_args(EvalOpts *p, int argc, char **argv)
 {
     *p = (EvalOpts){.d = decode_args_default()};
     p->models = XNEW(const char *, argc > 0 ? argc : 0);
-    const char *last = NULL; /* the last positional: TSV */
-    Opts o;
-    opts_init(&o, "eval", argc, argv);
-    while (opts_next(&o)) {
-        if (opts_positional(&o)) {
-            const char *a = opts_arg(&o, last ? "TSV" : "MODEL");
-            if (last)
-                p->models[p->nmodels++] = last;
-            last = a;
-        } else if (opts_is(&o, "--help") || opts_is(&o, "-h")) {
-            fputs(usage, stdout);
-            fputs(decode_options_help, stdout);
-            fputs("  -h, --help           this help\n", stdout);
-            exit(0);
-        } else if (decode_args_parse(&o, &p->d)) {
-        } else if (opts_is(&o, "--json")) {
-            opts_bool(&o);
-            p->json = true;
-        } else {
-            opts_unknown(&o);
-        }
-    }
+    int seen[sizeof rows / sizeof *rows];
+    /* the positionals: the models, then TSV, the last */
+    p->nmodels = opt_parse(&table, p, argc, argv, seen, p->models, argc);
+    const char *last = p->nmodels ? p->models[--p->nmodels] : NULL;
     if (!p->nmodels)
         die_usage("eval: missing %s argument (see 's2s eval --help')", last ? "TSV" : "MODEL");
     /* the models after the first must be model files: anything else is one argument

@@ -12,17 +12,30 @@
 #include "commands.h"
 #include "model/file.h"
 
-static const char usage[] =
-    "usage: s2s info MODEL [--tensors]\n"
-    "\n"
-    "Prints what the model file MODEL holds: its size, translation direction and\n"
-    "tokenizer settings, vocabulary sizes, the number of parameters, every key of\n"
-    "its configuration and the training summary (s2s.history). The file is fully\n"
-    "checked first (structure, checksum, configuration, vocabularies, tensors).\n"
-    "\n"
-    "options:\n"
-    "  --tensors    also list every tensor: name, shape and number of parameters\n"
-    "  -h, --help   this help\n";
+static const OptRow rows[] = {
+    {.kind = OPT_SECTION, .help = "options:"},
+    {.name = "--tensors", .kind = OPT_TRUE, .off = 0,
+     .help = "also list every tensor: name, shape and number of parameters"},
+    {.name = "--help", .alias = "-h", .kind = OPT_HELP, .help = "this help"},
+    {0},
+};
+
+/* The options: the one flag, --tensors. */
+static const OptTable table = {
+    .cmd = "info",
+    .rows = rows,
+    .size = sizeof(bool),
+    .what = "MODEL",
+    .col = 15,
+    .head = "usage: s2s info MODEL [--tensors]\n"
+            "\n"
+            "Prints what the model file MODEL holds: its size, translation direction and\n"
+            "tokenizer settings, vocabulary sizes, the number of parameters, every key of\n"
+            "its configuration and the training summary (s2s.history). The file is fully\n"
+            "checked first (structure, checksum, configuration, vocabularies, tensors).\n"
+            "\n",
+    .foot = "",
+};
 
 /* The shortest %g form that reads back as the same float (f32) or double. */
 static void put_number(Buf *o, double d, bool f32)
@@ -118,21 +131,8 @@ int cmd_info(int argc, char **argv)
 {
     const char *path = NULL;
     bool tensors = false;
-    Opts op;
-    opts_init(&op, "info", argc, argv);
-    while (opts_next(&op)) {
-        if (opts_positional(&op) && !path) {
-            path = opts_arg(&op, "MODEL");
-        } else if (opts_is(&op, "--help") || opts_is(&op, "-h")) {
-            fputs(usage, stdout);
-            return 0;
-        } else if (opts_is(&op, "--tensors")) {
-            opts_bool(&op);
-            tensors = true;
-        } else {
-            opts_unknown(&op);
-        }
-    }
+    int seen[sizeof rows / sizeof *rows];
+    opt_parse(&table, &tensors, argc, argv, seen, &path, 1);
     if (!path)
         die_usage("info: missing MODEL argument (see 's2s info --help')");
 

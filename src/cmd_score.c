@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,98 +20,106 @@
    say (2.2 and later keep empty references; 2.4.3 to 2.6.0 compute and print alike). */
 #define SACREBLEU_VERSION "2.6.0"
 
-static const char usage[] =
-    "usage: s2s score HYP REF [REF...] [options]\n"
-    "\n"
-    "Scores the lines of HYP against the references: line i of each REF is a\n"
-    "reference for line i of HYP, and every file must have as many lines as HYP.\n"
-    "BLEU and chrF are computed, and printed, as sacreBLEU " SACREBLEU_VERSION "'s command line\n"
-    "does ('sacrebleu REF... -i HYP -m bleu chrf -f text'), signatures included:\n"
-    "\n"
-    "    BLEU|nrefs:2|case:mixed|eff:no|tok:13a|smooth:exp|version:" SACREBLEU_VERSION " = 48.5 82.4/50.0/...\n"
-    "  chrF2|nrefs:2|case:mixed|eff:yes|nc:6|nw:0|space:no|version:" SACREBLEU_VERSION " = 59.7\n"
-    "\n"
-    "Files are UTF-8 text; lines end at '\\n' and trailing whitespace is ignored. An\n"
-    "empty reference line is a reference with no words. Invalid UTF-8 or a NUL byte\n"
-    "is an error naming FILE:LINE. '-' reads one of the files from stdin.\n"
-    "\n"
-    "options:\n"
-    "  -m, --metrics LIST   bleu, chrf or bleu,chrf (default: both)\n"
-    "  -tok, --tokenize T   BLEU's tokenizer: 13a (default), none (split on\n"
-    "                       whitespace only) or intl (punctuation and symbols split\n"
-    "                       off by Unicode category, mteval-v14)\n"
-    "  -lc, --lowercase     case-insensitive BLEU (case:lc), as sacreBLEU's -lc\n"
-    "  --chrf-lowercase     case-insensitive chrF, as sacreBLEU's --chrf-lowercase\n"
-    "  -sl, --sentence      a score line per line of HYP and metric (BLEU with\n"
-    "                       effective order, eff:yes), as sacreBLEU's -sl\n"
-    "  -w, --width N        decimals of the score (default 1, as sacreBLEU's -w)\n"
-    "  --json               sacreBLEU's JSON form (its -f json, its default) instead\n"
-    "                       of the text lines; not with --sentence\n"
-    "  -h, --help           this help\n";
+/* Which metrics are computed. */
+typedef struct Metrics {
+    bool bleu, chrf;
+} Metrics;
 
 typedef struct ScoreOpts {
     const char **files; /* HYP, then the references */
     int nfiles;
-    bool bleu, chrf;
+    Metrics metrics;
     BleuOpts bo;
     bool chrf_lowercase;
     bool sentence, json;
     int width;
 } ScoreOpts;
 
+static int parse_metrics(const char *v, void *field)
+{
+    Metrics *m = field;
+    if (strcmp(v, "bleu") == 0)
+        *m = (Metrics){true, false};
+    else if (strcmp(v, "chrf") == 0)
+        *m = (Metrics){false, true};
+    else if (strcmp(v, "bleu,chrf") == 0 || strcmp(v, "chrf,bleu") == 0)
+        *m = (Metrics){true, true};
+    else
+        return -1;
+    return 0;
+}
+
+static int parse_tokenizer(const char *v, void *field)
+{
+    int t = bleu_tokenizer_parse(v);
+    if (t >= 0)
+        *(BleuTokenizer *)field = (BleuTokenizer)t;
+    return t < 0 ? -1 : 0;
+}
+
+#define AT(field) .off = offsetof(ScoreOpts, field)
+
+static const OptRow rows[] = {
+    {.kind = OPT_SECTION, .help = "options:"},
+    {.name = "--metrics", .alias = "-m", .kind = OPT_PARSE, AT(metrics), .parse = parse_metrics,
+     .choices = "bleu, chrf or bleu,chrf", .arg = "LIST", .help = "bleu, chrf or bleu,chrf (default: both)"},
+    {.name = "--tokenize", .alias = "-tok", .kind = OPT_PARSE, AT(bo.tok), .parse = parse_tokenizer,
+     .choices = "13a, none or intl", .arg = "T",
+     .help = "BLEU's tokenizer: 13a (default), none (split on\n"
+             "whitespace only) or intl (punctuation and symbols split\n"
+             "off by Unicode category, mteval-v14)"},
+    {.name = "--lowercase", .alias = "-lc", .kind = OPT_TRUE, AT(bo.lowercase),
+     .help = "case-insensitive BLEU (case:lc), as sacreBLEU's -lc"},
+    {.name = "--chrf-lowercase", .kind = OPT_TRUE, AT(chrf_lowercase),
+     .help = "case-insensitive chrF, as sacreBLEU's --chrf-lowercase"},
+    {.name = "--sentence", .alias = "-sl", .kind = OPT_TRUE, AT(sentence),
+     .help = "a score line per line of HYP and metric (BLEU with\n"
+             "effective order, eff:yes), as sacreBLEU's -sl"},
+    {.name = "--width", .alias = "-w", .kind = OPT_INT, AT(width), .min = 0, .max = 17, .arg = "N",
+     .help = "decimals of the score (default {}, as sacreBLEU's -w)"},
+    {.name = "--json", .kind = OPT_TRUE, AT(json),
+     .help = "sacreBLEU's JSON form (its -f json, its default) instead\n"
+             "of the text lines; not with --sentence"},
+    {.name = "--help", .alias = "-h", .kind = OPT_HELP, .help = "this help"},
+    {0},
+};
+
+static const OptTable table = {
+    .cmd = "score",
+    .rows = rows,
+    .size = sizeof(ScoreOpts),
+    .what = "HYP REF",
+    .col = 23,
+    .head = "usage: s2s score HYP REF [REF...] [options]\n"
+            "\n"
+            "Scores the lines of HYP against the references: line i of each REF is a\n"
+            "reference for line i of HYP, and every file must have as many lines as HYP.\n"
+            "BLEU and chrF are computed, and printed, as sacreBLEU " SACREBLEU_VERSION "'s command line\n"
+            "does ('sacrebleu REF... -i HYP -m bleu chrf -f text'), signatures included:\n"
+            "\n"
+            "    BLEU|nrefs:2|case:mixed|eff:no|tok:13a|smooth:exp|version:" SACREBLEU_VERSION " = 48.5 82.4/50.0/...\n"
+            "  chrF2|nrefs:2|case:mixed|eff:yes|nc:6|nw:0|space:no|version:" SACREBLEU_VERSION " = 59.7\n"
+            "\n"
+            "Files are UTF-8 text; lines end at '\\n' and trailing whitespace is ignored. An\n"
+            "empty reference line is a reference with no words. Invalid UTF-8 or a NUL byte\n"
+            "is an error naming FILE:LINE. '-' reads one of the files from stdin.\n"
+            "\n",
+    .foot = "",
+};
+
 static void parse_args(ScoreOpts *p, int argc, char **argv)
 {
-    *p = (ScoreOpts){.bleu = true, .chrf = true, .width = 1, .bo = {.keep_empty = true}};
+    *p = (ScoreOpts){.metrics = {true, true}, .width = 1, .bo = {.keep_empty = true}};
     p->files = XNEW(const char *, argc > 0 ? argc : 1);
+    int seen[sizeof rows / sizeof *rows];
+    p->nfiles = opt_parse(&table, p, argc, argv, seen, p->files, argc);
     bool stdin_used = false;
-    Opts o;
-    opts_init(&o, "score", argc, argv);
-    while (opts_next(&o)) {
-        if (opts_positional(&o)) {
-            const char *f = opts_arg(&o, p->nfiles ? "REF" : "HYP");
-            if (strcmp(f, "-") == 0) {
-                if (stdin_used)
-                    die_usage("score: only one file can be read from stdin ('-')");
-                stdin_used = true;
-            }
-            p->files[p->nfiles++] = f;
-        } else if (opts_is(&o, "--help") || opts_is(&o, "-h")) {
-            fputs(usage, stdout);
-            exit(0);
-        } else if (opts_is(&o, "--metrics") || opts_is(&o, "-m")) {
-            const char *v = opts_str(&o);
-            if (strcmp(v, "bleu") == 0)
-                p->bleu = true, p->chrf = false;
-            else if (strcmp(v, "chrf") == 0)
-                p->bleu = false, p->chrf = true;
-            else if (strcmp(v, "bleu,chrf") == 0 || strcmp(v, "chrf,bleu") == 0)
-                p->bleu = p->chrf = true;
-            else
-                die_usage("score: option --metrics must be bleu, chrf or bleu,chrf, got '%s'", v);
-        } else if (opts_is(&o, "--tokenize") || opts_is(&o, "-tok")) {
-            const char *v = opts_str(&o);
-            int t = bleu_tokenizer_parse(v);
-            if (t < 0)
-                die_usage("score: option --tokenize must be 13a, none or intl, got '%s'", v);
-            p->bo.tok = (BleuTokenizer)t;
-        } else if (opts_is(&o, "--lowercase") || opts_is(&o, "-lc")) {
-            opts_bool(&o);
-            p->bo.lowercase = true;
-        } else if (opts_is(&o, "--chrf-lowercase")) {
-            opts_bool(&o);
-            p->chrf_lowercase = true;
-        } else if (opts_is(&o, "--sentence") || opts_is(&o, "-sl")) {
-            opts_bool(&o);
-            p->sentence = true;
-        } else if (opts_is(&o, "--width") || opts_is(&o, "-w")) {
-            p->width = (int)opts_long(&o, 0, 17);
-        } else if (opts_is(&o, "--json")) {
-            opts_bool(&o);
-            p->json = true;
-        } else {
-            opts_unknown(&o);
+    for (int k = 0; k < p->nfiles; k++)
+        if (strcmp(p->files[k], "-") == 0) {
+            if (stdin_used)
+                die_usage("score: only one file can be read from stdin ('-')");
+            stdin_used = true;
         }
-    }
     if (p->nfiles < 2)
         die_usage("score: missing %s argument (see 's2s score --help')", p->nfiles ? "REF" : "HYP");
     if (p->json && p->sentence)
@@ -304,13 +313,13 @@ int cmd_score(int argc, char **argv)
             cs.lowercase = po.chrf_lowercase;
             cs.keep_empty = true;
         }
-        if ((po.bleu && bleu_add(&bs, hyp, refs, (size_t)nref, &e) != 0) ||
-            (po.chrf && chrf_add(&cs, hyp, refs, (size_t)nref, &e) != 0))
+        if ((po.metrics.bleu && bleu_add(&bs, hyp, refs, (size_t)nref, &e) != 0) ||
+            (po.metrics.chrf && chrf_add(&cs, hyp, refs, (size_t)nref, &e) != 0))
             die("%s:%zu: %s", f[0].name, i + 1, e.msg);
         if (!po.sentence)
             continue;
         Result r = {0};
-        if (po.bleu) {
+        if (po.metrics.bleu) {
             BleuResult br;
             bleu_compute(bs.counts, bs.totals, bs.sys_len, bs.ref_len, true, &br);
             bleu_result(&r, &bs, &br, true);
@@ -318,7 +327,7 @@ int cmd_score(int argc, char **argv)
             result_free(&r);
             bleu_free(&bs);
         }
-        if (po.chrf) {
+        if (po.metrics.chrf) {
             chrf_result(&r, &cs);
             put_text(&out, &r, po.width, 0);
             result_free(&r);
@@ -330,12 +339,12 @@ int cmd_score(int argc, char **argv)
     if (!po.sentence) {
         Result res[2] = {{0}};
         int n = 0;
-        if (po.bleu) {
+        if (po.metrics.bleu) {
             BleuResult br;
             bleu_score(&bs, &br);
             bleu_result(&res[n++], &bs, &br, false);
         }
-        if (po.chrf)
+        if (po.metrics.chrf)
             chrf_result(&res[n++], &cs);
         if (po.json) {
             /* one object alone; several as a list, as sacreBLEU prints them */

@@ -1,5 +1,6 @@
 /* s2s tokenize: tokenizes (or detokenizes) stdin line by line. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,27 +12,49 @@
 #include "text/bpe.h"
 #include "text/tokenize.h"
 
-static const char usage[] =
-    "usage: s2s tokenize [--lang CODE] [--lowercase] [--bpe CODES] [--detok|--join] < IN > OUT\n"
-    "\n"
-    "Reads lines on stdin and prints, for each, its tokens separated by single\n"
-    "spaces (an empty line for an empty or blank one). Text is normalised (NFKC,\n"
-    "typographic apostrophes and no-break spaces); case is kept, as s2s prepare\n"
-    "keeps it by default.\n"
-    "\n"
-    "  --lang CODE   an ISO 639 code (default en): fr splits elisions (j'ai -> j' ai);\n"
-    "                languages other than en and fr get the generic rules (README)\n"
-    "  --lowercase   fold case (as s2s prepare --lowercase)\n"
-    "  --keep-case   keep case (the default)\n"
-    "  --bpe CODES   then split each token into subword units with the BPE merges of\n"
-    "                CODES (a codes file of s2s prepare --bpe or subword-nmt), \"@@\"\n"
-    "                ending every unit of a token but its last: chatons -> chat@@ ons\n"
-    "  --detok       the reverse: join subword units (a token ending in \"@@\" is glued\n"
-    "                to the next), then join tokens into natural text for --lang\n"
-    "  --join        only join subword units: the tokens --bpe segmented, exactly\n"
-    "\n"
-    "A UTF-8 byte order mark at the start and CR before each newline are ignored;\n"
-    "invalid UTF-8 is an error naming the line and byte (1-based).\n";
+typedef struct TokenizeArgs {
+    TokOpts to;
+    bool detok, join;
+    const char *codes;
+} TokenizeArgs;
+
+#define AT(field) .off = offsetof(TokenizeArgs, field)
+
+static const OptRow rows[] = {
+    {.name = "--lang", .kind = OPT_PARSE, AT(to.lang), .parse = cmd_opt_lang, .choices = "an ISO 639 language code",
+     .arg = "CODE",
+     .help = "an ISO 639 code (default en): fr splits elisions (j'ai -> j' ai);\n"
+             "languages other than en and fr get the generic rules (README)"},
+    {.name = "--lowercase", .kind = OPT_FALSE, AT(to.keep_case), .help = "fold case (as s2s prepare --lowercase)"},
+    {.name = "--keep-case", .kind = OPT_TRUE, AT(to.keep_case), .help = "keep case (the default)"},
+    {.name = "--bpe", .kind = OPT_STR, AT(codes), .arg = "CODES",
+     .help = "then split each token into subword units with the BPE merges of\n"
+             "CODES (a codes file of s2s prepare --bpe or subword-nmt), \"@@\"\n"
+             "ending every unit of a token but its last: chatons -> chat@@ ons"},
+    {.name = "--detok", .kind = OPT_TRUE, AT(detok),
+     .help = "the reverse: join subword units (a token ending in \"@@\" is glued\n"
+             "to the next), then join tokens into natural text for --lang"},
+    {.name = "--join", .kind = OPT_TRUE, AT(join), .help = "only join subword units: the tokens --bpe segmented, exactly"},
+    {.name = "--help", .alias = "-h", .kind = OPT_HELP},
+    {0},
+};
+
+static const OptTable table = {
+    .cmd = "tokenize",
+    .rows = rows,
+    .size = sizeof(TokenizeArgs),
+    .col = 16,
+    .head = "usage: s2s tokenize [--lang CODE] [--lowercase] [--bpe CODES] [--detok|--join] < IN > OUT\n"
+            "\n"
+            "Reads lines on stdin and prints, for each, its tokens separated by single\n"
+            "spaces (an empty line for an empty or blank one). Text is normalised (NFKC,\n"
+            "typographic apostrophes and no-break spaces); case is kept, as s2s prepare\n"
+            "keeps it by default.\n"
+            "\n",
+    .foot = "\n"
+            "A UTF-8 byte order mark at the start and CR before each newline are ignored;\n"
+            "invalid UTF-8 is an error naming the line and byte (1-based).\n",
+};
 
 static void flush_out(Buf *out)
 {
@@ -42,37 +65,12 @@ static void flush_out(Buf *out)
 
 int cmd_tokenize(int argc, char **argv)
 {
-    TokOpts to = {LANG_EN, true};
-    bool detok = false, join = false;
-    const char *codes = NULL;
-    Opts op;
-    opts_init(&op, "tokenize", argc, argv);
-    while (opts_next(&op)) {
-        if (opts_is(&op, "--help") || opts_is(&op, "-h")) {
-            fputs(usage, stdout);
-            return 0;
-        } else if (opts_is(&op, "--lang")) {
-            const char *v = opts_str(&op);
-            if (lang_parse(v, &to.lang) != 0)
-                die_usage("tokenize: option --lang must be an ISO 639 language code, got '%s'", v);
-        } else if (opts_is(&op, "--keep-case")) {
-            opts_bool(&op);
-            to.keep_case = true;
-        } else if (opts_is(&op, "--lowercase")) {
-            opts_bool(&op);
-            to.keep_case = false;
-        } else if (opts_is(&op, "--detok")) {
-            opts_bool(&op);
-            detok = true;
-        } else if (opts_is(&op, "--join")) {
-            opts_bool(&op);
-            join = true;
-        } else if (opts_is(&op, "--bpe")) {
-            codes = opts_str(&op);
-        } else {
-            opts_unknown(&op);
-        }
-    }
+    TokenizeArgs args = {.to = {LANG_EN, true}};
+    int seen[sizeof rows / sizeof *rows];
+    opt_parse(&table, &args, argc, argv, seen, NULL, 0);
+    TokOpts to = args.to;
+    bool detok = args.detok, join = args.join;
+    const char *codes = args.codes;
 
     if (detok && join)
         die_usage("tokenize: --detok and --join exclude each other");

@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <stdbool.h>
 #include <unistd.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,52 +22,6 @@
 #include "model/file.h"
 #include "text/tokenize.h"
 
-static const char usage[] =
-    "usage: s2s translate MODEL [MODEL...] [SENTENCE...] [options]\n"
-    "\n"
-    "Translates with the model file MODEL: each SENTENCE argument, or else each line\n"
-    "of -i FILE or of stdin, gives one output line, in order (an empty or blank line\n"
-    "gives an empty line). Text is tokenized as in training, decoded by beam search\n"
-    "(stops at <eos>) in batches, and detokenized for the target language; a model\n"
-    "trained on subword units (s2s prepare --bpe) also splits the input's words into\n"
-    "its units and joins the output's: plain text in, plain text out. Input is\n"
-    "UTF-8; a leading byte order mark and CR before each newline are ignored. An\n"
-    "invalid line (bad UTF-8, a NUL byte) is an error naming it, and then nothing is\n"
-    "written; so is a line too long to decode within the memory of one sentence (a\n"
-    "few hundred to a few thousand tokens, depending on the model and the beam; a\n"
-    "smaller --max-len raises it).\n"
-    "\n"
-    "Stdin is translated as it comes: a batch is decoded as soon as it has --batch\n"
-    "lines or no more input is waiting, and its lines are written in input order and\n"
-    "flushed at once (with --batch 1, each line right after it is read), so a pipe or\n"
-    "a coprocess gets answers before the input ends; a bad line then stops after the\n"
-    "batches before it were written. -o FILE is still written only at the end.\n"
-    "\n"
-    "Several MODEL files (the arguments after the first that are s2s model files)\n"
-    "decode as an ensemble: each step's scores are the mean of the models'\n"
-    "log-probabilities. They need the same vocabularies and tokenizer settings;\n"
-    "the attention shown is the first model's.\n"
-    "\n"
-    "When stdin and stdout are terminals and neither SENTENCE, -i nor -o is given, an\n"
-    "interactive prompt opens instead, with line editing and history: each line typed\n"
-    "is translated; :beam K, :nbest N, :attn on|off, :help and :quit are commands;\n"
-    "Ctrl-D on an empty line and Ctrl-C leave it (status 0).\n"
-    "\n"
-    "options:\n"
-    "  -i, --input FILE     read the sentences from FILE, one a line ('-': stdin)\n"
-    "  --nbest N            print the N best translations of each line (N <= K) as\n"
-    "                       'INDEX ||| TRANSLATION ||| SCORE', INDEX the 0-based\n"
-    "                       input line, SCORE the normalised log-probability (%.6f)\n"
-    "  --show-attention     print each line's attention (source across, output down)\n"
-    "                       as a text heatmap on stderr, after 'line N:' (1-based)\n"
-    "  --attention-svg DIR  write each line's attention as DIR/NNNN.svg, NNNN the\n"
-    "                       1-based input line number (at least 4 digits); lines\n"
-    "                       without tokens get no file\n"
-    "  --attention-layer L  Transformer: show the attention over the source of\n"
-    "                       decoder layer L (1-based; default the last), heads' mean\n"
-    "  --attention-heads    Transformer, with --attention-svg: also draw each head of\n"
-    "                       that layer, as DIR/NNNN.hK.svg (K the 1-based head)\n";
-
 typedef struct TrOpts {
     const char *model; /* the first of models */
     const char **models;
@@ -80,54 +35,99 @@ typedef struct TrOpts {
     bool attention_heads;
 } TrOpts;
 
+#define AT(field) .off = offsetof(TrOpts, field)
+
+static const OptRow rows[] = {
+    {.kind = OPT_SECTION, .help = "options:"},
+    {.name = "--input", .alias = "-i", .kind = OPT_STR, AT(input), .arg = "FILE",
+     .help = "read the sentences from FILE, one a line ('-': stdin)"},
+    {.name = "--nbest", .kind = OPT_INT, AT(d.to.nbest), .min = 1, .max = 100, .arg = "N",
+     .help = "print the N best translations of each line (N <= K) as\n"
+             "'INDEX ||| TRANSLATION ||| SCORE', INDEX the 0-based\n"
+             "input line, SCORE the normalised log-probability (%.6f)"},
+    {.name = "--show-attention", .kind = OPT_TRUE, AT(show_attention),
+     .help = "print each line's attention (source across, output down)\n"
+             "as a text heatmap on stderr, after 'line N:' (1-based)"},
+    {.name = "--attention-svg", .kind = OPT_STR, AT(svg_dir), .arg = "DIR",
+     .help = "write each line's attention as DIR/NNNN.svg, NNNN the\n"
+             "1-based input line number (at least 4 digits); lines\n"
+             "without tokens get no file"},
+    {.name = "--attention-layer", .kind = OPT_INT, AT(attention_layer), .min = 1, .max = TF_MAX_LAYERS, .arg = "L",
+     .help = "Transformer: show the attention over the source of\n"
+             "decoder layer L (1-based; default the last), heads' mean"},
+    {.name = "--attention-heads", .kind = OPT_TRUE, AT(attention_heads),
+     .help = "Transformer, with --attention-svg: also draw each head of\n"
+             "that layer, as DIR/NNNN.hK.svg (K the 1-based head)"},
+    DECODE_OPTION_ROWS(TrOpts, d),
+    {.name = "--help", .alias = "-h", .kind = OPT_HELP, .help = "this help"},
+    {0},
+};
+
+static const OptTable table = {
+    .cmd = "translate",
+    .rows = rows,
+    .size = sizeof(TrOpts),
+    .what = "MODEL *",
+    .col = 23,
+    .head = "usage: s2s translate MODEL [MODEL...] [SENTENCE...] [options]\n"
+            "\n"
+            "Translates with the model file MODEL: each SENTENCE argument, or else each line\n"
+            "of -i FILE or of stdin, gives one output line, in order (an empty or blank line\n"
+            "gives an empty line). Text is tokenized as in training, decoded by beam search\n"
+            "(stops at <eos>) in batches, and detokenized for the target language; a model\n"
+            "trained on subword units (s2s prepare --bpe) also splits the input's words into\n"
+            "its units and joins the output's: plain text in, plain text out. Input is\n"
+            "UTF-8; a leading byte order mark and CR before each newline are ignored. An\n"
+            "invalid line (bad UTF-8, a NUL byte) is an error naming it, and then nothing is\n"
+            "written; so is a line too long to decode within the memory of one sentence (a\n"
+            "few hundred to a few thousand tokens, depending on the model and the beam; a\n"
+            "smaller --max-len raises it).\n"
+            "\n"
+            "Stdin is translated as it comes: a batch is decoded as soon as it has --batch\n"
+            "lines or no more input is waiting, and its lines are written in input order and\n"
+            "flushed at once (with --batch 1, each line right after it is read), so a pipe or\n"
+            "a coprocess gets answers before the input ends; a bad line then stops after the\n"
+            "batches before it were written. -o FILE is still written only at the end.\n"
+            "\n"
+            "Several MODEL files (the arguments after the first that are s2s model files)\n"
+            "decode as an ensemble: each step's scores are the mean of the models'\n"
+            "log-probabilities. They need the same vocabularies and tokenizer settings;\n"
+            "the attention shown is the first model's.\n"
+            "\n"
+            "When stdin and stdout are terminals and neither SENTENCE, -i nor -o is given, an\n"
+            "interactive prompt opens instead, with line editing and history: each line typed\n"
+            "is translated; :beam K, :nbest N, :attn on|off, :help and :quit are commands;\n"
+            "Ctrl-D on an empty line and Ctrl-C leave it (status 0).\n"
+            "\n",
+    .foot = "",
+};
+
 static void parse_args(TrOpts *p, int argc, char **argv)
 {
     *p = (TrOpts){.d = decode_args_default()};
-    bool nbest_given = false;
     p->sentences = XNEW(char *, argc > 0 ? argc : 0);
     p->models = XNEW(const char *, argc > 0 ? argc : 0);
-    Opts o;
-    opts_init(&o, "translate", argc, argv);
-    while (opts_next(&o)) {
-        if (opts_positional(&o)) {
-            if (!p->model)
-                p->model = p->models[p->nmodels++] = opts_arg(&o, "MODEL");
-            else if (!p->nsent && st_has_format(o.argv[o.i], ST_FORMAT_MODEL))
-                p->models[p->nmodels++] = o.argv[o.i];
-            else
-                p->sentences[p->nsent++] = o.argv[o.i];
-        } else if (opts_is(&o, "--help") || opts_is(&o, "-h")) {
-            fputs(usage, stdout);
-            fputs(decode_options_help, stdout);
-            fputs("  -h, --help           this help\n", stdout);
-            exit(0);
-        } else if (decode_args_parse(&o, &p->d)) {
-        } else if (opts_is(&o, "-i") || opts_is(&o, "--input")) {
-            p->input = opts_str(&o);
-        } else if (opts_is(&o, "--nbest")) {
-            p->d.to.nbest = (int)opts_long(&o, 1, 100);
-            nbest_given = true;
-        } else if (opts_is(&o, "--show-attention")) {
-            opts_bool(&o);
-            p->show_attention = true;
-        } else if (opts_is(&o, "--attention-svg")) {
-            p->svg_dir = opts_str(&o);
-        } else if (opts_is(&o, "--attention-layer")) {
-            p->attention_layer = (int)opts_long(&o, 1, TF_MAX_LAYERS);
-        } else if (opts_is(&o, "--attention-heads")) {
-            opts_bool(&o);
-            p->attention_heads = true;
-        } else {
-            opts_unknown(&o);
-        }
+    const char **pos = XNEW(const char *, argc > 0 ? argc : 0);
+    int seen[sizeof rows / sizeof *rows];
+    int npos = opt_parse(&table, p, argc, argv, seen, pos, argc);
+    /* the first positional is a model, and so are the model files that follow it
+       before the first sentence */
+    for (int k = 0; k < npos; k++) {
+        if (k == 0)
+            p->model = p->models[p->nmodels++] = pos[k];
+        else if (!p->nsent && st_has_format(pos[k], ST_FORMAT_MODEL))
+            p->models[p->nmodels++] = pos[k];
+        else
+            p->sentences[p->nsent++] = (char *)pos[k];
     }
+    free(pos);
     if (!p->model)
         die_usage("translate: missing MODEL argument (see 's2s translate --help')");
     if (p->input && p->nsent)
         die_usage("translate: give SENTENCE arguments or -i FILE, not both");
     if (p->d.to.nbest > p->d.to.beam)
         die_usage("translate: option --nbest must not exceed --beam (%d > %d)", p->d.to.nbest, p->d.to.beam);
-    if (!nbest_given)
+    if (!opt_seen(&table, seen, "--nbest"))
         p->d.to.nbest = 0;
     if (p->attention_layer && !p->show_attention && !p->svg_dir)
         die_usage("translate: --attention-layer needs --show-attention or --attention-svg");

@@ -8,6 +8,7 @@
 #include "base/opt.h"
 #include "decode/translate.h"
 #include "model/file.h"
+#include "nn/quant.h"
 
 int cmd_prepare(int argc, char **argv);
 int cmd_tokenize(int argc, char **argv);
@@ -18,6 +19,12 @@ int cmd_score(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_average(int argc, char **argv);
 
+/* OPT_PARSE parsers (base/opt.h): an ISO 639 code into a Lang, a --direction
+   (en-XX or XX-en) into a Direction. */
+int cmd_opt_lang(const char *value, void *field);
+int cmd_opt_direction(const char *value, void *field);
+#define CMD_DIRECTION_CHOICES "en-XX or XX-en with XX an ISO 639 language code"
+
 /* The decoding options of translate and eval (src/cmd_decode.c). */
 typedef struct DecodeArgs {
     TranslateOpts to;    /* beam, length penalty, unknown-word replacement, limits */
@@ -26,11 +33,40 @@ typedef struct DecodeArgs {
     Precision prec;      /* --precision: the vocabulary projection's weights */
 } DecodeArgs;
 
-/* Their help lines, and their defaults. */
-extern const char decode_options_help[];
+/* Their defaults. */
 DecodeArgs decode_args_default(void);
-/* Takes the current option of o when it is one of them; false otherwise. */
-bool decode_args_parse(Opts *o, DecodeArgs *d);
+/* Their rows in the option table (base/opt.h) of a command whose options struct T
+   holds them as the member d. */
+#define DECODE_OPTION_ROWS(T, d)                                                                           \
+    {.name = "--output", .alias = "-o", .kind = OPT_STR, .off = offsetof(T, d.output), .arg = "FILE",     \
+     .help = "write the translations to FILE (a text file: never the\n"                                   \
+             "model, an input or a binary file), replaced only once\n"                                    \
+             "every line is translated"},                                                                  \
+    {.name = "--out", .kind = OPT_STR, .off = offsetof(T, d.output)},                                      \
+    {.name = "--beam", .kind = OPT_INT, .off = offsetof(T, d.to.beam), .min = 1, .max = 100, .arg = "K",  \
+     .help = "beam size (default {}; 1 is greedy decoding)"},                                              \
+    {.name = "--length-penalty", .kind = OPT_DOUBLE, .off = offsetof(T, d.to.alpha), .fmin = 0, .fmax = 10, \
+     .arg = "A",                                                                                           \
+     .help = "rank finished hypotheses by logprob / len^A, where len\n"                                   \
+             "counts the output tokens and <eos> (default 1.0; 0: raw\n"                                  \
+             "log-probability)"},                                                                          \
+    {.name = "--replace-unk", .kind = OPT_TRUE, .off = offsetof(T, d.to.replace_unk),                      \
+     .help = "replace each <unk> in the output by the source token\n"                                     \
+             "with the highest attention weight at that step"},                                            \
+    {.name = "--max-len", .kind = OPT_INT, .off = offsetof(T, d.to.max_len), .min = 1, .max = 10000,       \
+     .arg = "N",                                                                                           \
+     .help = "at most N output tokens per sentence (default: twice the\n"                                 \
+             "source tokens plus 10)"},                                                                    \
+    {.name = "--batch", .kind = OPT_INT, .off = offsetof(T, d.to.batch), .min = 1, .max = 100000,          \
+     .arg = "B", .help = "sentences decoded together (default {})"},                                       \
+    {.name = "--precision", .kind = OPT_ENUM, .off = offsetof(T, d.prec), .names = precision_names,        \
+     .min = 0, .max = PREC_KINDS - 1, .choices = "int8, bf16 or f32", .arg = "P",                          \
+     .help = "int8 (default), bf16 or f32: the weights of the decoder\n"                                  \
+             "step's products (int8: one scale per row, each input row\n"                                 \
+             "quantized too, exact integer sums)"},                                                        \
+    {.name = "--threads", .kind = OPT_INT, .off = offsetof(T, d.threads), .min = 1, .max = 1024,          \
+     .arg = "N", .help = "threads (default: all cores)"}
+
 /* The model files translate and eval decode with: one, or an ensemble of several with
    the same vocabularies and tokenizer settings (model/match.h). use is what decoding
    takes: the first file's vocabularies and settings, and the ensemble's model when

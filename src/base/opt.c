@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -142,4 +143,342 @@ void opts_unknown(const Opts *o)
     if (opts_positional(o))
         die_usage("%s: unexpected argument '%s' (see 's2s %s --help')", o->cmd, o->cur, o->cmd);
     die_usage("%s: unknown option '%s' (see 's2s %s --help')", o->cmd, flag_name(o), o->cmd);
+}
+
+int opt_count(const OptRow *rows)
+{
+    int n = 0;
+    while (rows[n].kind != OPT_END)
+        n++;
+    return n;
+}
+
+static bool parses(const OptRow *r)
+{
+    return r->kind != OPT_SECTION && r->kind != OPT_DOC;
+}
+
+int opt_find(const OptRow *rows, const char *name)
+{
+    for (int i = 0; rows[i].kind != OPT_END; i++)
+        if (parses(&rows[i]) && (strcmp(rows[i].name, name) == 0 || (rows[i].alias && strcmp(rows[i].alias, name) == 0)))
+            return i;
+    BUG("option %s is not in the table", name);
+}
+
+bool opt_seen(const OptTable *t, const int *seen, const char *name)
+{
+    return seen[opt_find(t->rows, name)] != 0;
+}
+
+void opt_join(Buf *b, const char *const *names, long lo, long hi)
+{
+    for (long i = lo; i <= hi; i++)
+        buf_printf(b, "%s%s", i == lo ? "" : i == hi ? " or " : ", ", names[i]);
+}
+
+size_t opt_field_size(const OptRow *r)
+{
+    switch (r->kind) {
+    case OPT_TRUE:
+    case OPT_FALSE:
+        return sizeof(bool);
+    case OPT_INT:
+    case OPT_ENUM:
+        return sizeof(int);
+    case OPT_LONG:
+        return sizeof(long);
+    case OPT_U64:
+        return sizeof(uint64_t);
+    case OPT_FLOAT:
+        return sizeof(float);
+    case OPT_DOUBLE:
+        return sizeof(double);
+    case OPT_STR:
+        return sizeof(const char *);
+    case OPT_STR2:
+        return 2 * sizeof(const char *);
+    default:
+        return 0;
+    }
+}
+
+/* "must be CHOICES, got 'V'" for an enum or parsed value. */
+static void bad_choice(const Opts *o, const OptRow *r, const char *v)
+{
+    Buf b = {0};
+    if (r->choices)
+        buf_puts(&b, r->choices);
+    else
+        opt_join(&b, r->names, r->min, r->max);
+    die_usage("%s: option %s must be %s, got '%s'", o->cmd, r->name, b.data, v);
+}
+
+static void parse_enum(Opts *o, const OptRow *r, int *field)
+{
+    const char *v = opts_str(o);
+    for (long i = r->min; i <= r->max; i++)
+        if (strcmp(r->names[i], v) == 0) {
+            *field = (int)i;
+            return;
+        }
+    bad_choice(o, r, v);
+}
+
+/* The value of row r at the current argument, into its field of base. */
+static void parse_value(Opts *o, const OptRow *r, void *base)
+{
+    void *f = (char *)base + r->off;
+    switch (r->kind) {
+    case OPT_TRUE:
+    case OPT_FALSE:
+        opts_bool(o);
+        *(bool *)f = r->kind == OPT_TRUE;
+        break;
+    case OPT_INT:
+        *(int *)f = (int)opts_long(o, r->min, r->max);
+        break;
+    case OPT_LONG:
+        *(long *)f = opts_long(o, r->min, r->max);
+        break;
+    case OPT_U64:
+        *(uint64_t *)f = (uint64_t)opts_long(o, r->min, r->max);
+        break;
+    case OPT_FLOAT:
+        *(float *)f = (float)opts_double(o, r->fmin, r->fmax);
+        break;
+    case OPT_DOUBLE:
+        *(double *)f = opts_double(o, r->fmin, r->fmax);
+        break;
+    case OPT_STR:
+        *(const char **)f = opts_str(o);
+        break;
+    case OPT_STR2:
+        opts_str2(o, (const char **)f, (const char **)f + 1);
+        break;
+    case OPT_ENUM:
+        parse_enum(o, r, f);
+        break;
+    case OPT_PARSE: {
+        const char *v = opts_str(o);
+        if (r->parse(v, f) != 0)
+            bad_choice(o, r, v);
+        break;
+    }
+    default:
+        BUG("option %s: kind %d parses no value", r->name, (int)r->kind);
+    }
+}
+
+/* The name of positional argument k: word k of what, or its last word. */
+static void positional_name(char *name, size_t size, const char *what, int k)
+{
+    size_t n = strcspn(what, " ");
+    while (k-- > 0 && what[n] == ' ') {
+        what += n + 1;
+        n = strcspn(what, " ");
+    }
+    snprintf(name, size, "%.*s", (int)n, what);
+}
+
+int opt_parse(const OptTable *t, void *base, int argc, char **argv, int *seen, const char **pos,
+              int maxpos)
+{
+    void *defaults = xmalloc(t->size);
+    memcpy(defaults, base, t->size);
+    memset(seen, 0, (size_t)opt_count(t->rows) * sizeof *seen);
+    Opts o;
+    opts_init(&o, t->cmd, argc, argv);
+    int npos = 0;
+    while (opts_next(&o)) {
+        if (opts_positional(&o)) {
+            if (npos == maxpos)
+                opts_unknown(&o);
+            char name[32];
+            positional_name(name, sizeof name, t->what, npos);
+            pos[npos++] = strcmp(name, "*") == 0 ? o.cur : opts_arg(&o, name);
+            continue;
+        }
+        int k = 0;
+        for (; t->rows[k].kind != OPT_END; k++) {
+            const OptRow *r = &t->rows[k];
+            if (parses(r) && (opts_is(&o, r->name) || (r->alias && opts_is(&o, r->alias))))
+                break;
+        }
+        const OptRow *r = &t->rows[k];
+        if (r->kind == OPT_END)
+            opts_unknown(&o);
+        if (!seen[k])
+            seen[k] = o.i;
+        if (r->kind == OPT_HELP) {
+            opt_help(stdout, t, defaults);
+            exit(0);
+        }
+        parse_value(&o, r, base);
+    }
+    free(defaults);
+    return npos;
+}
+
+/* The default of row r, as the help shows it. */
+static void default_text(Buf *b, const OptRow *r, const void *defaults)
+{
+    const void *f = (const char *)defaults + r->off;
+    switch (r->kind) {
+    case OPT_INT:
+        buf_printf(b, "%d", *(const int *)f);
+        break;
+    case OPT_LONG:
+        buf_printf(b, "%ld", *(const long *)f);
+        break;
+    case OPT_U64:
+        buf_printf(b, "%llu", (unsigned long long)*(const uint64_t *)f);
+        break;
+    case OPT_FLOAT:
+        buf_printf(b, "%g", (double)*(const float *)f);
+        break;
+    case OPT_DOUBLE:
+        buf_printf(b, "%g", *(const double *)f);
+        break;
+    case OPT_ENUM:
+        buf_puts(b, r->names[*(const int *)f]);
+        break;
+    default:
+        BUG("option %s: no default to show", r->name);
+    }
+}
+
+/* The help of row r: its text with the defaults in place of "{}" and "{--name}", each
+   continuation line indented to the text column. */
+static void help_text(Buf *b, const OptTable *t, const OptRow *r, const void *defaults, int col)
+{
+    for (const char *s = r->help; *s; s++) {
+        if (*s == '\n') {
+            buf_printf(b, "\n%*s", col, "");
+        } else if (*s == '{') {
+            const char *end = strchr(s, '}');
+            CHECK(end);
+            char name[64];
+            size_t n = (size_t)(end - s - 1);
+            CHECK(n < sizeof name);
+            memcpy(name, s + 1, n);
+            name[n] = '\0';
+            default_text(b, n ? &t->rows[opt_find(t->rows, name)] : r, defaults);
+            s = end;
+        } else {
+            buf_printf(b, "%c", *s);
+        }
+    }
+}
+
+void opt_help(FILE *out, const OptTable *t, const void *defaults)
+{
+    const int col = t->col ? t->col : 27;
+    Buf b = {0};
+    buf_puts(&b, t->head);
+    for (const OptRow *r = t->rows; r->kind != OPT_END; r++) {
+        if (!r->help)
+            continue;
+        if (r->kind == OPT_SECTION) {
+            buf_printf(&b, "%s\n", r->help);
+            continue;
+        }
+        size_t start = b.len;
+        buf_printf(&b, "  %s%s%s%s%s", r->alias ? r->alias : "", r->alias ? ", " : "", r->name,
+                   r->arg ? " " : "", r->arg ? r->arg : "");
+        int used = (int)(b.len - start);
+        buf_printf(&b, "%*s", used < col ? col - used : 3, "");
+        help_text(&b, t, r, defaults, col);
+        buf_puts(&b, "\n");
+    }
+    buf_puts(&b, t->foot);
+    fputs(b.data, out);
+    buf_free(&b);
+}
+
+void opt_json_write(Buf *b, const OptRow *rows, const void *base, unsigned mask, unsigned want)
+{
+    for (const OptRow *r = rows; r->kind != OPT_END; r++) {
+        if (!r->key || (r->flags & mask) != want)
+            continue;
+        const void *f = (const char *)base + r->off;
+        buf_printf(b, ", \"%s\": ", r->key);
+        switch (r->kind) {
+        case OPT_TRUE:
+        case OPT_FALSE:
+            buf_puts(b, *(const bool *)f ? "true" : "false");
+            break;
+        case OPT_STR:
+            buf_json_str(b, *(const char *const *)f, strlen(*(const char *const *)f));
+            break;
+        case OPT_ENUM:
+            buf_printf(b, "\"%s\"", r->names[*(const int *)f]);
+            break;
+        case OPT_FLOAT:
+        case OPT_DOUBLE:
+            buf_json_f64(b, r->kind == OPT_FLOAT ? *(const float *)f : *(const double *)f);
+            break;
+        default:
+            default_text(b, r, base);
+        }
+    }
+}
+
+/* Reads the value v of row r into its field f. */
+static int json_value(const JsonVal *v, const OptRow *r, void *f, const char *where, Err *e)
+{
+    switch (r->kind) {
+    case OPT_TRUE:
+    case OPT_FALSE:
+        if (v->type != JSON_BOOL)
+            return err_set(e, "%s: '%s' missing or not true or false", where, r->key);
+        *(bool *)f = v->b;
+        return 0;
+    case OPT_ENUM:
+        for (long i = r->min; v->type == JSON_STRING && i <= r->max; i++)
+            if (strcmp(r->names[i], v->u.str.s) == 0) {
+                *(int *)f = (int)i;
+                return 0;
+            }
+        return err_set(e, "%s: '%s' missing or not valid", where, r->key);
+    case OPT_FLOAT:
+    case OPT_DOUBLE:
+        if (v->type != JSON_NUMBER)
+            return err_set(e, "%s: '%s' missing or not a number", where, r->key);
+        if (r->kind == OPT_FLOAT)
+            *(float *)f = (float)v->u.num.d;
+        else
+            *(double *)f = v->u.num.d;
+        return 0;
+    case OPT_INT:
+    case OPT_LONG:
+    case OPT_U64:
+        if (v->type != JSON_NUMBER || !v->is_int || v->u.num.i < 0)
+            return err_set(e, "%s: '%s' missing or not a count", where, r->key);
+        if (r->kind == OPT_INT)
+            *(int *)f = (int)v->u.num.i;
+        else if (r->kind == OPT_LONG)
+            *(long *)f = (long)v->u.num.i;
+        else
+            *(uint64_t *)f = (uint64_t)v->u.num.i;
+        return 0;
+    default:
+        return err_set(e, "%s: '%s' cannot be read", where, r->key);
+    }
+}
+
+int opt_json_read(const JsonVal *obj, const OptRow *rows, void *base, unsigned mask, unsigned want,
+                  const char *where, Err *e)
+{
+    for (const OptRow *r = rows; r->kind != OPT_END; r++) {
+        if (!r->key || (r->flags & mask) != want)
+            continue;
+        const JsonVal *v = json_get(obj, r->key);
+        if (!v && (r->flags & OPT_KEY_OPTIONAL))
+            continue;
+        static const JsonVal null_val = {.type = JSON_NULL};
+        if (json_value(v ? v : &null_val, r, (char *)base + r->off, where, e) != 0)
+            return -1;
+    }
+    return 0;
 }

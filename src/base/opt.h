@@ -1,8 +1,15 @@
-/* Command-line option helpers shared by the subcommands. Usage errors exit 2. */
+/* Command-line options of the subcommands: option tables (below) and the argument
+   walker they are parsed with. Usage errors exit 2, --help exits 0. */
 #ifndef S2S_BASE_OPT_H
 #define S2S_BASE_OPT_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "base/buf.h"
+#include "base/err.h"
+#include "base/json.h"
 
 /* Walks argv of one subcommand. `--flag value` and `--flag=value` are both accepted. */
 typedef struct Opts {
@@ -40,5 +47,90 @@ double opts_double(Opts *o, double lo, double hi);
 void opts_bool(Opts *o);
 /* Dies with "unknown option '--x'". */
 void opts_unknown(const Opts *o) __attribute__((noreturn));
+
+/* Option tables: one array of rows per command drives parsing, --help, and the
+   reading and writing of saved options (JSON). A table ends with a row of kind
+   OPT_END ({0}). */
+typedef enum OptKind {
+    OPT_END = 0,
+    OPT_SECTION, /* a heading of the help (help: its text); parses nothing */
+    OPT_DOC,     /* a help entry that parses nothing (an option listed twice) */
+    OPT_HELP,    /* prints the help to stdout and exits 0 */
+    OPT_TRUE,    /* bool field set to true; takes no value */
+    OPT_FALSE,   /* bool field set to false; takes no value */
+    OPT_INT,     /* int in [min, max] */
+    OPT_LONG,    /* long in [min, max] */
+    OPT_U64,     /* uint64_t in [min, max] */
+    OPT_FLOAT,   /* float in [fmin, fmax] */
+    OPT_DOUBLE,  /* double in [fmin, fmax] */
+    OPT_STR,     /* const char *, not empty */
+    OPT_STR2,    /* const char *[2]: two values (--flag A B) */
+    OPT_ENUM,    /* int (an enum): the index of the value in names[min..max] */
+    OPT_PARSE,   /* parse(value, field) returns 0, or -1 when the value is not valid */
+} OptKind;
+
+/* Bits of OptRow.flags; bits from OPT_USER up are the command's own. */
+#define OPT_KEY_OPTIONAL 1u /* the key may be absent from saved JSON (added later) */
+#define OPT_USER 256u
+
+typedef struct OptRow {
+    const char *name;  /* "--lr" */
+    const char *alias; /* "-h", or NULL */
+    OptKind kind;
+    size_t off;        /* of the field in the command's options struct */
+    const char *arg;   /* the value's name in the help ("N", "gru|lstm"), or NULL */
+    /* The help after the name column; "\n" starts an indented continuation line,
+       "{}" is the default of this row, "{--name}" that of another row. NULL: the
+       option is not listed. */
+    const char *help;
+    long min, max;
+    double fmin, fmax;
+    const char *const *names; /* OPT_ENUM */
+    const char *choices; /* OPT_ENUM and OPT_PARSE: "must be CHOICES"; NULL for an enum:
+                            names[min..max] as "a, b or c" */
+    int (*parse)(const char *value, void *field); /* OPT_PARSE */
+    const char *key;   /* key of the option in saved JSON, or NULL when not saved */
+    unsigned flags;
+} OptRow;
+
+typedef struct OptTable {
+    const char *cmd;    /* subcommand name, for messages */
+    const OptRow *rows;
+    const char *head;   /* the help before the rows */
+    const char *foot;   /* the help after the rows */
+    size_t size;        /* of the options struct (its defaults feed "{}" in the help) */
+    const char *what;   /* the names of the positional arguments in messages, in order,
+                           the last for all that follow ("DATA", "HYP REF"); an empty
+                           one is refused unless its name is "*" */
+    int col;            /* the column of the help texts (0: 27) */
+} OptTable;
+
+/* The number of rows before OPT_END. */
+int opt_count(const OptRow *rows);
+/* The index of the row that parses the option name (or alias); a name not in the
+   table is a bug. */
+int opt_find(const OptRow *rows, const char *name);
+/* Parses argv[1..] into base, which holds the defaults; seen[i] (opt_count entries)
+   becomes the index in argv where row i was first given, 0 when it was not. The
+   positionals go to pos[], at most maxpos ("unexpected argument" beyond). Returns their
+   number. Errors are usage errors (exit 2), as the functions above. */
+int opt_parse(const OptTable *t, void *base, int argc, char **argv, int *seen, const char **pos,
+              int maxpos);
+/* Whether the option name was given (seen as opt_parse filled it). */
+bool opt_seen(const OptTable *t, const int *seen, const char *name);
+/* The help: head, the rows, foot; defaults holds the default options. */
+void opt_help(FILE *out, const OptTable *t, const void *defaults);
+/* "gru or lstm", "a, b or c" from names[lo..hi] into b. */
+void opt_join(Buf *b, const char *const *names, long lo, long hi);
+/* The size of a row's field. */
+size_t opt_field_size(const OptRow *r);
+
+/* Saved options: the rows with a key whose flags & mask == want, written as
+   `, "key": value` after the members already in b, and read back from the JSON object
+   obj. A key absent from obj is an error unless the row has OPT_KEY_OPTIONAL (the
+   field is then kept); where starts the messages ("m.state: s2s.state"). */
+void opt_json_write(Buf *b, const OptRow *rows, const void *base, unsigned mask, unsigned want);
+int opt_json_read(const JsonVal *obj, const OptRow *rows, void *base, unsigned mask, unsigned want,
+                  const char *where, Err *e);
 
 #endif

@@ -221,18 +221,18 @@ bool optim_sched_observe(Sched *s, long step, double metric)
     return reduced;
 }
 
-static const char *const sched_names[SCHED_KINDS] = {"constant", "warmup-decay", "plateau", "warmup-cosine"};
+const char *const optim_sched_names[SCHED_KINDS] = {"constant", "warmup-decay", "plateau", "warmup-cosine"};
 
 const char *optim_sched_name(SchedKind k)
 {
     CHECK((int)k >= 0 && (int)k < SCHED_KINDS);
-    return sched_names[k];
+    return optim_sched_names[k];
 }
 
 int optim_sched_parse(const char *name, SchedKind *out)
 {
     for (int i = 0; i < SCHED_KINDS; i++)
-        if (strcmp(name, sched_names[i]) == 0) {
+        if (strcmp(name, optim_sched_names[i]) == 0) {
             *out = (SchedKind)i;
             return 0;
         }

@@ -106,6 +106,7 @@ double optim_sched_lr_at(const Sched *s, long step, double progress);
 bool optim_sched_observe(Sched *s, long step, double metric);
 /* "constant", "warmup-decay", "plateau", "warmup-cosine"; optim_sched_parse returns -1
    for other names. */
+extern const char *const optim_sched_names[SCHED_KINDS];
 const char *optim_sched_name(SchedKind k);
 int optim_sched_parse(const char *name, SchedKind *out);
 

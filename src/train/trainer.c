@@ -26,6 +26,7 @@
 #include "data/prepared.h"
 #include "train/dist.h"
 #include "train/fault.h"
+#include "train/options.h"
 #include "train/outputs.h"
 #include "train/step.h"
 
@@ -43,6 +44,7 @@ TrainOpts train_opts_default(void)
         .sched = SCHED_PLATEAU, .warmup = 0, .sched_patience = 2000, .min_delta = 0.1,
         .epochs = 10, .valid_every = 1000, .patience = 0,
         .seed = 1, .log_every = 100, .progress = -1,
+        .bpe = TRAIN_BPE, .direction = DIRECTION_EN_FR,
     };
 }
 
@@ -268,29 +270,18 @@ static void state_json(const Trainer *t, Buf *b)
     buf_puts(b, ", \"lr_scale\": ");
     buf_json_f64(b, p->lr_scale);
     buf_printf(b, ", \"bad_steps\": %ld", p->bad_steps);
-    buf_printf(b, ", \"seed\": %llu, \"train_pairs\": %d, \"batch_size\": %d, \"batch_tokens\": %ld",
-               (unsigned long long)t->o->seed, t->data.train.set.n, t->o->batch.batch, t->o->batch.tokens);
-    /* the run's options, so that --resume needs none retyped (train_saved_opts) */
+    buf_printf(b, ", \"train_pairs\": %d", t->data.train.set.n);
+    /* the run's options, so that --resume needs none retyped (train_saved_opts): the
+       seed and batch sizes at the top, which load_state checks, the others under
+       "options" */
     const TrainOpts *o = t->o;
+    opt_json_write(b, train_option_table.rows, o, TRAIN_TOP, TRAIN_TOP);
     buf_puts(b, ", \"options\": {\"data\": ");
     char *abs = realpath(o->data, NULL);
     buf_json_str(b, abs ? abs : o->data, strlen(abs ? abs : o->data));
     free(abs);
-    const struct {
-        const char *key;
-        double v;
-    } nums[] = {{"lr", o->lr}, {"beta1", o->beta1}, {"beta2", o->beta2}, {"eps", o->eps},
-                {"weight_decay", o->weight_decay}, {"clip", o->clip}, {"min_delta", o->min_delta},
-                {"minutes", o->minutes}, {"ema", o->ema}};
-    for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++) {
-        buf_printf(b, ", \"%s\": ", nums[i].key);
-        buf_json_f64(b, nums[i].v);
-    }
-    buf_printf(b, ", \"schedule\": \"%s\", \"warmup\": %ld, \"lr_patience\": %ld, \"epochs\": %ld, "
-                  "\"steps\": %ld, \"valid_every\": %ld, \"valid_max\": %ld, \"patience\": %d, "
-                  "\"keep_checkpoints\": %ld}}",
-               optim_sched_name(o->sched), o->warmup, o->sched_patience, o->epochs, o->steps, o->valid_every,
-               o->valid_max, o->patience, o->keep_ckpt);
+    opt_json_write(b, train_option_table.rows, o, TRAIN_TOP, 0);
+    buf_puts(b, "}}");
 }
 
 static int save_state(Trainer *t, Err *e)
@@ -553,42 +544,18 @@ int train_saved_opts(const char *model, TrainOpts *out, char **data, Err *e)
         rc = 1; /* written before the options were saved */
         goto out;
     }
-    long seed, bsize, btok, warmup, lr_patience, epochs, steps, valid_every, valid_max, patience;
-    double minutes;
-    if (state_long(r, "seed", &seed, path, e) || state_long(r, "batch_size", &bsize, path, e) ||
-        state_long(r, "batch_tokens", &btok, path, e) || state_num(op, "lr", &out->lr, path, e) ||
-        state_num(op, "beta1", &out->beta1, path, e) || state_num(op, "beta2", &out->beta2, path, e) ||
-        state_num(op, "eps", &out->eps, path, e) || state_num(op, "weight_decay", &out->weight_decay, path, e) ||
-        state_num(op, "clip", &out->clip, path, e) || state_num(op, "min_delta", &out->min_delta, path, e) ||
-        state_num(op, "minutes", &minutes, path, e) || state_long(op, "warmup", &warmup, path, e) ||
-        state_long(op, "lr_patience", &lr_patience, path, e) || state_long(op, "epochs", &epochs, path, e) ||
-        state_long(op, "steps", &steps, path, e) || state_long(op, "valid_every", &valid_every, path, e) ||
-        state_long(op, "valid_max", &valid_max, path, e) || state_long(op, "patience", &patience, path, e))
+    char *where = xmalloc(strlen(path) + sizeof ": s2s.state");
+    sprintf(where, "%s: s2s.state", path);
+    int bad = opt_json_read(r, train_option_table.rows, out, TRAIN_TOP, TRAIN_TOP, where, e) ||
+              opt_json_read(op, train_option_table.rows, out, TRAIN_TOP, 0, where, e);
+    free(where);
+    if (bad)
         goto out;
-    SchedKind k;
-    if (!(v = json_get(op, "schedule")) || v->type != JSON_STRING || optim_sched_parse(v->u.str.s, &k) != 0 ||
-        !(v = json_get(op, "data")) || v->type != JSON_STRING) {
-        err_set(e, "%s: s2s.state: 'schedule' or 'data' missing or not valid", path);
+    if (!(v = json_get(op, "data")) || v->type != JSON_STRING) {
+        err_set(e, "%s: s2s.state: 'data' missing or not valid", path);
         goto out;
     }
-    /* added later: absent in the states of older runs */
-    if (json_get(op, "ema") && state_num(op, "ema", &out->ema, path, e) != 0)
-        goto out;
-    if (json_get(op, "keep_checkpoints") && state_long(op, "keep_checkpoints", &out->keep_ckpt, path, e) != 0)
-        goto out;
     *data = xstrdup(v->u.str.s);
-    out->seed = (uint64_t)seed;
-    out->batch.batch = (int)bsize;
-    out->batch.tokens = btok;
-    out->sched = k;
-    out->warmup = warmup;
-    out->sched_patience = lr_patience;
-    out->epochs = epochs;
-    out->steps = steps;
-    out->minutes = minutes;
-    out->valid_every = valid_every;
-    out->valid_max = valid_max;
-    out->patience = (int)patience;
     rc = 0;
 out:
     json_free(&doc);

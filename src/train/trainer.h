@@ -31,6 +31,7 @@
 #include "model/config.h"
 #include "model/file.h"
 #include "data/batch.h"
+#include "text/corpus.h"
 #include "train/optim.h"
 
 typedef struct TrainOpts {
@@ -60,6 +61,8 @@ typedef struct TrainOpts {
     double ema;        /* decay of the weights' moving average (0: none); MODEL and
                           MODEL.last then hold the average, MODEL.state both */
     long keep_ckpt;    /* keep the last N validation checkpoints as MODEL.ckpt.STEP */
+    long bpe;          /* a corpus DATA: joint subword merges of its preparation */
+    Direction direction; /* a corpus DATA: its languages */
 } TrainOpts;
 
 /* Defaults of `s2s train` (the reference recurrent configuration; the command makes the
