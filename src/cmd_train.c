@@ -133,43 +133,80 @@ static int claim_and_prepare(const TrainOpts *o, const char *data, const char *p
     return 0;
 }
 
-/* Completes the model configuration for the architecture from the options given
-   (seen): the options of the other architecture alone are refused, and the sizes not
-   given take the architecture's defaults. */
-static void arch_opts(ModelConfig *cfg, Arch arch, const int *seen)
+/* The Transformer's configuration from the options given (seen), its defaults for the
+   sizes not given. */
+static void complete_transformer(ModelConfig *cfg, const int *seen)
 {
-    int k = first_given(seen, arch == ARCH_TRANSFORMER ? TRAIN_RNN : TRAIN_TF, NULL, NULL);
-    if (k >= 0)
-        die_usage("train: option %s does not apply to --arch %s", table->rows[k].name, arch_names[arch]);
-    bool layers = given(seen, "--layers"), heads = given(seen, "--heads");
-    if (arch == ARCH_TRANSFORMER) {
-        ModelConfig t = model_config_transformer();
-        t.model_dim = cfg->model_dim;
-        t.ff = cfg->ff;
-        t.norm = cfg->norm;
-        t.positions = cfg->positions;
-        t.dropout = cfg->dropout;
-        t.label_smoothing = cfg->label_smoothing;
-        t.tie_embeddings = cfg->tie_embeddings;
-        t.layers = layers ? cfg->layers : t.layers;
-        t.heads = heads ? cfg->heads : t.heads;
-        bool max_positions = given(seen, "--max-positions");
-        t.max_positions = t.positions == POS_LEARNED ? (max_positions ? cfg->max_positions : 256) : 0;
-        if (max_positions && t.positions != POS_LEARNED)
-            die_usage("train: --max-positions needs --positions learned");
-        *cfg = t;
-        return;
-    }
-    cfg->arch = ARCH_RNN;
-    if (layers && cfg->layers > MODEL_MAX_LAYERS)
+    ModelConfig t = model_config_transformer();
+    t.model_dim = cfg->model_dim;
+    t.ff = cfg->ff;
+    t.norm = cfg->norm;
+    t.positions = cfg->positions;
+    t.dropout = cfg->dropout;
+    t.label_smoothing = cfg->label_smoothing;
+    t.tie_embeddings = cfg->tie_embeddings;
+    t.layers = given(seen, "--layers") ? cfg->layers : t.layers;
+    t.heads = given(seen, "--heads") ? cfg->heads : t.heads;
+    bool max_positions = given(seen, "--max-positions");
+    t.max_positions = t.positions == POS_LEARNED ? (max_positions ? cfg->max_positions : 256) : 0;
+    if (max_positions && t.positions != POS_LEARNED)
+        die_usage("train: --max-positions needs --positions learned");
+    *cfg = t;
+}
+
+/* The recurrent model's configuration: the options given, defaults for heads and the
+   window where the attention has them. */
+static void complete_rnn(ModelConfig *cfg, const int *seen)
+{
+    bool heads = given(seen, "--heads"), window = given(seen, "--window");
+    if (given(seen, "--layers") && cfg->layers > MODEL_MAX_LAYERS)
         die_usage("train: option --layers must be between 1 and %d, got %d", MODEL_MAX_LAYERS, cfg->layers);
     if (heads && cfg->attention != ATT_MULTIHEAD)
         die_usage("train: --heads needs --attention multihead");
     cfg->heads = cfg->attention == ATT_MULTIHEAD ? (heads ? cfg->heads : 4) : 1;
-    bool window = given(seen, "--window");
     if (window && cfg->local == LOCAL_NONE)
         die_usage("train: --window needs --local m or --local p");
     cfg->window = cfg->local == LOCAL_NONE ? 0 : (window ? cfg->window : 10);
+}
+
+/* What each architecture brings to s2s train: the table's rows of it alone (the other
+   architectures refuse them; given without --arch they select it), how its
+   configuration is completed, and its schedule and weight average unless given
+   (docs/transformer.md, docs/quality.md). */
+typedef struct Recipe {
+    unsigned rows;
+    void (*complete)(ModelConfig *cfg, const int *seen);
+    SchedKind sched;
+    double ema;
+} Recipe;
+
+static const Recipe recipes[ARCH_KINDS] = {
+    [ARCH_RNN] = {TRAIN_RNN, complete_rnn, SCHED_PLATEAU, 0},
+    [ARCH_TRANSFORMER] = {TRAIN_TF, complete_transformer, SCHED_WARMUP_COSINE, TRAIN_EMA},
+};
+
+/* Without --arch: the architecture one of whose own options is given, else the
+   default recipe's, the Transformer. */
+static Arch arch_of_options(const int *seen)
+{
+    for (int a = 0; a < ARCH_KINDS; a++)
+        if (first_given(seen, recipes[a].rows, NULL, NULL) >= 0)
+            return (Arch)a;
+    return ARCH_TRANSFORMER;
+}
+
+/* Completes the model configuration for its architecture from the options given
+   (seen): the options of another architecture alone are refused. */
+static void arch_opts(ModelConfig *cfg, const int *seen)
+{
+    Arch arch = cfg->arch;
+    for (int a = 0; a < ARCH_KINDS; a++) {
+        int k = a == (int)arch ? -1 : first_given(seen, recipes[a].rows, NULL, NULL);
+        if (k >= 0)
+            die_usage("train: option %s does not apply to --arch %s", table->rows[k].name, arch_names[arch]);
+    }
+    recipes[arch].complete(cfg, seen);
+    cfg->arch = arch;
 }
 
 /* The command line into *o (seen: as opt_parse fills it); returns DATA, or NULL with
@@ -200,16 +237,13 @@ static const char *parse_args(int argc, char **argv, TrainOpts *o, int *seen)
 static void arch_and_defaults(TrainOpts *o, const TrainOpts *saved, const int *seen)
 {
     if (!given(seen, "--arch"))
-        o->cfg.arch = saved ? saved->cfg.arch : first_given(seen, TRAIN_RNN, NULL, NULL) >= 0 ? ARCH_RNN
-                                                                                           : ARCH_TRANSFORMER;
-    Arch arch = o->cfg.arch;
-    arch_opts(&o->cfg, arch, seen);
-    /* The schedule of the architecture unless one is given (docs/transformer.md). */
+        o->cfg.arch = saved ? saved->cfg.arch : arch_of_options(seen);
+    arch_opts(&o->cfg, seen);
+    const Recipe *r = &recipes[o->cfg.arch];
     if (!given(seen, "--lr-schedule"))
-        o->sched = arch == ARCH_TRANSFORMER ? SCHED_WARMUP_COSINE : SCHED_PLATEAU;
-    /* The Transformer's recipe averages its weights (docs/quality.md). */
-    if (!given(seen, "--ema") && arch == ARCH_TRANSFORMER)
-        o->ema = TRAIN_EMA;
+        o->sched = r->sched;
+    if (!given(seen, "--ema") && r->ema > 0)
+        o->ema = r->ema;
     bool warmup_sched = o->sched == SCHED_WARMUP_DECAY || o->sched == SCHED_WARMUP_COSINE;
     if (warmup_sched && !given(seen, "--warmup"))
         o->warmup = TRAIN_WARMUP;
