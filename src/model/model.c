@@ -37,6 +37,15 @@ void model_show_attention(Model *m, int layer, int head)
 
 int model_attention_layers(const Model *m) { return m->ops->attention_layers(m); }
 
+void model_quantize(Model *m, const real *W, int rows, int cols, Precision p)
+{
+#ifdef S2S_REAL_DOUBLE
+    BUG("model_set_precision: float builds only (%p %d %d %d)", (const void *)W, rows, cols, (int)p);
+#else
+    nn_qset_add(&m->quant, W, rows, cols, p);
+#endif
+}
+
 void model_set_precision(Model *m, Precision p)
 {
 #ifndef S2S_REAL_DOUBLE

@@ -10,6 +10,7 @@
 
 #include "base/err.h"
 #include "model/params.h"
+#include "model/work.h"
 
 static void add_rnn(ParamWalk *w, RnnWeights *rw, const char *module, int layer, const char *suffix, int gates,
                     int hc, int in)
@@ -144,24 +145,19 @@ void rnn_quantize(Model *m, Precision p)
 {
     if (p == PREC_F32)
         return;
-#ifdef S2S_REAL_DOUBLE
-    BUG("model_set_precision: float builds only");
-#else
     const ModelConfig *c = &m->cfg;
     const Weights *w = rnn_weights(m);
-    QSet *s = &m->quant;
     int D = c->dec_hidden, A = c->attn, G = model_gates(c) * D;
     for (int l = 0; l < c->layers; l++) {
-        nn_qset_add(s, w->dec[l].w_ih, G, l > 0 ? D : model_dec_in_size(c), p);
-        nn_qset_add(s, w->dec[l].w_hh, G, D, p);
+        model_quantize(m, w->dec[l].w_ih, G, l > 0 ? D : model_dec_in_size(c), p);
+        model_quantize(m, w->dec[l].w_hh, G, D, p);
     }
     if (model_attn_projects_query(c))
-        nn_qset_add(s, w->att_q, A, D, p);
+        model_quantize(m, w->att_q, A, D, p);
     if (c->local == LOCAL_P)
-        nn_qset_add(s, w->att_pos, A, D, p);
+        model_quantize(m, w->att_pos, A, D, p);
     if (c->attention == ATT_MULTIHEAD)
-        nn_qset_add(s, w->att_out, model_enc_size(c), A, p);
-    nn_qset_add(s, w->pre_w, c->deep_out, model_pre_in_size(c), p);
-    nn_qset_add(s, w->proj_w, c->tgt_vocab, c->deep_out, p);
-#endif
+        model_quantize(m, w->att_out, model_enc_size(c), A, p);
+    model_quantize(m, w->pre_w, c->deep_out, model_pre_in_size(c), p);
+    model_quantize(m, w->proj_w, c->tgt_vocab, c->deep_out, p);
 }

@@ -127,22 +127,17 @@ void tf_quantize(Model *m, Precision p)
 {
     if (p == PREC_F32)
         return;
-#ifdef S2S_REAL_DOUBLE
-    BUG("model_set_precision: float builds only");
-#else
     const ModelConfig *c = &m->cfg;
     const TfWeights *w = tf_weights(m);
-    QSet *s = &m->quant;
     int d = c->model_dim, F = c->ff;
     for (int l = 0; l < c->layers; l++) {
         const TfLayerWeights *lw = &w->dec[l];
-        nn_qset_add(s, lw->self.in_w, 3 * d, d, p);
-        nn_qset_add(s, lw->self.out_w, d, d, p);
-        nn_qset_add(s, lw->cross.in_w, d, d, p); /* the queries' rows: keys and values come from the encoder */
-        nn_qset_add(s, lw->cross.out_w, d, d, p);
-        nn_qset_add(s, lw->ff1_w, F, d, p);
-        nn_qset_add(s, lw->ff2_w, d, F, p);
+        model_quantize(m, lw->self.in_w, 3 * d, d, p);
+        model_quantize(m, lw->self.out_w, d, d, p);
+        model_quantize(m, lw->cross.in_w, d, d, p); /* the queries' rows: keys and values come from the encoder */
+        model_quantize(m, lw->cross.out_w, d, d, p);
+        model_quantize(m, lw->ff1_w, F, d, p);
+        model_quantize(m, lw->ff2_w, d, F, p);
     }
-    nn_qset_add(s, w->proj_w, c->tgt_vocab, d, p);
-#endif
+    model_quantize(m, w->proj_w, c->tgt_vocab, d, p);
 }

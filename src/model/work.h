@@ -81,6 +81,10 @@ static inline OutputLayer work_output(const Work *w, const real *W, const real *
    products keep their bits. */
 void work_step_linear(const Work *w, real *y, const real *x, const real *W, const real *b, int N, int In, int Out);
 
+/* Adds the decoder step's matrix W (rows × cols) in precision p to m->quant, for the
+   kinds' quantize operations (float builds only). */
+void model_quantize(Model *m, const real *W, int rows, int cols, Precision p);
+
 /* Row r of the (S,n,width) array dst becomes row from[r] of the (S,B,width) array src
    (which dst may be), for r < n. The copy of src goes to w->rows_tmp when it fits (the
    decoder states moved at every beam step), else to a temporary allocation. */
