@@ -259,14 +259,14 @@ static void check_case(const char *name, const char *const *args)
                      LOSS_RTOL);
 }
 
-Test(recorded, rnn_bahdanau, .timeout = 120) { check_case("rnn-bahdanau", case_rnn_bahdanau); }
-Test(recorded, rnn_luong_lstm, .timeout = 120) { check_case("rnn-luong", case_rnn_luong); }
-Test(recorded, rnn_multihead_local_p, .timeout = 120) { check_case("rnn-local", case_rnn_local); }
-Test(recorded, transformer_post_norm, .timeout = 120) { check_case("tf-post", case_tf_post); }
-Test(recorded, transformer_pre_norm, .timeout = 120) { check_case("tf-pre", case_tf_pre); }
+Test(recorded, rnn_bahdanau) { check_case("rnn-bahdanau", case_rnn_bahdanau); }
+Test(recorded, rnn_luong_lstm) { check_case("rnn-luong", case_rnn_luong); }
+Test(recorded, rnn_multihead_local_p) { check_case("rnn-local", case_rnn_local); }
+Test(recorded, transformer_post_norm) { check_case("tf-post", case_tf_post); }
+Test(recorded, transformer_pre_norm) { check_case("tf-pre", case_tf_pre); }
 
 /* An ensemble of a recurrent model, a Transformer and a second recurrent model. */
-Test(recorded, ensemble, .timeout = 180)
+Test(recorded, ensemble)
 {
     pin_kernels();
     if (!EXACT && !getenv("S2S_RECORD"))
@@ -291,7 +291,7 @@ Test(recorded, ensemble, .timeout = 180)
 }
 
 /* Model files written by the earlier version load and translate as they did then. */
-Test(recorded, old_model_files, .timeout = 120)
+Test(recorded, old_model_files)
 {
     pin_kernels();
     if (!EXACT && !getenv("S2S_RECORD"))
