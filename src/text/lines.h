@@ -1,0 +1,34 @@
+/*
+ * Line-by-line reading of a text file held in memory (vocabularies, BPE codes):
+ *
+ *   Lines r;
+ *   lines_init(&r, path, data, len);
+ *   const char *s; size_t n; int rc;
+ *   while ((rc = lines_next(&r, &s, &n, e)) > 0)
+ *       ... line r.lineno is s[0..n) ...
+ *   if (rc < 0) ... e says which line is bad ...
+ *
+ * A line ends at '\n' (a CR before it is taken off too) or at the end of the data;
+ * text after the last '\n' is a line, an empty rest is not.
+ */
+#ifndef S2S_TEXT_LINES_H
+#define S2S_TEXT_LINES_H
+
+#include <stddef.h>
+
+#include "base/err.h"
+
+typedef struct Lines {
+    const char *name;  /* for messages */
+    const char *p, *end;
+    size_t lineno;     /* 1-based number of the line lines_next returned last; 0 before */
+} Lines;
+
+void lines_init(Lines *r, const char *name, const char *data, size_t len);
+/* Sets s, n to the next line without its line end and returns 1; returns 0 at the
+   end of the data; returns -1 with e set when the line holds a NUL byte or invalid
+   UTF-8: "NAME:LINE: NUL byte at byte N", "NAME:LINE: invalid UTF-8 at byte N",
+   N 1-based, for the first fault of the line. */
+int lines_next(Lines *r, const char **s, size_t *n, Err *e);
+
+#endif
