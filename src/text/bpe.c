@@ -555,19 +555,11 @@ size_t bpe_segment_word(const Bpe *b, const char *w, size_t len, Buf *out)
 
 size_t bpe_segment_line(const Bpe *b, const char *toks, size_t len, Buf *out)
 {
-    size_t units = 0;
-    for (size_t i = 0; i < len;) {
-        while (i < len && toks[i] == ' ')
-            i++;
-        size_t j = i;
-        while (j < len && toks[j] != ' ')
-            j++;
-        if (j > i) {
-            if (units)
-                buf_putc(out, ' ');
-            units += bpe_segment_word(b, toks + i, j - i, out);
-        }
-        i = j;
+    size_t units = 0, i = 0, start, n;
+    while ((n = lines_word(toks, len, &i, &start)) > 0) {
+        if (units)
+            buf_putc(out, ' ');
+        units += bpe_segment_word(b, toks + start, n, out);
     }
     return units;
 }
@@ -587,19 +579,11 @@ long bpe_tok_line(const Bpe *b, const char *s, size_t len, const TokOpts *o, Buf
 void bpe_join(const char *units, size_t len, Buf *out)
 {
     bool glue = true; /* nothing before the first unit */
-    for (size_t i = 0; i < len;) {
-        while (i < len && units[i] == ' ')
-            i++;
-        size_t j = i;
-        while (j < len && units[j] != ' ')
-            j++;
-        if (j > i) {
-            if (!glue)
-                buf_putc(out, ' ');
-            size_t n = j - i;
-            glue = n >= 2 && units[j - 1] == '@' && units[j - 2] == '@';
-            buf_append(out, units + i, glue ? n - 2 : n);
-        }
-        i = j;
+    size_t i = 0, start, n;
+    while ((n = lines_word(units, len, &i, &start)) > 0) {
+        if (!glue)
+            buf_putc(out, ' ');
+        glue = n >= 2 && units[start + n - 1] == '@' && units[start + n - 2] == '@';
+        buf_append(out, units + start, glue ? n - 2 : n);
     }
 }

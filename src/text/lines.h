@@ -10,6 +10,12 @@
  *
  * A line ends at '\n' (a CR before it is taken off too) or at the end of the data;
  * text after the last '\n' is a line, an empty rest is not.
+ *
+ * lines_word splits a line of tokens separated by spaces:
+ *
+ *   size_t i = 0, start, n;
+ *   while ((n = lines_word(s, len, &i, &start)) > 0)
+ *       ... the token s[start..start + n) ...
  */
 #ifndef S2S_TEXT_LINES_H
 #define S2S_TEXT_LINES_H
@@ -30,5 +36,20 @@ void lines_init(Lines *r, const char *name, const char *data, size_t len);
    UTF-8: "NAME:LINE: NUL byte at byte N", "NAME:LINE: invalid UTF-8 at byte N",
    N 1-based, for the first fault of the line. */
 int lines_next(Lines *r, const char **s, size_t *n, Err *e);
+
+/* The next token of s[0..len) at or after *i, tokens being separated by runs of
+   spaces: sets *start to its offset, moves *i past it and returns its length; returns
+   0 when no token is left. */
+static inline size_t lines_word(const char *s, size_t len, size_t *i, size_t *start)
+{
+    size_t k = *i;
+    while (k < len && s[k] == ' ')
+        k++;
+    *start = k;
+    while (k < len && s[k] != ' ')
+        k++;
+    *i = k;
+    return k - *start;
+}
 
 #endif

@@ -40,17 +40,10 @@ void vocab_counter_add(VocabCounter *c, const char *tok, size_t len, uint64_t n)
 
 size_t vocab_counter_add_line(VocabCounter *c, const char *toks, size_t len)
 {
-    size_t n = 0, i = 0;
-    while (i < len) {
-        while (i < len && toks[i] == ' ')
-            i++;
-        size_t start = i;
-        while (i < len && toks[i] != ' ')
-            i++;
-        if (i > start) {
-            vocab_counter_add(c, toks + start, i - start, 1);
-            n++;
-        }
+    size_t n = 0, i = 0, start, k;
+    while ((k = lines_word(toks, len, &i, &start)) > 0) {
+        vocab_counter_add(c, toks + start, k, 1);
+        n++;
     }
     return n;
 }
@@ -156,21 +149,14 @@ uint64_t vocab_count(const Vocab *v, int32_t id)
 size_t vocab_encode(const Vocab *v, const char *toks, size_t len, int32_t *ids, size_t cap,
                     size_t *n_unk)
 {
-    size_t n = 0, unk = 0, i = 0;
-    while (i < len) {
-        while (i < len && toks[i] == ' ')
-            i++;
-        size_t start = i;
-        while (i < len && toks[i] != ' ')
-            i++;
-        if (i > start) {
-            int32_t id = vocab_id(v, toks + start, i - start);
-            if (id == VOCAB_UNK)
-                unk++;
-            if (n < cap)
-                ids[n] = id;
-            n++;
-        }
+    size_t n = 0, unk = 0, i = 0, start, k;
+    while ((k = lines_word(toks, len, &i, &start)) > 0) {
+        int32_t id = vocab_id(v, toks + start, k);
+        if (id == VOCAB_UNK)
+            unk++;
+        if (n < cap)
+            ids[n] = id;
+        n++;
     }
     if (n_unk)
         *n_unk = unk;
