@@ -44,7 +44,7 @@ static bool plain_text(const char *s, size_t n)
     return n > 0;
 }
 
-/* v as compact JSON, numbers as number_text writes them. */
+/* v as JSON on one line, numbers as number_text writes them. */
 static void put_json_value(JsonWriter *w, const JsonVal *v, bool f32)
 {
     char num[40];
@@ -76,7 +76,7 @@ static void put_json_value(JsonWriter *w, const JsonVal *v, bool f32)
     }
 }
 
-/* A value on one line: strings bare when printable, anything else as compact JSON. */
+/* A value on one line: strings bare when printable, anything else as JSON. */
 static void put_inline(Buf *o, const JsonVal *v, bool f32)
 {
     if (v->type == JSON_STRING && plain_text(v->u.str.s, v->u.str.len)) {
