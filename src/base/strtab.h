@@ -44,7 +44,8 @@ void strtab_init(StrTab *t, size_t expect, bool counts);
 /* Releases everything and leaves t empty (freeing it twice is harmless). */
 void strtab_free(StrTab *t);
 
-/* The hash the table uses (64 bits, a multiply-xorshift over 8-byte words). */
+/* The hash the table uses (64 bits, a multiply-xorshift over 8-byte words; the
+   length is mixed in first, so tails that read the same bytes differ by it). */
 static inline uint64_t strtab_hash(const char *s, size_t n)
 {
     uint64_t h = 0x9E3779B97F4A7C15ULL ^ (n * 0xC2B2AE3D27D4EB4FULL);
@@ -56,8 +57,17 @@ static inline uint64_t strtab_hash(const char *s, size_t n)
         s += 8;
         n -= 8;
     }
+    /* the last 0 to 7 bytes, read with fixed-size loads (overlapping when n is 5 to 7) */
     uint64_t w = 0;
-    memcpy(&w, s, n);
+    if (n >= 4) {
+        uint32_t a, b;
+        memcpy(&a, s, 4);
+        memcpy(&b, s + n - 4, 4);
+        w = (uint64_t)a << 32 | b;
+    } else if (n > 0) {
+        w = (uint64_t)(unsigned char)s[0] << 16 | (uint64_t)(unsigned char)s[n / 2] << 8 |
+            (unsigned char)s[n - 1];
+    }
     h = (h ^ w) * 0xC4CEB9FE1A85EC53ULL;
     h ^= h >> 33;
     h *= 0xFF51AFD7ED558CCDULL;
