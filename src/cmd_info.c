@@ -37,17 +37,16 @@ static const OptTable table = {
     .foot = "",
 };
 
-/* The shortest %g form that reads back as the same float (f32) or double. */
-static void put_number(Buf *o, double d, bool f32)
+/* The shortest %g form that reads back as the same float (f32) or double, in s[40]. */
+static const char *number_text(char *s, double d, bool f32)
 {
-    char s[40];
     for (int p = 1; p <= 17; p++) {
-        snprintf(s, sizeof s, "%.*g", p, d);
+        snprintf(s, 40, "%.*g", p, d);
         double back = strtod(s, NULL);
         if (f32 ? (float)back == (float)d : back == d)
             break;
     }
-    buf_puts(o, s);
+    return s;
 }
 
 static bool plain_text(const char *s, size_t n)
@@ -58,50 +57,48 @@ static bool plain_text(const char *s, size_t n)
     return n > 0;
 }
 
-/* A value on one line: strings bare when printable, containers as compact JSON. */
-static void put_inline(Buf *o, const JsonVal *v, bool f32)
+/* v as JSON on one line, numbers as number_text writes them. */
+static void put_json_value(JsonWriter *w, const JsonVal *v, bool f32)
 {
+    char num[40];
     switch (v->type) {
-    case JSON_NULL:
-        buf_puts(o, "null");
-        break;
-    case JSON_BOOL:
-        buf_puts(o, v->b ? "true" : "false");
-        break;
+    case JSON_NULL: json_put_null(w, NULL); break;
+    case JSON_BOOL: json_put_bool(w, NULL, v->b); break;
     case JSON_NUMBER:
         if (v->is_int)
-            buf_printf(o, "%lld", (long long)v->u.num.i);
+            json_put_int(w, NULL, (long long)v->u.num.i);
         else
-            put_number(o, v->u.num.d, f32);
+            json_put_raw(w, NULL, number_text(num, v->u.num.d, f32));
         break;
-    case JSON_STRING:
-        if (plain_text(v->u.str.s, v->u.str.len))
-            buf_append(o, v->u.str.s, v->u.str.len);
-        else
-            buf_json_str(o, v->u.str.s, v->u.str.len);
-        break;
+    case JSON_STRING: json_put_strn(w, NULL, v->u.str.s, v->u.str.len); break;
     case JSON_ARRAY:
     case JSON_OBJECT: {
         bool obj = v->type == JSON_OBJECT;
-        buf_putc(o, obj ? '{' : '[');
+        if (obj)
+            json_open_object(w, NULL);
+        else
+            json_open_array(w, NULL);
         for (size_t i = 0; i < json_len(v); i++) {
-            if (i)
-                buf_puts(o, ", ");
-            if (obj) {
-                const JsonKey *k = json_key_at(v, i);
-                buf_json_str(o, k->s, k->len);
-                buf_puts(o, ": ");
-            }
-            const JsonVal *item = json_at(v, i);
-            if (item->type == JSON_STRING)
-                buf_json_str(o, item->u.str.s, item->u.str.len);
-            else
-                put_inline(o, item, f32);
+            if (obj)
+                json_put_key(w, json_key_at(v, i)->s, json_key_at(v, i)->len);
+            put_json_value(w, json_at(v, i), f32);
         }
-        buf_putc(o, obj ? '}' : ']');
+        json_close(w);
         break;
     }
     }
+}
+
+/* A value on one line: strings bare when printable, anything else as JSON. */
+static void put_inline(Buf *o, const JsonVal *v, bool f32)
+{
+    if (v->type == JSON_STRING && plain_text(v->u.str.s, v->u.str.len)) {
+        buf_append(o, v->u.str.s, v->u.str.len);
+        return;
+    }
+    JsonWriter w;
+    json_writer_init(&w, o, JSON_LINE);
+    put_json_value(&w, v, f32);
 }
 
 /* The members of an object, one "key: value" a line; non-empty objects nest below

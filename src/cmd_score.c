@@ -10,6 +10,7 @@
 #include "base/buf.h"
 #include "base/err.h"
 #include "base/file.h"
+#include "base/json.h"
 #include "base/opt.h"
 #include "commands.h"
 #include "eval/bleu.h"
@@ -175,29 +176,27 @@ static void lines_free(Lines *l)
 static void put_score(Buf *b, double score, int width) { buf_printf(b, "%.*f", width, score); }
 
 /* The JSON number of float(f"{score:.{width}f}") as Python's json writes it (repr:
-   the shortest round-trip digits, ".0" for integers, exponent form below 1e-4). */
-static void put_json_score(Buf *b, double score, int width)
+   the shortest round-trip digits, ".0" for integers, exponent form below 1e-4), in
+   tmp[64]. */
+static const char *json_score(char *tmp, double score, int width)
 {
-    char tmp[64];
-    snprintf(tmp, sizeof tmp, "%.*f", width, score);
+    snprintf(tmp, 64, "%.*f", width, score);
     double x = strtod(tmp, NULL);
     int prec = 1;
     for (; prec < 17; prec++) {
-        snprintf(tmp, sizeof tmp, "%.*e", prec - 1, x);
+        snprintf(tmp, 64, "%.*e", prec - 1, x);
         if (strtod(tmp, NULL) == x)
             break;
     }
-    snprintf(tmp, sizeof tmp, "%.*e", prec - 1, x);
+    snprintf(tmp, 64, "%.*e", prec - 1, x);
     int exp10 = atoi(strchr(tmp, 'e') + 1);
-    if (x != 0 && (exp10 < -4 || exp10 >= 16)) {
-        buf_puts(b, tmp); /* d.ddde-XX: Python's form too */
-        return;
-    }
+    if (x != 0 && (exp10 < -4 || exp10 >= 16))
+        return tmp; /* d.ddde-XX: Python's form too */
     int decimals = prec - 1 - exp10;
-    snprintf(tmp, sizeof tmp, "%.*f", decimals > 0 ? decimals : 0, x);
-    buf_puts(b, tmp);
+    snprintf(tmp, 64, "%.*f", decimals > 0 ? decimals : 0, x);
     if (!strchr(tmp, '.'))
-        buf_puts(b, ".0");
+        strcat(tmp, ".0");
+    return tmp;
 }
 
 /* The parts of one metric's result line: NAME|SIGNATURE = SCORE[ VERBOSE]. */
@@ -249,27 +248,24 @@ static void put_text(Buf *b, const Result *r, int width, size_t pad)
    verbose_score (when there is one), then each signature field. */
 static void put_json(Buf *b, const Result *r, int width)
 {
-    buf_puts(b, "{\n \"name\": ");
-    buf_json_str(b, r->name, strlen(r->name));
-    buf_puts(b, ",\n \"score\": ");
-    put_json_score(b, r->score, width);
-    buf_puts(b, ",\n \"signature\": ");
-    buf_json_str(b, r->sig.data, r->sig.len);
-    if (r->verbose.len) {
-        buf_puts(b, ",\n \"verbose_score\": ");
-        buf_json_str(b, r->verbose.data, r->verbose.len);
-    }
+    char score[64];
+    JsonWriter w;
+    json_writer_init(&w, b, 1);
+    json_open_object(&w, NULL);
+    json_put_str(&w, "name", r->name);
+    json_put_raw(&w, "score", json_score(score, r->score, width));
+    json_put_strn(&w, "signature", r->sig.data, r->sig.len);
+    if (r->verbose.len)
+        json_put_strn(&w, "verbose_score", r->verbose.data, r->verbose.len);
     for (const char *f = r->sig.data; *f;) {
         const char *bar = strchr(f, '|'), *end = bar ? bar : f + strlen(f);
         const char *colon = memchr(f, ':', (size_t)(end - f));
         CHECK(colon);
-        buf_puts(b, ",\n ");
-        buf_json_str(b, f, (size_t)(colon - f));
-        buf_puts(b, ": ");
-        buf_json_str(b, colon + 1, (size_t)(end - colon - 1));
+        json_put_key(&w, f, (size_t)(colon - f));
+        json_put_strn(&w, NULL, colon + 1, (size_t)(end - colon - 1));
         f = bar ? bar + 1 : end;
     }
-    buf_puts(b, "\n}");
+    json_close(&w);
 }
 
 static void flush_stdout(Buf *b)

@@ -712,3 +712,153 @@ char *json_show(char *dst, size_t cap, const char *s, size_t len)
     dst[o] = '\0';
     return dst;
 }
+
+/* ---- writing --------------------------------------------------------------- */
+
+enum {
+    JSON_W_OBJECT = 1,    /* an object, else an array */
+    JSON_W_LINES = 2,     /* one item a line */
+    JSON_W_NONEMPTY = 4,  /* an item is written */
+};
+
+void json_writer_init(JsonWriter *w, Buf *out, int layout)
+{
+    memset(w, 0, sizeof *w);
+    w->out = out;
+    w->layout = layout;
+}
+
+void json_writer_resume(JsonWriter *w, Buf *out, int layout, int depth)
+{
+    CHECK(layout > 0 && depth > 0 && depth <= JSON_MAX_DEPTH);
+    json_writer_init(w, out, layout);
+    w->depth = depth;
+    memset(w->open, JSON_W_OBJECT | JSON_W_LINES | JSON_W_NONEMPTY, (size_t)depth);
+}
+
+static void new_line(JsonWriter *w, int depth)
+{
+    size_t n = (size_t)w->layout * (size_t)depth;
+    buf_reserve(w->out, n + 1);
+    buf_putc(w->out, '\n');
+    memset(w->out->data + w->out->len, ' ', n);
+    w->out->len += n;
+    w->out->data[w->out->len] = '\0';
+}
+
+/* What comes before an item of the innermost container: the separator and, one item
+   a line, the line break and the indent. */
+static void item_start(JsonWriter *w)
+{
+    unsigned char *c = &w->open[w->depth - 1];
+    if (*c & JSON_W_NONEMPTY)
+        buf_puts(w->out, w->layout == JSON_COMPACT || (*c & JSON_W_LINES) ? "," : ", ");
+    *c |= JSON_W_NONEMPTY;
+    if (*c & JSON_W_LINES)
+        new_line(w, w->depth);
+}
+
+void json_put_key(JsonWriter *w, const char *key, size_t n)
+{
+    CHECK(w->depth > 0 && (w->open[w->depth - 1] & JSON_W_OBJECT) && !w->keyed);
+    item_start(w);
+    buf_json_str(w->out, key, n);
+    buf_puts(w->out, w->layout == JSON_COMPACT ? ":" : ": ");
+    w->keyed = true;
+}
+
+/* Everything before a value: its key, or the separator of an array item. */
+static void value_start(JsonWriter *w, const char *key)
+{
+    if (key) {
+        json_put_key(w, key, strlen(key));
+    } else if (w->depth > 0) {
+        bool in_object = w->open[w->depth - 1] & JSON_W_OBJECT;
+        CHECK(in_object == w->keyed);
+        if (!in_object)
+            item_start(w);
+    }
+    w->keyed = false;
+}
+
+static void open_container(JsonWriter *w, const char *key, bool object, bool lines)
+{
+    CHECK(w->depth < JSON_MAX_DEPTH);
+    value_start(w, key);
+    buf_putc(w->out, object ? '{' : '[');
+    w->open[w->depth++] = (unsigned char)((object ? JSON_W_OBJECT : 0) |
+                                          (lines && w->layout > 0 ? JSON_W_LINES : 0));
+}
+
+void json_open_object(JsonWriter *w, const char *key) { open_container(w, key, true, true); }
+void json_open_array(JsonWriter *w, const char *key) { open_container(w, key, false, true); }
+void json_open_object_line(JsonWriter *w, const char *key) { open_container(w, key, true, false); }
+void json_open_array_line(JsonWriter *w, const char *key) { open_container(w, key, false, false); }
+
+void json_close(JsonWriter *w)
+{
+    CHECK(w->depth > 0 && !w->keyed);
+    unsigned char c = w->open[--w->depth];
+    if ((c & JSON_W_LINES) && (c & JSON_W_NONEMPTY))
+        new_line(w, w->depth);
+    buf_putc(w->out, (c & JSON_W_OBJECT) ? '}' : ']');
+}
+
+void json_put_strn(JsonWriter *w, const char *key, const char *s, size_t n)
+{
+    value_start(w, key);
+    buf_json_str(w->out, s, n);
+}
+
+void json_put_str(JsonWriter *w, const char *key, const char *s) { json_put_strn(w, key, s, strlen(s)); }
+
+void json_put_str_or_null(JsonWriter *w, const char *key, const char *s)
+{
+    if (s)
+        json_put_str(w, key, s);
+    else
+        json_put_null(w, key);
+}
+
+void json_put_raw(JsonWriter *w, const char *key, const char *text)
+{
+    value_start(w, key);
+    buf_puts(w->out, text);
+}
+
+void json_put_int(JsonWriter *w, const char *key, long long x)
+{
+    value_start(w, key);
+    buf_printf(w->out, "%lld", x);
+}
+
+void json_put_uint(JsonWriter *w, const char *key, unsigned long long x)
+{
+    value_start(w, key);
+    buf_printf(w->out, "%llu", x);
+}
+
+void json_put_double(JsonWriter *w, const char *key, const char *fmt, double x)
+{
+    value_start(w, key);
+    if (isfinite(x))
+        buf_printf(w->out, fmt, x);
+    else
+        buf_puts(w->out, "null");
+}
+
+void json_put_f32(JsonWriter *w, const char *key, float x)
+{
+    value_start(w, key);
+    buf_json_f32(w->out, x);
+}
+
+void json_put_f64(JsonWriter *w, const char *key, double x)
+{
+    value_start(w, key);
+    buf_json_f64(w->out, x);
+}
+
+void json_put_bool(JsonWriter *w, const char *key, bool b) { json_put_raw(w, key, b ? "true" : "false"); }
+
+void json_put_null(JsonWriter *w, const char *key) { json_put_raw(w, key, "null"); }

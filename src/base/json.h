@@ -28,6 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/buf.h"
 #include "base/err.h"
 
 #define JSON_MAX_DEPTH 64
@@ -102,5 +103,88 @@ int json_as_str(const JsonVal *v, const char **out, size_t *len, Err *e);
  * with "...". Returns dst.
  */
 char *json_show(char *dst, size_t cap, const char *s, size_t len);
+
+/*
+ * Writing: a JsonWriter appends one JSON value to a Buf and puts the separators
+ * itself. Every call that writes a value takes the member's key first: a key inside
+ * an object, NULL for an array item or the top-level value (or after json_put_key).
+ *
+ *   Buf b = {0};
+ *   JsonWriter w;
+ *   json_writer_init(&w, &b, JSON_LINE);
+ *   json_open_object(&w, NULL);
+ *   json_put_str(&w, "event", "valid");
+ *   json_put_int(&w, "step", 200);
+ *   json_put_double(&w, "loss", "%g", 2.5);
+ *   json_open_array(&w, "sizes");
+ *   json_put_uint(&w, NULL, 3);
+ *   json_put_null(&w, NULL);
+ *   json_close(&w);
+ *   json_close(&w);
+ *       b: {"event": "valid", "step": 200, "loss": 2.5, "sizes": [3, null]}
+ *
+ * Layouts (the last argument of json_writer_init):
+ *   JSON_LINE     one line: {"a": 1, "b": [2, 3]}
+ *   JSON_COMPACT  one line, no spaces: {"a":1,"b":[2,3]} (safetensors headers)
+ *   N > 0         Python's json.dumps(indent=N): the containers opened with
+ *                 json_open_object / json_open_array put each item on a line of its
+ *                 own, N spaces deeper than the container's, and the closing bracket
+ *                 on a line at the container's depth ("{\n  \"a\": 1\n}"); those
+ *                 opened with the _line variants, and all inside them, stay on one
+ *                 line as JSON_LINE writes them. Empty containers are {} and [].
+ * In JSON_LINE and JSON_COMPACT the _line variants are the same as the others.
+ *
+ * Strings are escaped as buf_json_str does: \" \\ \n \r \t, other bytes below 0x20
+ * as \u00XX, everything else (UTF-8, 0x7f) as it is. Misuse (a value without its key
+ * in an object, a key in an array, closing more than was opened, nesting deeper
+ * than JSON_MAX_DEPTH) is a bug: it aborts.
+ */
+#define JSON_LINE 0
+#define JSON_COMPACT (-1)
+
+typedef struct JsonWriter {
+    Buf *out;
+    int layout;                          /* JSON_LINE, JSON_COMPACT or an indent */
+    int depth;                           /* containers open */
+    bool keyed;                          /* a key is written, its value is next */
+    unsigned char open[JSON_MAX_DEPTH];  /* each open container's JSON_W_* flags */
+} JsonWriter;
+
+void json_writer_init(JsonWriter *w, Buf *out, int layout);
+/*
+ * For a document that other code writes by hand around the writer's part: w
+ * continues an object of an indented layout (layout > 0) opened `depth` levels deep,
+ * one member a line, that has members already. Members put next start with ",\n"
+ * and the indent of depth `depth`; the object is not closed by w.
+ */
+void json_writer_resume(JsonWriter *w, Buf *out, int layout, int depth);
+
+void json_open_object(JsonWriter *w, const char *key);
+void json_open_array(JsonWriter *w, const char *key);
+/* Containers kept on one line in an indented layout. */
+void json_open_object_line(JsonWriter *w, const char *key);
+void json_open_array_line(JsonWriter *w, const char *key);
+/* Closes the innermost open container. */
+void json_close(JsonWriter *w);
+
+/* Writes a key of n bytes (not NUL-terminated, or holding NULs); the value put next
+   takes key NULL. */
+void json_put_key(JsonWriter *w, const char *key, size_t n);
+void json_put_str(JsonWriter *w, const char *key, const char *s);
+void json_put_strn(JsonWriter *w, const char *key, const char *s, size_t n);
+/* A NULL string is written as null. */
+void json_put_str_or_null(JsonWriter *w, const char *key, const char *s);
+void json_put_int(JsonWriter *w, const char *key, long long x);
+void json_put_uint(JsonWriter *w, const char *key, unsigned long long x);
+/* x printed with fmt, a printf conversion of one double ("%g", "%.4f", "%.3e"...);
+   NaN and infinities, which are not JSON, are written as null. */
+void json_put_double(JsonWriter *w, const char *key, const char *fmt, double x);
+/* The shortest text that reads back to x, as buf_json_f32 and buf_json_f64 write it. */
+void json_put_f32(JsonWriter *w, const char *key, float x);
+void json_put_f64(JsonWriter *w, const char *key, double x);
+void json_put_bool(JsonWriter *w, const char *key, bool b);
+void json_put_null(JsonWriter *w, const char *key);
+/* text, one complete JSON value formatted elsewhere, appended as it is. */
+void json_put_raw(JsonWriter *w, const char *key, const char *text);
 
 #endif

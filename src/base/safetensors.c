@@ -77,12 +77,20 @@ size_t st_nbytes(const StTensor *t)
     return (size_t)checked_bytes(t->ndim, t->shape, st_dtype_size(t->dtype));
 }
 
-static void put_shape(Buf *b, int ndim, const int64_t *shape)
+static void put_shape(JsonWriter *w, const char *key, int ndim, const int64_t *shape)
 {
-    buf_putc(b, '[');
+    json_open_array(w, key);
     for (int k = 0; k < ndim; k++)
-        buf_printf(b, "%s%" PRId64, k ? ", " : "", shape[k]);
-    buf_putc(b, ']');
+        json_put_int(w, NULL, shape[k]);
+    json_close(w);
+}
+
+/* A shape for messages: [2, 3]. */
+static void shape_text(Buf *b, int ndim, const int64_t *shape)
+{
+    JsonWriter w;
+    json_writer_init(&w, b, JSON_LINE);
+    put_shape(&w, NULL, ndim, shape);
 }
 
 /* A name made fit for a message (escaped, shortened). */
@@ -214,27 +222,31 @@ int st_write(const char *path, const StTensor *tensors, size_t n, const char *co
     }
 
     Buf h = {0};
-    buf_puts(&h, "{\"__metadata__\":{");
-    for (size_t i = 0; i < n_meta; i++) {
-        buf_json_str(&h, meta_keys[i], strlen(meta_keys[i]));
-        buf_putc(&h, ':');
-        buf_json_str(&h, meta_vals[i], strlen(meta_vals[i]));
-        buf_putc(&h, ',');
-    }
-    buf_printf(&h, "\"%s\":\"%08" PRIx32 "\"}", ST_KEY_CRC32, crc);
+    JsonWriter w;
+    json_writer_init(&w, &h, JSON_COMPACT);
+    json_open_object(&w, NULL);
+    json_open_object(&w, "__metadata__");
+    for (size_t i = 0; i < n_meta; i++)
+        json_put_str(&w, meta_keys[i], meta_vals[i]);
+    char crc_hex[9];
+    snprintf(crc_hex, sizeof crc_hex, "%08" PRIx32, crc);
+    json_put_str(&w, ST_KEY_CRC32, crc_hex);
+    json_close(&w);
     uint64_t off = 0;
     for (size_t k = 0; k < n; k++) {
         const StTensor *t = &tensors[order[k]];
         uint64_t nb = st_nbytes(t);
-        buf_putc(&h, ',');
-        buf_json_str(&h, t->name, strlen(t->name));
-        buf_printf(&h, ":{\"dtype\":\"%s\",\"shape\":[", dtypes[t->dtype].name);
-        for (int d = 0; d < t->ndim; d++)
-            buf_printf(&h, "%s%" PRId64, d ? "," : "", t->shape[d]);
-        buf_printf(&h, "],\"data_offsets\":[%" PRIu64 ",%" PRIu64 "]}", off, off + nb);
+        json_open_object(&w, t->name);
+        json_put_str(&w, "dtype", dtypes[t->dtype].name);
+        put_shape(&w, "shape", t->ndim, t->shape);
+        json_open_array(&w, "data_offsets");
+        json_put_uint(&w, NULL, off);
+        json_put_uint(&w, NULL, off + nb);
+        json_close(&w);
+        json_close(&w);
         off += nb;
     }
-    buf_putc(&h, '}');
+    json_close(&w);
     while ((8 + h.len) % 8)
         buf_putc(&h, ' ');
     if (h.len > ST_MAX_HEADER) {
@@ -504,7 +516,7 @@ static int load_tensor(StFile *f, const JsonKey *key, const JsonVal *v, uint64_t
                           "] end before they begin", path, nm, b, en);
     int64_t need = checked_bytes(t->ndim, t->shape, dtypes[t->dtype].size);
     Buf s = {0};
-    put_shape(&s, t->ndim, t->shape);
+    shape_text(&s, t->ndim, t->shape);
     int rc = 0;
     if (need < 0)
         rc = err_set(e, "%s: tensor '%s': shape %s is too large", path, nm, s.data);
@@ -817,8 +829,8 @@ const StTensor *st_expect(const StFile *f, const char *name, StDtype dtype, int 
     if (same)
         return t;
     Buf have = {0}, want = {0};
-    put_shape(&have, t->ndim, t->shape);
-    put_shape(&want, ndim, shape);
+    shape_text(&have, t->ndim, t->shape);
+    shape_text(&want, ndim, shape);
     err_set(e, "%s: tensor '%s' is %s %s, expected %s %s", f->path, show_c(name).s,
             dtypes[t->dtype].name, have.data, st_dtype_name(dtype) ? st_dtype_name(dtype) : "?",
             want.data);

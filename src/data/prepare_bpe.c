@@ -88,36 +88,52 @@ int prepare_bpe(PrepareBpe *pb, const PrepareOpts *o, Buf *arena, TokPair *tp, c
     return 0;
 }
 
-void prepare_bpe_json_options(const PrepareOpts *o, Buf *report)
+void prepare_bpe_put_options(JsonWriter *w, const PrepareOpts *o)
 {
     if (!o->bpe && !o->bpe_codes[0] && !o->bpe_codes[1] && !o->joint)
         return;
-    buf_printf(report, ",\n    \"bpe\": %ld,\n    \"bpe_min_freq\": %ld,\n    \"joint\": %s,\n"
-                       "    \"bpe_codes\": [", o->bpe, o->bpe_min_freq, o->joint ? "true" : "false");
+    json_put_int(w, "bpe", o->bpe);
+    json_put_int(w, "bpe_min_freq", o->bpe_min_freq);
+    json_put_bool(w, "joint", o->joint);
+    json_open_array_line(w, "bpe_codes");
+    for (int s = 0; s < 2; s++)
+        json_put_str_or_null(w, NULL, o->bpe_codes[s]);
+    json_close(w);
+}
+
+void prepare_bpe_put_merges(JsonWriter *w, const PrepareBpe *pb)
+{
+    if (!pb->bpe[0] && !pb->bpe[1])
+        return;
+    json_open_object_line(w, "bpe");
     for (int s = 0; s < 2; s++) {
-        if (s)
-            buf_puts(report, ", ");
-        if (o->bpe_codes[s])
-            buf_json_str(report, o->bpe_codes[s], strlen(o->bpe_codes[s]));
+        const char *key = s ? "target" : "source";
+        if (pb->bpe[s])
+            json_put_uint(w, key, bpe_merges(pb->bpe[s]));
         else
-            buf_puts(report, "null");
+            json_put_null(w, key);
     }
-    buf_putc(report, ']');
+    json_close(w);
+}
+
+void prepare_bpe_json_options(const PrepareOpts *o, Buf *report)
+{
+    JsonWriter w;
+    json_writer_resume(&w, report, 2, 2);
+    prepare_bpe_put_options(&w, o);
 }
 
 void prepare_bpe_json(const PrepareBpe *pb, Buf *report)
 {
-    if (!pb->bpe[0] && !pb->bpe[1])
-        return;
-    buf_puts(report, "  \"bpe\": {");
-    for (int s = 0; s < 2; s++) {
-        buf_puts(report, s ? ", \"target\": " : "\"source\": ");
-        if (pb->bpe[s])
-            buf_printf(report, "%zu", bpe_merges(pb->bpe[s]));
-        else
-            buf_puts(report, "null");
+    Buf member = {0};
+    JsonWriter w;
+    json_writer_resume(&w, &member, 2, 1);
+    prepare_bpe_put_merges(&w, pb);
+    if (member.len) { /* the writer's ",\n" goes after the member in the report */
+        buf_append(report, member.data + 2, member.len - 2);
+        buf_puts(report, ",\n");
     }
-    buf_puts(report, "},\n");
+    buf_free(&member);
 }
 
 int prepare_bpe_write(const PrepareBpe *pb, const char *dir, Err *e)

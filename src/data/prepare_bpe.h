@@ -13,6 +13,7 @@
 
 #include "base/buf.h"
 #include "base/err.h"
+#include "base/json.h"
 #include "data/prepare.h"
 #include "text/bpe.h"
 
@@ -41,12 +42,17 @@ typedef struct PrepareBpe {
    with e set ("FILE:LINE: ..." for a codes file). */
 int prepare_bpe(PrepareBpe *pb, const PrepareOpts *o, Buf *arena, TokPair *tp, const size_t *kept,
                 const uint8_t *split, size_t n_kept, Err *e);
-/* Appends the report's options after "skip_bad" when o asks for subwords or --joint:
-   `,\n    "bpe": N, "bpe_min_freq": K, "joint": B, "bpe_codes": [SRC, TGT]` (null for a
-   side without a codes file). */
+/* The report's options when o asks for subwords or --joint, as members of the open
+   "options" object: "bpe": N, "bpe_min_freq": K, "joint": B, "bpe_codes": [SRC, TGT]
+   (null for a side without a codes file; the array on one line). Nothing otherwise. */
+void prepare_bpe_put_options(JsonWriter *w, const PrepareOpts *o);
+/* The report's member "bpe": {"source": N, "target": N} (on one line) when a side has
+   codes: N the number of merges of a side, null for a side of words. */
+void prepare_bpe_put_merges(JsonWriter *w, const PrepareBpe *pb);
+/* The same two for a report written by hand (indent 2): prepare_bpe_json_options
+   appends `,\n    "bpe": N,\n    ...` after the option "skip_bad", prepare_bpe_json
+   appends `  "bpe": {...},\n` as a line of its own. */
 void prepare_bpe_json_options(const PrepareOpts *o, Buf *report);
-/* Appends the report's entry when a side has codes: `  "bpe": {"source": N, "target":
-   N},\n` (N the number of merges of a side, null for a side of words). */
 void prepare_bpe_json(const PrepareBpe *pb, Buf *report);
 /* Writes DIR/bpe.src and DIR/bpe.tgt, or removes them when the sides are words. */
 int prepare_bpe_write(const PrepareBpe *pb, const char *dir, Err *e);

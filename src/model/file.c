@@ -17,34 +17,44 @@ _Static_assert(sizeof(real) == sizeof(float), "model files hold float32 weights"
 
 /* ------------------------------------------------------------------ config JSON */
 
-static void text_config_json(const TextConfig *t, Buf *out)
-{
-    buf_printf(out, "\"direction\": \"%s\", \"src_lang\": \"%s\", \"tgt_lang\": \"%s\", \"keep_case\": %s}",
-               t->dir.name, t->dir.src.code, t->dir.tgt.code, t->keep_case ? "true" : "false");
-}
-
 void model_config_json(const ModelConfig *c, const TextConfig *t, Buf *out)
 {
+    JsonWriter w;
+    json_writer_init(&w, out, JSON_LINE);
+    json_open_object(&w, NULL);
     if (c->arch == ARCH_TRANSFORMER) {
-        buf_printf(out, "{\"arch\": \"transformer\", \"layers\": %d, \"model_dim\": %d, \"heads\": %d, "
-                        "\"ff\": %d, \"norm\": \"%s\", \"positions\": \"%s\", \"max_positions\": %d, ",
-                   c->layers, c->model_dim, c->heads, c->ff, norm_names[c->norm],
-                   pos_names[c->positions], c->max_positions);
+        json_put_str(&w, "arch", "transformer");
+        json_put_int(&w, "layers", c->layers);
+        json_put_int(&w, "model_dim", c->model_dim);
+        json_put_int(&w, "heads", c->heads);
+        json_put_int(&w, "ff", c->ff);
+        json_put_str(&w, "norm", norm_names[c->norm]);
+        json_put_str(&w, "positions", pos_names[c->positions]);
+        json_put_int(&w, "max_positions", c->max_positions);
     } else {
-        buf_printf(out, "{\"cell\": \"%s\", \"layers\": %d, \"bidir\": %s, \"emb\": %d, \"hidden\": %d, "
-                        "\"dec_hidden\": %d, \"attn\": %d, \"attention\": \"%s\", \"heads\": %d, "
-                        "\"local\": \"%s\", \"window\": %d, \"input_feed\": %s, \"bridge\": \"%s\", "
-                        "\"deep_out\": %d, ",
-                   cell_name(c->cell), c->layers, c->bidir ? "true" : "false", c->emb, c->hidden,
-                   c->dec_hidden, c->attn, attn_name(c->attention), c->heads, local_name(c->local),
-                   c->window, c->input_feed ? "true" : "false", bridge_name(c->bridge), c->deep_out);
+        json_put_str(&w, "cell", cell_name(c->cell));
+        json_put_int(&w, "layers", c->layers);
+        json_put_bool(&w, "bidir", c->bidir);
+        json_put_int(&w, "emb", c->emb);
+        json_put_int(&w, "hidden", c->hidden);
+        json_put_int(&w, "dec_hidden", c->dec_hidden);
+        json_put_int(&w, "attn", c->attn);
+        json_put_str(&w, "attention", attn_name(c->attention));
+        json_put_int(&w, "heads", c->heads);
+        json_put_str(&w, "local", local_name(c->local));
+        json_put_int(&w, "window", c->window);
+        json_put_bool(&w, "input_feed", c->input_feed);
+        json_put_str(&w, "bridge", bridge_name(c->bridge));
+        json_put_int(&w, "deep_out", c->deep_out);
     }
-    buf_puts(out, "\"dropout\": ");
-    buf_json_f32(out, c->dropout);
-    buf_puts(out, ", \"label_smoothing\": ");
-    buf_json_f32(out, c->label_smoothing);
-    buf_printf(out, ", \"tie_embeddings\": %s, ", c->tie_embeddings ? "true" : "false");
-    text_config_json(t, out);
+    json_put_f32(&w, "dropout", c->dropout);
+    json_put_f32(&w, "label_smoothing", c->label_smoothing);
+    json_put_bool(&w, "tie_embeddings", c->tie_embeddings);
+    json_put_str(&w, "direction", t->dir.name);
+    json_put_str(&w, "src_lang", t->dir.src.code);
+    json_put_str(&w, "tgt_lang", t->dir.tgt.code);
+    json_put_bool(&w, "keep_case", t->keep_case);
+    json_close(&w);
 }
 
 /* The keys of each architecture, NULL-terminated. A recurrent model's file may lack

@@ -5,97 +5,11 @@
 #include <string.h>
 
 #include "base/file.h"
+#include "base/strtab.h"
 #include "base/utf8.h"
+#include "text/lines.h"
 
-#define NONE UINT32_MAX
-
-/* ---- interned symbols: id -> bytes, bytes -> id (open addressing) ---- */
-
-typedef struct SymTab {
-    Buf arena;      /* symbol bytes, each followed by '\0' */
-    size_t *off;
-    uint32_t *len;
-    uint64_t *hash;
-    size_t n, cap;
-    uint32_t *slot; /* id + 1, or 0 when empty */
-    size_t mask;
-} SymTab;
-
-static uint64_t hash_bytes(const char *s, size_t n)
-{
-    uint64_t h = 0xCBF29CE484222325ULL;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ (unsigned char)s[i]) * 0x100000001B3ULL;
-    return h ^ (h >> 31);
-}
-
-static void sym_init(SymTab *t)
-{
-    memset(t, 0, sizeof *t);
-    t->slot = XCNEW(uint32_t, 1024);
-    t->mask = 1023;
-}
-
-static void sym_free(SymTab *t)
-{
-    buf_free(&t->arena);
-    free(t->off);
-    free(t->len);
-    free(t->hash);
-    free(t->slot);
-}
-
-static inline const char *sym_str(const SymTab *t, uint32_t id) { return t->arena.data + t->off[id]; }
-
-static uint32_t sym_find(const SymTab *t, const char *s, size_t n)
-{
-    uint64_t h = hash_bytes(s, n);
-    for (size_t i = (size_t)h & t->mask; t->slot[i]; i = (i + 1) & t->mask) {
-        uint32_t id = t->slot[i] - 1;
-        if (t->hash[id] == h && t->len[id] == n && memcmp(sym_str(t, id), s, n) == 0)
-            return id;
-    }
-    return NONE;
-}
-
-static void sym_place(SymTab *t, uint32_t id)
-{
-    size_t i = (size_t)t->hash[id] & t->mask;
-    while (t->slot[i])
-        i = (i + 1) & t->mask;
-    t->slot[i] = id + 1;
-}
-
-static uint32_t sym_intern(SymTab *t, const char *s, size_t n)
-{
-    uint32_t id = sym_find(t, s, n);
-    if (id != NONE)
-        return id;
-    CHECK(t->n < NONE - 1 && n < UINT32_MAX);
-    if (t->n == t->cap) {
-        t->cap = t->cap ? 2 * t->cap : 256;
-        XRENEW(t->off, t->cap);
-        XRENEW(t->len, t->cap);
-        XRENEW(t->hash, t->cap);
-    }
-    id = (uint32_t)t->n++;
-    t->off[id] = t->arena.len;
-    t->len[id] = (uint32_t)n;
-    t->hash[id] = hash_bytes(s, n);
-    buf_append(&t->arena, s, n);
-    buf_putc(&t->arena, '\0');
-    if (2 * t->n > t->mask + 1) {
-        size_t nslot = 2 * (t->mask + 1);
-        free(t->slot);
-        t->slot = XCNEW(uint32_t, nslot);
-        t->mask = nslot - 1;
-        for (uint32_t k = 0; k < t->n; k++)
-            sym_place(t, k);
-    } else {
-        sym_place(t, id);
-    }
-    return id;
-}
+#define NONE STRTAB_NONE
 
 /* ---- a map from a pair of symbol ids to a uint32 ---- */
 
@@ -172,7 +86,7 @@ static uint32_t pairs_put(PairTab *p, uint64_t k, uint32_t v)
 /* ---- the merges ---- */
 
 struct Bpe {
-    SymTab sym;
+    StrTab sym;
     uint32_t *ma, *mb, *mab; /* merge i: symbols A, B and AB */
     size_t n, cap;
     PairTab rank;            /* (A, B) -> the first merge of that pair */
@@ -181,7 +95,7 @@ struct Bpe {
 static Bpe *bpe_new(void)
 {
     Bpe *b = XCNEW(Bpe, 1);
-    sym_init(&b->sym);
+    strtab_init(&b->sym, 512, false);
     pairs_init(&b->rank);
     return b;
 }
@@ -190,7 +104,7 @@ void bpe_free(Bpe *b)
 {
     if (!b)
         return;
-    sym_free(&b->sym);
+    strtab_free(&b->sym);
     pairs_free(&b->rank);
     free(b->ma);
     free(b->mb);
@@ -199,17 +113,17 @@ void bpe_free(Bpe *b)
 }
 
 size_t bpe_merges(const Bpe *b) { return b->n; }
-const char *bpe_merge_first(const Bpe *b, size_t i) { CHECK(i < b->n); return sym_str(&b->sym, b->ma[i]); }
-const char *bpe_merge_second(const Bpe *b, size_t i) { CHECK(i < b->n); return sym_str(&b->sym, b->mb[i]); }
+const char *bpe_merge_first(const Bpe *b, size_t i) { CHECK(i < b->n); return strtab_str(&b->sym, b->ma[i]); }
+const char *bpe_merge_second(const Bpe *b, size_t i) { CHECK(i < b->n); return strtab_str(&b->sym, b->mb[i]); }
 
 /* Appends the merge (a, b); returns the id of the merged symbol. */
 static uint32_t add_merge(Bpe *b, uint32_t x, uint32_t y)
 {
     size_t lx = b->sym.len[x], ly = b->sym.len[y];
     char *cat = xmalloc(lx + ly);
-    memcpy(cat, sym_str(&b->sym, x), lx);
-    memcpy(cat + lx, sym_str(&b->sym, y), ly);
-    uint32_t xy = sym_intern(&b->sym, cat, lx + ly);
+    memcpy(cat, strtab_str(&b->sym, x), lx);
+    memcpy(cat + lx, strtab_str(&b->sym, y), ly);
+    uint32_t xy = strtab_intern(&b->sym, cat, lx + ly);
     free(cat);
     if (b->n == b->cap) {
         b->cap = b->cap ? 2 * b->cap : 1024;
@@ -229,7 +143,7 @@ static uint32_t add_merge(Bpe *b, uint32_t x, uint32_t y)
 /* The symbol ids of word[0..len): its code points, the last with "</w>" (lookup NULL:
    interned into t, else looked up, NONE when unknown). starts[i] is the byte offset
    of symbol i. Returns the number of symbols. */
-static size_t word_symbols(SymTab *t, const SymTab *lookup, const char *w, size_t len, uint32_t *ids,
+static size_t word_symbols(StrTab *t, const StrTab *lookup, const char *w, size_t len, uint32_t *ids,
                            uint32_t *starts)
 {
     size_t n = 0;
@@ -247,7 +161,7 @@ static size_t word_symbols(SymTab *t, const SymTab *lookup, const char *w, size_
             sl = k + sizeof BPE_EOW - 1;
         }
         starts[n] = (uint32_t)i;
-        ids[n++] = lookup ? sym_find(lookup, s, sl) : sym_intern(t, s, sl);
+        ids[n++] = lookup ? strtab_find(lookup, s, sl) : strtab_intern(t, s, sl);
         i += k;
     }
     return n;
@@ -301,13 +215,13 @@ static bool ent_better(const Learner *l, HeapEnt x, HeapEnt y)
 {
     if (x.count != y.count)
         return x.count > y.count;
-    const SymTab *t = &l->b->sym;
+    const StrTab *t = &l->b->sym;
     for (int k = 0; k < 2; k++) {
         uint32_t a = k ? l->pb[x.pair] : l->pa[x.pair], b = k ? l->pb[y.pair] : l->pa[y.pair];
         if (a == b)
             continue;
         size_t la = t->len[a], lb = t->len[b];
-        int c = memcmp(sym_str(t, a), sym_str(t, b), la < lb ? la : lb);
+        int c = memcmp(strtab_str(t, a), strtab_str(t, b), la < lb ? la : lb);
         if (c)
             return c > 0;
         return la > lb;
@@ -531,37 +445,28 @@ int bpe_parse(Bpe **out, const char *name, const char *data, size_t len, Err *e)
 {
     *out = NULL;
     Bpe *b = bpe_new();
-    const char *p = data, *end = data + len;
-    size_t lineno = 0;
-    int rc = 0;
-    while (rc == 0 && (p < end || lineno == 0)) {
-        const char *nl = memchr(p, '\n', (size_t)(end - p));
-        const char *le = nl ? nl : end;
-        size_t n = (size_t)(le - p);
-        if (n && p[n - 1] == '\r')
-            n--;
-        lineno++;
-        const char *nul = memchr(p, '\0', n);
-        size_t bad = utf8_check(p, nul ? (size_t)(nul - p) : n);
-        if (nul && bad == (size_t)(nul - p)) {
-            rc = err_set(e, "%s:%zu: NUL byte at byte %zu", name, lineno, bad + 1);
-        } else if (bad < n) {
-            rc = err_set(e, "%s:%zu: invalid UTF-8 at byte %zu", name, lineno, bad + 1);
-        } else if (lineno == 1) {
-            if (n != strlen(BPE_VERSION_LINE) || memcmp(p, BPE_VERSION_LINE, n) != 0)
-                rc = err_set(e, "%s:1: not a BPE codes file (the first line must be '%s')", name,
-                             BPE_VERSION_LINE);
-        } else {
-            const char *sp = memchr(p, ' ', n);
-            size_t la = sp ? (size_t)(sp - p) : 0, lb = sp ? n - la - 1 : 0;
-            if (!sp || la == 0 || lb == 0 || memchr(sp + 1, ' ', lb) || utf8_has_space(p, la) ||
-                utf8_has_space(sp + 1, lb))
-                rc = err_set(e, "%s:%zu: not a merge (expected two symbols separated by one space)",
-                             name, lineno);
-            else
-                add_merge(b, sym_intern(&b->sym, p, la), sym_intern(&b->sym, sp + 1, lb));
-        }
-        p = nl ? nl + 1 : end;
+    Lines r;
+    lines_init(&r, name, data, len);
+    const char *p;
+    size_t n;
+    int rc = lines_next(&r, &p, &n, e);
+    if (rc == 0) { /* an empty file: its first line is empty */
+        p = "";
+        n = 0;
+        rc = 1;
+    }
+    if (rc > 0 && (n != strlen(BPE_VERSION_LINE) || memcmp(p, BPE_VERSION_LINE, n) != 0))
+        rc = err_set(e, "%s:1: not a BPE codes file (the first line must be '%s')", name,
+                     BPE_VERSION_LINE);
+    while (rc > 0 && (rc = lines_next(&r, &p, &n, e)) > 0) {
+        const char *sp = memchr(p, ' ', n);
+        size_t la = sp ? (size_t)(sp - p) : 0, lb = sp ? n - la - 1 : 0;
+        if (!sp || la == 0 || lb == 0 || memchr(sp + 1, ' ', lb) || utf8_has_space(p, la) ||
+            utf8_has_space(sp + 1, lb))
+            rc = err_set(e, "%s:%zu: not a merge (expected two symbols separated by one space)",
+                         name, r.lineno);
+        else
+            add_merge(b, strtab_intern(&b->sym, p, la), strtab_intern(&b->sym, sp + 1, lb));
     }
     if (rc != 0) {
         bpe_free(b);
@@ -587,9 +492,9 @@ void bpe_format(const Bpe *b, Buf *out)
 {
     buf_puts(out, BPE_VERSION_LINE "\n");
     for (size_t i = 0; i < b->n; i++) {
-        buf_append(out, sym_str(&b->sym, b->ma[i]), b->sym.len[b->ma[i]]);
+        buf_append(out, strtab_str(&b->sym, b->ma[i]), b->sym.len[b->ma[i]]);
         buf_putc(out, ' ');
-        buf_append(out, sym_str(&b->sym, b->mb[i]), b->sym.len[b->mb[i]]);
+        buf_append(out, strtab_str(&b->sym, b->mb[i]), b->sym.len[b->mb[i]]);
         buf_putc(out, '\n');
     }
 }
@@ -650,19 +555,11 @@ size_t bpe_segment_word(const Bpe *b, const char *w, size_t len, Buf *out)
 
 size_t bpe_segment_line(const Bpe *b, const char *toks, size_t len, Buf *out)
 {
-    size_t units = 0;
-    for (size_t i = 0; i < len;) {
-        while (i < len && toks[i] == ' ')
-            i++;
-        size_t j = i;
-        while (j < len && toks[j] != ' ')
-            j++;
-        if (j > i) {
-            if (units)
-                buf_putc(out, ' ');
-            units += bpe_segment_word(b, toks + i, j - i, out);
-        }
-        i = j;
+    size_t units = 0, i = 0, start, n;
+    while ((n = lines_word(toks, len, &i, &start)) > 0) {
+        if (units)
+            buf_putc(out, ' ');
+        units += bpe_segment_word(b, toks + start, n, out);
     }
     return units;
 }
@@ -682,19 +579,11 @@ long bpe_tok_line(const Bpe *b, const char *s, size_t len, const TokOpts *o, Buf
 void bpe_join(const char *units, size_t len, Buf *out)
 {
     bool glue = true; /* nothing before the first unit */
-    for (size_t i = 0; i < len;) {
-        while (i < len && units[i] == ' ')
-            i++;
-        size_t j = i;
-        while (j < len && units[j] != ' ')
-            j++;
-        if (j > i) {
-            if (!glue)
-                buf_putc(out, ' ');
-            size_t n = j - i;
-            glue = n >= 2 && units[j - 1] == '@' && units[j - 2] == '@';
-            buf_append(out, units + i, glue ? n - 2 : n);
-        }
-        i = j;
+    size_t i = 0, start, n;
+    while ((n = lines_word(units, len, &i, &start)) > 0) {
+        if (!glue)
+            buf_putc(out, ' ');
+        glue = n >= 2 && units[start + n - 1] == '@' && units[start + n - 2] == '@';
+        buf_append(out, units + start, glue ? n - 2 : n);
     }
 }

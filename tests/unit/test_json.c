@@ -1,6 +1,7 @@
 /* base/json: the strict parser, lookups, typed getters, and lossless number writing. */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -574,4 +575,168 @@ Test(json, writer_numbers_round_trip)
     buf_json_f32(&b, -0.0f);
     cr_assert_str_eq(b.data, "0.1 0.1 3 null null -0");
     buf_free(&b);
+}
+
+/* ---- the writer ---- */
+
+static void expect_written(Buf *b, const char *want)
+{
+    cr_assert_str_eq(b->data, want);
+    Json d;
+    parse_ok(&d, b->data); /* and it is JSON */
+    json_free(&d);
+    buf_free(b);
+}
+
+/* The same document in each layout. */
+static void write_sample(Buf *b, int layout)
+{
+    JsonWriter w;
+    json_writer_init(&w, b, layout);
+    json_open_object(&w, NULL);
+    json_put_str(&w, "event", "valid");
+    json_put_int(&w, "step", -200);
+    json_put_uint(&w, "tokens", 18446744073709551615ULL);
+    json_put_double(&w, "loss", "%g", 2.5);
+    json_put_double(&w, "rate", "%.6f", 0.01);
+    json_put_f32(&w, "dropout", 0.1f);
+    json_put_f64(&w, "lr", 1e-3);
+    json_put_bool(&w, "best", true);
+    json_put_bool(&w, "bad", false);
+    json_put_null(&w, "none");
+    json_open_array(&w, "sizes");
+    json_put_int(&w, NULL, 3);
+    json_put_str_or_null(&w, NULL, NULL);
+    json_open_array(&w, NULL);
+    json_close(&w);
+    json_open_object(&w, NULL);
+    json_close(&w);
+    json_close(&w);
+    json_open_object_line(&w, "split");
+    json_put_int(&w, "pairs", 2);
+    json_put_raw(&w, "config", "{\"a\": 1}");
+    json_close(&w);
+    json_close(&w);
+}
+
+Test(json, writer_line_layout)
+{
+    Buf b = {0};
+    write_sample(&b, JSON_LINE);
+    expect_written(&b, "{\"event\": \"valid\", \"step\": -200, \"tokens\": 18446744073709551615, "
+                       "\"loss\": 2.5, \"rate\": 0.010000, \"dropout\": 0.1, \"lr\": 0.001, "
+                       "\"best\": true, \"bad\": false, \"none\": null, \"sizes\": [3, null, [], {}], "
+                       "\"split\": {\"pairs\": 2, \"config\": {\"a\": 1}}}");
+}
+
+Test(json, writer_compact_layout)
+{
+    Buf b = {0};
+    write_sample(&b, JSON_COMPACT);
+    expect_written(&b, "{\"event\":\"valid\",\"step\":-200,\"tokens\":18446744073709551615,"
+                       "\"loss\":2.5,\"rate\":0.010000,\"dropout\":0.1,\"lr\":0.001,"
+                       "\"best\":true,\"bad\":false,\"none\":null,\"sizes\":[3,null,[],{}],"
+                       "\"split\":{\"pairs\":2,\"config\":{\"a\": 1}}}");
+}
+
+Test(json, writer_indented_layout)
+{
+    Buf b = {0};
+    write_sample(&b, 2);
+    expect_written(&b, "{\n"
+                       "  \"event\": \"valid\",\n"
+                       "  \"step\": -200,\n"
+                       "  \"tokens\": 18446744073709551615,\n"
+                       "  \"loss\": 2.5,\n"
+                       "  \"rate\": 0.010000,\n"
+                       "  \"dropout\": 0.1,\n"
+                       "  \"lr\": 0.001,\n"
+                       "  \"best\": true,\n"
+                       "  \"bad\": false,\n"
+                       "  \"none\": null,\n"
+                       "  \"sizes\": [\n"
+                       "    3,\n"
+                       "    null,\n"
+                       "    [],\n"
+                       "    {}\n"
+                       "  ],\n"
+                       "  \"split\": {\"pairs\": 2, \"config\": {\"a\": 1}}\n"
+                       "}");
+    JsonWriter w;
+    json_writer_init(&w, &b, 1);
+    json_open_object(&w, NULL);
+    json_close(&w);
+    expect_written(&b, "{}");
+}
+
+Test(json, writer_escapes_strings_and_keys)
+{
+    Buf b = {0};
+    JsonWriter w;
+    json_writer_init(&w, &b, JSON_LINE);
+    json_open_object(&w, NULL);
+    json_put_str(&w, "q\"b\\", "say \"hi\" \\ back\\slash");
+    json_put_str(&w, "ctl", "a\nb\rc\td\x01\x1f\x7f");
+    json_put_str(&w, "utf8", "caf\xC3\xA9 \xE2\x86\x92 \xF0\x9F\x98\x80");
+    json_put_key(&w, "k\0ey", 4);
+    json_put_strn(&w, NULL, "n\0ul", 4);
+    json_put_strn(&w, "part", "abcdef", 3);
+    json_close(&w);
+    expect_written(&b, "{\"q\\\"b\\\\\": \"say \\\"hi\\\" \\\\ back\\\\slash\", "
+                       "\"ctl\": \"a\\nb\\rc\\td\\u0001\\u001f\x7f\", "
+                       "\"utf8\": \"caf\xC3\xA9 \xE2\x86\x92 \xF0\x9F\x98\x80\", "
+                       "\"k\\u0000ey\": \"n\\u0000ul\", \"part\": \"abc\"}");
+}
+
+Test(json, writer_top_level_values_and_non_finite)
+{
+    Buf b = {0};
+    JsonWriter w;
+    json_writer_init(&w, &b, JSON_LINE);
+    json_put_double(&w, NULL, "%.3f", NAN);
+    cr_assert_str_eq(b.data, "null");
+    buf_clear(&b);
+    json_writer_init(&w, &b, JSON_LINE);
+    json_open_array(&w, NULL);
+    json_put_double(&w, NULL, "%g", INFINITY);
+    json_put_f32(&w, NULL, NAN);
+    json_put_double(&w, NULL, "%.2e", 12345.0);
+    json_close(&w);
+    expect_written(&b, "[null, null, 1.23e+04]");
+    json_writer_init(&w, &b, JSON_LINE);
+    json_put_str(&w, NULL, "alone");
+    expect_written(&b, "\"alone\"");
+}
+
+Test(json, writer_resumes_a_hand_written_object)
+{
+    Buf b = {0};
+    buf_puts(&b, "{\n  \"a\": {\n    \"x\": 1");
+    JsonWriter w;
+    json_writer_resume(&w, &b, 2, 2);
+    json_put_int(&w, "y", 2);
+    json_open_array_line(&w, "z");
+    json_put_null(&w, NULL);
+    json_put_null(&w, NULL);
+    json_close(&w);
+    buf_puts(&b, "\n  }\n}");
+    expect_written(&b, "{\n  \"a\": {\n    \"x\": 1,\n    \"y\": 2,\n    \"z\": [null, null]\n  }\n}");
+}
+
+Test(json, writer_misuse_is_a_bug, .signal = SIGABRT)
+{
+    Buf b = {0};
+    JsonWriter w;
+    json_writer_init(&w, &b, JSON_LINE);
+    json_open_object(&w, NULL);
+    json_put_int(&w, NULL, 1); /* a value without its key */
+}
+
+Test(json, writer_key_in_array_is_a_bug, .signal = SIGABRT)
+{
+    Buf b = {0};
+    JsonWriter w;
+    json_writer_init(&w, &b, JSON_LINE);
+    json_open_array(&w, NULL);
+    json_put_int(&w, "k", 1);
 }
