@@ -40,9 +40,11 @@ void attend_keys_forward(const Model *m, RnnWork *w, const Batch *b)
     const ModelConfig *c = &m->cfg;
     int N = b->S * b->B, K = model_enc_size(c), Ak = model_key_size(c);
     if (Ak)
-        nn_linear_forward(w->keys, enc_states(m, w), rnn_weights(m)->att_k, rnn_weights(m)->att_kb, N, K, Ak);
+        nn_linear_forward(w->keys, enc_states(m, w), rnn_weights(m)->att_k, rnn_weights(m)->att_kb,
+                          &(LinearShape){N, K, Ak});
     if (c->attention == ATT_MULTIHEAD)
-        nn_linear_forward(w->vals, enc_states(m, w), rnn_weights(m)->att_val, NULL, N, K, c->attn);
+        nn_linear_forward(w->vals, enc_states(m, w), rnn_weights(m)->att_val, NULL,
+                          &(LinearShape){N, K, c->attn});
 }
 
 void attend_keys_zero_grad(const Model *m, RnnWork *w, const Batch *b)
@@ -62,10 +64,10 @@ void attend_keys_backward(Model *m, RnnWork *w, const Batch *b)
     int N = b->S * b->B, K = model_enc_size(c), Ak = model_key_size(c);
     if (Ak)
         nn_linear_backward(enc_dstates(m, w), rnn_grads(m)->att_k, rnn_grads(m)->att_kb, w->dkeys, enc_states(m, w),
-                           rnn_weights(m)->att_k, N, K, Ak);
+                           rnn_weights(m)->att_k, &(LinearShape){N, K, Ak});
     if (c->attention == ATT_MULTIHEAD)
         nn_linear_backward(enc_dstates(m, w), rnn_grads(m)->att_val, NULL, w->dvals, enc_states(m, w),
-                           rnn_weights(m)->att_val, N, K, c->attn);
+                           rnn_weights(m)->att_val, &(LinearShape){N, K, c->attn});
 }
 
 /* ------------------------------------------------------------------ one step */
@@ -101,7 +103,7 @@ void attend_step_forward(const Model *m, RnnWork *w, const Batch *b, int t, cons
     real *q = model_attn_projects_query(c) ? w->q + (size_t)t * B * A : NULL;
 
     if (q)
-        work_step_linear(&w->base, q, query, rnn_weights(m)->att_q, NULL, B, D, A);
+        work_step_linear(&w->base, q, query, rnn_weights(m)->att_q, NULL, &(LinearShape){B, D, A});
     if (model_attn_additive(c))
         nn_attn_score_forward(e, w->att_cache, q, w->keys, rnn_weights(m)->att_v, S, B, A);
     else if (q)
@@ -115,9 +117,9 @@ void attend_step_forward(const Model *m, RnnWork *w, const Batch *b, int t, cons
     } else {
         if (c->local == LOCAL_P) {
             real *ph = w->pos_h + (size_t)t * B * A, *x = w->pos_x + (size_t)t * B;
-            work_step_linear(&w->base, ph, query, rnn_weights(m)->att_pos, NULL, B, D, A);
+            work_step_linear(&w->base, ph, query, rnn_weights(m)->att_pos, NULL, &(LinearShape){B, D, A});
             nn_tanh_forward(ph, ph, (size_t)B * A);
-            nn_linear_forward(x, ph, rnn_weights(m)->att_pos_v, NULL, B, A, 1);
+            nn_linear_forward(x, ph, rnn_weights(m)->att_pos_v, NULL, &(LinearShape){B, A, 1});
             nn_local_pos_forward(w->pos_p + (size_t)t * B, w->pos_sig + (size_t)t * B, x, b->src_len, B);
         }
         local_window(c, w, b, t);
@@ -135,7 +137,7 @@ void attend_step_forward(const Model *m, RnnWork *w, const Batch *b, int t, cons
     if (c->attention == ATT_MULTIHEAD) {
         real *o = w->heads_o + (size_t)t * B * A;
         nn_attn_context_forward(o, a, w->vals, S, B, A, Hh);
-        work_step_linear(&w->base, ctx, o, rnn_weights(m)->att_out, NULL, B, A, K);
+        work_step_linear(&w->base, ctx, o, rnn_weights(m)->att_out, NULL, &(LinearShape){B, A, K});
         real *show = w->ashow + (size_t)t * BS;
         for (size_t i = 0; i < BS; i++) {
             real s = 0;
@@ -160,7 +162,7 @@ void attend_step_backward(Model *m, RnnWork *w, const Batch *b, int t, const rea
     if (c->attention == ATT_MULTIHEAD) {
         memset(w->dheads_o, 0, (size_t)B * A * sizeof(real));
         nn_linear_backward(w->dheads_o, rnn_grads(m)->att_out, NULL, dctx, w->heads_o + (size_t)t * B * A,
-                           rnn_weights(m)->att_out, B, A, K);
+                           rnn_weights(m)->att_out, &(LinearShape){B, A, K});
         nn_attn_context_backward(w->da, w->dvals, w->dheads_o, a, w->vals, S, B, A, Hh);
     } else {
         nn_attn_context_backward(w->da, enc_dstates(m, w), dctx, a, enc_states(m, w), S, B, K, 1);
@@ -187,9 +189,11 @@ void attend_step_backward(Model *m, RnnWork *w, const Batch *b, int t, const rea
             nn_local_pos_backward(w->dpos_x, w->dpos_p, w->pos_sig + (size_t)t * B, b->src_len, B);
             const real *ph = w->pos_h + (size_t)t * B * A;
             memset(w->dpos_h, 0, (size_t)B * A * sizeof(real));
-            nn_linear_backward(w->dpos_h, rnn_grads(m)->att_pos_v, NULL, w->dpos_x, ph, rnn_weights(m)->att_pos_v, B, A, 1);
+            nn_linear_backward(w->dpos_h, rnn_grads(m)->att_pos_v, NULL, w->dpos_x, ph, rnn_weights(m)->att_pos_v,
+                               &(LinearShape){B, A, 1});
             nn_tanh_backward_inplace(w->dpos_h, ph, (size_t)B * A);
-            nn_linear_backward(dquery, rnn_grads(m)->att_pos, NULL, w->dpos_h, query, rnn_weights(m)->att_pos, B, D, A);
+            nn_linear_backward(dquery, rnn_grads(m)->att_pos, NULL, w->dpos_h, query, rnn_weights(m)->att_pos,
+                               &(LinearShape){B, D, A});
         }
         for (int h = 0; h < Hh; h++)
             nn_window_softmax_backward(w->de + h * BS, dsoft + h * BS, soft + h * BS, lo, hi, B, S);
@@ -210,7 +214,8 @@ void attend_step_backward(Model *m, RnnWork *w, const Batch *b, int t, const rea
         nn_attn_dot_backward(dquery, model_key_size(c) ? w->dkeys : enc_dstates(m, w), w->de, query,
                              dot_keys(m, w), S, B, D, 1, 1);
     if (q)
-        nn_linear_backward(dquery, rnn_grads(m)->att_q, NULL, w->dq, query, rnn_weights(m)->att_q, B, D, A);
+        nn_linear_backward(dquery, rnn_grads(m)->att_q, NULL, w->dq, query, rnn_weights(m)->att_q,
+                           &(LinearShape){B, D, A});
 }
 
 const real *attend_weights(const RnnWork *w, int t)
@@ -227,7 +232,8 @@ void attend_pool_forward(const Model *m, RnnWork *w, const Batch *b)
 {
     const ModelConfig *c = &m->cfg;
     int B = b->B, S = b->S, A = c->attn, K = model_enc_size(c);
-    nn_linear_forward(w->pool_u, enc_states(m, w), rnn_weights(m)->pool_w, rnn_weights(m)->pool_b, S * B, K, A);
+    nn_linear_forward(w->pool_u, enc_states(m, w), rnn_weights(m)->pool_w, rnn_weights(m)->pool_b,
+                      &(LinearShape){S * B, K, A});
     nn_tanh_forward(w->pool_u, w->pool_u, (size_t)S * B * A);
     for (int r = 0; r < B; r++)
         memcpy(w->pool_q + (size_t)r * A, rnn_weights(m)->pool_ctx, (size_t)A * sizeof(real));
@@ -254,5 +260,5 @@ void attend_pool_backward(Model *m, RnnWork *w, const Batch *b)
             rnn_grads(m)->pool_ctx[i] += w->dpool_q[(size_t)r * A + i];
     nn_tanh_backward_inplace(w->dpool_u, w->pool_u, SBA);
     nn_linear_backward(enc_dstates(m, w), rnn_grads(m)->pool_w, rnn_grads(m)->pool_b, w->dpool_u, enc_states(m, w), rnn_weights(m)->pool_w,
-                       S * B, K, A);
+                       &(LinearShape){S * B, K, A});
 }
