@@ -105,11 +105,14 @@ void attend_step_forward(const Model *m, RnnWork *w, const Batch *b, int t, cons
     if (q)
         work_step_linear(&w->base, q, query, rnn_weights(m)->att_q, NULL, &(LinearShape){B, D, A});
     if (model_attn_additive(c))
-        nn_attn_score_forward(e, w->att_cache, q, w->keys, rnn_weights(m)->att_v, S, B, A);
+        nn_attn_score_forward(e, w->att_cache, q, w->keys, rnn_weights(m)->att_v,
+                              &(AttnShape){.S = S, .B = B, .A = A});
     else if (q)
-        nn_attn_dot_forward(e, q, w->keys, S, B, A, Hh, dot_scale(c));
+        nn_attn_dot_forward(e, q, w->keys,
+                            &(AttnShape){.S = S, .B = B, .A = A, .H = Hh, .scale = dot_scale(c)});
     else
-        nn_attn_dot_forward(e, query, dot_keys(m, w), S, B, D, 1, 1);
+        nn_attn_dot_forward(e, query, dot_keys(m, w),
+                            &(AttnShape){.S = S, .B = B, .A = D, .H = 1, .scale = 1});
 
     if (c->local == LOCAL_NONE) {
         for (int h = 0; h < Hh; h++)
@@ -130,13 +133,13 @@ void attend_step_forward(const Model *m, RnnWork *w, const Batch *b, int t, cons
         if (c->local == LOCAL_P)
             for (int h = 0; h < Hh; h++)
                 nn_gauss_window_forward(a + h * BS, soft + h * BS, w->pos_p + (size_t)t * B, lo, hi,
-                                        (real)c->window / 2, B, S);
+                                        &(AttnShape){.S = S, .B = B, .sigma = (real)c->window / 2});
     }
 
     real *ctx = w->ctx + (size_t)t * B * K;
     if (c->attention == ATT_MULTIHEAD) {
         real *o = w->heads_o + (size_t)t * B * A;
-        nn_attn_context_forward(o, a, w->vals, S, B, A, Hh);
+        nn_attn_context_forward(o, a, w->vals, &(AttnShape){.S = S, .B = B, .A = A, .H = Hh});
         work_step_linear(&w->base, ctx, o, rnn_weights(m)->att_out, NULL, &(LinearShape){B, A, K});
         real *show = w->ashow + (size_t)t * BS;
         for (size_t i = 0; i < BS; i++) {
@@ -146,7 +149,8 @@ void attend_step_forward(const Model *m, RnnWork *w, const Batch *b, int t, cons
             show[i] = s / (real)Hh;
         }
     } else {
-        nn_attn_context_forward(ctx, a, enc_states(m, w), S, B, K, 1);
+        nn_attn_context_forward(ctx, a, enc_states(m, w),
+                                &(AttnShape){.S = S, .B = B, .A = K, .H = 1});
     }
 }
 
@@ -163,9 +167,11 @@ void attend_step_backward(Model *m, RnnWork *w, const Batch *b, int t, const rea
         memset(w->dheads_o, 0, (size_t)B * A * sizeof(real));
         nn_linear_backward(w->dheads_o, rnn_grads(m)->att_out, NULL, dctx, w->heads_o + (size_t)t * B * A,
                            rnn_weights(m)->att_out, &(LinearShape){B, A, K});
-        nn_attn_context_backward(w->da, w->dvals, w->dheads_o, a, w->vals, S, B, A, Hh);
+        nn_attn_context_backward(w->da, w->dvals, w->dheads_o, a, w->vals,
+                                 &(AttnShape){.S = S, .B = B, .A = A, .H = Hh});
     } else {
-        nn_attn_context_backward(w->da, enc_dstates(m, w), dctx, a, enc_states(m, w), S, B, K, 1);
+        nn_attn_context_backward(w->da, enc_dstates(m, w), dctx, a, enc_states(m, w),
+                                 &(AttnShape){.S = S, .B = B, .A = K, .H = 1});
     }
 
     memset(w->de, 0, Hh * BS * sizeof(real));
@@ -182,7 +188,7 @@ void attend_step_backward(Model *m, RnnWork *w, const Batch *b, int t, const rea
             const real *p = w->pos_p + (size_t)t * B;
             for (int h = 0; h < Hh; h++)
                 nn_gauss_window_backward(w->dasoft + h * BS, w->dpos_p, w->da + h * BS, soft + h * BS, p,
-                                         lo, hi, (real)c->window / 2, B, S);
+                                         lo, hi, &(AttnShape){.S = S, .B = B, .sigma = (real)c->window / 2});
             dsoft = w->dasoft;
             /* p = n · sigmoid(pos_v · tanh(pos · query)) */
             memset(w->dpos_x, 0, (size_t)B * sizeof(real));
@@ -205,14 +211,16 @@ void attend_step_backward(Model *m, RnnWork *w, const Batch *b, int t, const rea
     if (model_attn_additive(c)) {
         /* the tanh values of this step, recomputed: keeping them for every step took
            T·S·B·A floats (167 MB for a batch of 64 pairs of 50 tokens) */
-        nn_attn_score_cache(w->att_cache, q, w->keys, S, B, A);
-        nn_attn_score_backward(w->dq, w->dkeys, rnn_grads(m)->att_v, w->de, w->att_cache, rnn_weights(m)->att_v, S, B, A);
+        nn_attn_score_cache(w->att_cache, q, w->keys, &(AttnShape){.S = S, .B = B, .A = A});
+        nn_attn_score_backward(w->dq, w->dkeys, rnn_grads(m)->att_v, w->de, w->att_cache, rnn_weights(m)->att_v,
+                               &(AttnShape){.S = S, .B = B, .A = A});
     }
     else if (q)
-        nn_attn_dot_backward(w->dq, w->dkeys, w->de, q, w->keys, S, B, A, Hh, dot_scale(c));
+        nn_attn_dot_backward(w->dq, w->dkeys, w->de, q, w->keys,
+                             &(AttnShape){.S = S, .B = B, .A = A, .H = Hh, .scale = dot_scale(c)});
     else
         nn_attn_dot_backward(dquery, model_key_size(c) ? w->dkeys : enc_dstates(m, w), w->de, query,
-                             dot_keys(m, w), S, B, D, 1, 1);
+                             dot_keys(m, w), &(AttnShape){.S = S, .B = B, .A = D, .H = 1, .scale = 1});
     if (q)
         nn_linear_backward(dquery, rnn_grads(m)->att_q, NULL, w->dq, query, rnn_weights(m)->att_q,
                            &(LinearShape){B, D, A});
@@ -237,9 +245,11 @@ void attend_pool_forward(const Model *m, RnnWork *w, const Batch *b)
     nn_tanh_forward(w->pool_u, w->pool_u, (size_t)S * B * A);
     for (int r = 0; r < B; r++)
         memcpy(w->pool_q + (size_t)r * A, rnn_weights(m)->pool_ctx, (size_t)A * sizeof(real));
-    nn_attn_dot_forward(w->pool_e, w->pool_q, w->pool_u, S, B, A, 1, 1);
+    nn_attn_dot_forward(w->pool_e, w->pool_q, w->pool_u,
+                        &(AttnShape){.S = S, .B = B, .A = A, .H = 1, .scale = 1});
     nn_masked_softmax_forward(w->pool_a, w->pool_e, b->src_len, B, S);
-    nn_attn_context_forward(w->pool_m, w->pool_a, enc_states(m, w), S, B, K, 1);
+    nn_attn_context_forward(w->pool_m, w->pool_a, enc_states(m, w),
+                            &(AttnShape){.S = S, .B = B, .A = K, .H = 1});
 }
 
 void attend_pool_backward(Model *m, RnnWork *w, const Batch *b)
@@ -248,13 +258,14 @@ void attend_pool_backward(Model *m, RnnWork *w, const Batch *b)
     int B = b->B, S = b->S, A = c->attn, K = model_enc_size(c);
     size_t BS = (size_t)B * S, SBA = BS * A;
     memset(w->dpool_a, 0, BS * sizeof(real));
-    nn_attn_context_backward(w->dpool_a, enc_dstates(m, w), w->dpool_m, w->pool_a, enc_states(m, w), S, B,
-                             K, 1);
+    nn_attn_context_backward(w->dpool_a, enc_dstates(m, w), w->dpool_m, w->pool_a, enc_states(m, w),
+                             &(AttnShape){.S = S, .B = B, .A = K, .H = 1});
     memset(w->dpool_e, 0, BS * sizeof(real));
     nn_masked_softmax_backward(w->dpool_e, w->dpool_a, w->pool_a, b->src_len, B, S);
     memset(w->dpool_q, 0, (size_t)B * A * sizeof(real));
     memset(w->dpool_u, 0, SBA * sizeof(real));
-    nn_attn_dot_backward(w->dpool_q, w->dpool_u, w->dpool_e, w->pool_q, w->pool_u, S, B, A, 1, 1);
+    nn_attn_dot_backward(w->dpool_q, w->dpool_u, w->dpool_e, w->pool_q, w->pool_u,
+                         &(AttnShape){.S = S, .B = B, .A = A, .H = 1, .scale = 1});
     for (int r = 0; r < B; r++)
         for (int i = 0; i < A; i++)
             rnn_grads(m)->pool_ctx[i] += w->dpool_q[(size_t)r * A + i];
