@@ -311,7 +311,7 @@ static void sub_f_forward(const Ctx *x, const TfLayerWeights *lw, TfSub *s, cons
     V = K + d;
     if (p > 0)
         nn_dropout_mask(s->adrop, (size_t)sh.B * sh.H * sh.Tq * sh.Tk, p, rng);
-    nn_mha_forward(s->ctx, s->a, p > 0 ? s->adrop : NULL, s->qkv, K, V, &sh);
+    nn_mha_forward(s->ctx, s->a, p > 0 ? s->adrop : NULL, &(MhaQkv){s->qkv, K, V}, &sh);
     work_step_linear(&x->w->base, s->sum, s->ctx, aw->out_w, aw->out_b, &(LinearShape){N, d, d});
 }
 
@@ -366,16 +366,16 @@ static void sub_f_backward(const Ctx *x, const TfLayerWeights *lw, TfLayerWeight
     nn_linear_backward(t->dctx, ga->out_w, ga->out_b, dout, s->ctx, aw->out_w, &(LinearShape){N, d, d});
     if (self) {
         memset(t->dqkv, 0, (size_t)N * 3 * d * sizeof(real));
-        nn_mha_backward(t->dqkv, t->dqkv + d, t->dqkv + 2 * d, t->de, t->dctx, s->a, adrop, s->qkv,
-                        s->qkv + d, s->qkv + 2 * d, &sh);
+        nn_mha_backward(&(MhaQkvGrad){t->dqkv, t->dqkv + d, t->dqkv + 2 * d}, t->de, t->dctx, s->a,
+                        adrop, &(MhaQkv){s->qkv, s->qkv + d, s->qkv + 2 * d}, &sh);
         nn_linear_backward(dfin, ga->in_w, ga->in_b, t->dqkv, fin, aw->in_w, &(LinearShape){N, d, 3 * d});
         return;
     }
     int Ns = x->b->S * x->b->B;
     memset(t->dqkv, 0, (size_t)N * d * sizeof(real));
     memset(t->dkv, 0, (size_t)Ns * 2 * d * sizeof(real));
-    nn_mha_backward(t->dqkv, t->dkv, t->dkv + d, t->de, t->dctx, s->a, adrop, s->qkv, s->kv,
-                    s->kv + d, &sh);
+    nn_mha_backward(&(MhaQkvGrad){t->dqkv, t->dkv, t->dkv + d}, t->de, t->dctx, s->a, adrop,
+                    &(MhaQkv){s->qkv, s->kv, s->kv + d}, &sh);
     nn_linear_backward(dfin, ga->in_w, ga->in_b, t->dqkv, fin, aw->in_w, &(LinearShape){N, d, d});
     /* keys and values: rows d..3d of in_proj over the encoder output */
     nn_linear_backward(t->dmem, ga->in_w + (size_t)d * d, ga->in_b + d, t->dkv, t->memory,

@@ -412,10 +412,9 @@ NN_SIMD static void mha_fwd_range(void *ctx, size_t lo, size_t hi)
     }
 }
 
-void nn_mha_forward(real *out, real *a, const real *drop, const real *Q, const real *K,
-                    const real *V, const MhaShape *s)
+void nn_mha_forward(real *out, real *a, const real *drop, const MhaQkv *qkv, const MhaShape *s)
 {
-    MhaJob J = {.out = out, .a = a, .drop = drop, .Q = Q, .K = K, .V = V, .s = s};
+    MhaJob J = {.out = out, .a = a, .drop = drop, .Q = qkv->Q, .K = qkv->K, .V = qkv->V, .s = s};
     nn_parallel_for((size_t)s->B * (size_t)s->H, 4, mha_fwd_range, &J);
 }
 
@@ -472,11 +471,10 @@ NN_SIMD static void mha_bwd_range(void *ctx, size_t lo, size_t hi)
     }
 }
 
-void nn_mha_backward(real *dQ, real *dK, real *dV, real *de, const real *dout, const real *a,
-                     const real *drop, const real *Q, const real *K, const real *V,
-                     const MhaShape *s)
+void nn_mha_backward(const MhaQkvGrad *dqkv, real *de, const real *dout, const real *a,
+                     const real *drop, const MhaQkv *qkv, const MhaShape *s)
 {
-    MhaJob J = {.dQ = dQ, .dK = dK, .dV = dV, .de = de, .dout = dout, .ca = a, .drop = drop,
-                .Q = Q, .K = K, .V = V, .s = s};
+    MhaJob J = {.dQ = dqkv->Q, .dK = dqkv->K, .dV = dqkv->V, .de = de, .dout = dout, .ca = a,
+                .drop = drop, .Q = qkv->Q, .K = qkv->K, .V = qkv->V, .s = s};
     nn_parallel_for((size_t)s->B * (size_t)s->H, 4, mha_bwd_range, &J);
 }

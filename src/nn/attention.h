@@ -158,28 +158,35 @@ typedef struct MhaShape {
     real scale;      /* usually 1/sqrt(dh) */
 } MhaShape;
 
+/* The queries, keys and values of nn_mha_forward. */
+typedef struct MhaQkv {
+    const real *Q;  // (Tq,B,ldq)
+    const real *K;  // (Tk,B,ldk)
+    const real *V;  // (Tk,B,ldv)
+} MhaQkv;
+/* Their gradients, laid out as Q, K, V; a NULL one is skipped. */
+typedef struct MhaQkvGrad {
+    real *Q;  // (Tq,B,ldq) or NULL
+    real *K;  // (Tk,B,ldk) or NULL
+    real *V;  // (Tk,B,ldv) or NULL
+} MhaQkvGrad;
+
 /* a[b,h,i,j] = softmax over the allowed j of scale · <q, k>, exactly 0 elsewhere;
    out[i,b, slice h] = Σ_j a[b,h,i,j] · drop[b,h,i,j] · V[j,b, slice h] (drop: an
    attention dropout mask, NULL for none). out is overwritten. */
-void nn_mha_forward(real *out,         // (Tq,B,ldo)
-                    real *a,           // (B,H,Tq,Tk) written
-                    const real *drop,  // (B,H,Tq,Tk) or NULL
-                    const real *Q,     // (Tq,B,ldq)
-                    const real *K,     // (Tk,B,ldk)
-                    const real *V,     // (Tk,B,ldv)
+void nn_mha_forward(real *out,          // (Tq,B,ldo)
+                    real *a,            // (B,H,Tq,Tk) written
+                    const real *drop,   // (B,H,Tq,Tk) or NULL
+                    const MhaQkv *qkv,  // Q, K, V
                     const MhaShape *s);
-/* The backward pass of nn_mha_forward: dQ, dK, dV (laid out as Q, K, V) += the
-   gradients given dout; de is scratch of a's size. A NULL gradient is skipped. */
-void nn_mha_backward(real *dQ,          // (Tq,B,ldq) or NULL
-                     real *dK,          // (Tk,B,ldk) or NULL
-                     real *dV,          // (Tk,B,ldv) or NULL
-                     real *de,          // (B,H,Tq,Tk) scratch
-                     const real *dout,  // (Tq,B,ldo)
-                     const real *a,     // (B,H,Tq,Tk) from the forward pass
-                     const real *drop,  // (B,H,Tq,Tk) or NULL
-                     const real *Q,     // (Tq,B,ldq)
-                     const real *K,     // (Tk,B,ldk)
-                     const real *V,     // (Tk,B,ldv)
+/* The backward pass of nn_mha_forward: the gradients of Q, K, V += their gradients
+   given dout; de is scratch of a's size. */
+void nn_mha_backward(const MhaQkvGrad *dqkv,  // dQ, dK, dV
+                     real *de,                // (B,H,Tq,Tk) scratch
+                     const real *dout,        // (Tq,B,ldo)
+                     const real *a,           // (B,H,Tq,Tk) from the forward pass
+                     const real *drop,        // (B,H,Tq,Tk) or NULL
+                     const MhaQkv *qkv,       // Q, K, V
                      const MhaShape *s);
 
 #endif

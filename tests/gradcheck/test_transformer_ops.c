@@ -114,7 +114,7 @@ typedef struct {
 static double mha_loss(void *p)
 {
     MhaCtx *c = p;
-    nn_mha_forward(c->out, c->a, c->drop, c->Q, c->K, c->V, &c->s);
+    nn_mha_forward(c->out, c->a, c->drop, &(MhaQkv){c->Q, c->K, c->V}, &c->s);
     return gc_dot(c->w, c->out, (size_t)c->s.Tq * MB * c->s.ldo);
 }
 
@@ -179,7 +179,8 @@ static void check_mha(MhaCtx *c, Rng *r, const char *what)
     real *dK0 = qkv_shared ? NULL : gc_copy(dK, nk);
     real *dV = kv_shared ? dK + MD : gc_rand(r, nv, 1);
     real *dV0 = kv_shared ? NULL : gc_copy(dV, nv);
-    nn_mha_backward(dQ, dK, dV, gc_zeros(na), c->w, c->a, c->drop, c->Q, c->K, c->V, s);
+    nn_mha_backward(&(MhaQkvGrad){dQ, dK, dV}, gc_zeros(na), c->w, c->a, c->drop,
+                    &(MhaQkv){c->Q, c->K, c->V}, s);
     char name[64];
     snprintf(name, sizeof name, "%s dQ", what);
     gc_check(name, c->Q, nq, dQ, dQ0, mha_loss, c);
@@ -246,14 +247,14 @@ Test(gc_transformer_ops, mha_one_decoding_step_equals_its_row_of_the_whole_seque
     real *Q = gc_rand(&r, (size_t)T * MB * MD, 1), *K = gc_rand(&r, (size_t)T * MB * MD, 1),
          *V = gc_rand(&r, (size_t)T * MB * MD, 1);
     real *out = gc_zeros((size_t)T * MB * MD), *a = gc_zeros((size_t)MB * MH * T * T);
-    nn_mha_forward(out, a, NULL, Q, K, V, &whole);
+    nn_mha_forward(out, a, NULL, &(MhaQkv){Q, K, V}, &whole);
     for (int t = 0; t < T; t++) {
         MhaShape step = whole;
         step.Tq = 1;
         step.Tk = t + 1;
         step.causal = t;
         real *o1 = gc_zeros((size_t)MB * MD), *a1 = gc_zeros((size_t)MB * MH * (t + 1));
-        nn_mha_forward(o1, a1, NULL, Q + (size_t)t * MB * MD, K, V, &step);
+        nn_mha_forward(o1, a1, NULL, &(MhaQkv){Q + (size_t)t * MB * MD, K, V}, &step);
         for (size_t k = 0; k < (size_t)MB * MD; k++)
             cr_expect(fabs(o1[k] - out[(size_t)t * MB * MD + k]) < 1e-14, "step %d entry %zu", t, k);
     }
