@@ -324,8 +324,10 @@ static const real *sub_forward(const Ctx *x, const TfLayerWeights *lw, TfSub *s,
     size_t n = (size_t)N * d;
     s->in = in;
     bool pre = c->norm == NORM_PRE;
+    const LnShape ln = {N, d, LN_EPS};
+    const LnStats stat = {s->mean, s->rstd};
     if (pre)
-        nn_layernorm_forward(s->ln, s->mean, s->rstd, in, lw->norm_g[k], lw->norm_b[k], N, d, LN_EPS);
+        nn_layernorm_forward(s->ln, &stat, in, lw->norm_g[k], lw->norm_b[k], &ln);
     sub_f_forward(x, lw, s, pre ? s->ln : in, N, rng);
     if (x->masks)
         nn_dropout_forward(s->sum, s->mask, s->sum, n, x->p, rng);
@@ -333,7 +335,7 @@ static const real *sub_forward(const Ctx *x, const TfLayerWeights *lw, TfSub *s,
         s->sum[i] += in[i];
     if (pre)
         return s->sum;
-    nn_layernorm_forward(s->ln, s->mean, s->rstd, s->sum, lw->norm_g[k], lw->norm_b[k], N, d, LN_EPS);
+    nn_layernorm_forward(s->ln, &stat, s->sum, lw->norm_g[k], lw->norm_b[k], &ln);
     return s->ln;
 }
 
@@ -391,21 +393,21 @@ static void sub_backward(const Ctx *x, const TfLayerWeights *lw, TfLayerWeights 
     TfWork *t = x->w;
     int d = c->model_dim;
     size_t n = (size_t)N * d;
+    const LnShape ln = {N, d, LN_EPS};
+    const LnStats stat = {s->mean, s->rstd};
     if (c->norm == NORM_PRE) {
         /* in + drop(f(LN(in))): the residual passes *dy through; f and LN add to it */
         memcpy(t->dtmp, *dy, n * sizeof(real));
         nn_dropout_backward_inplace(t->dtmp, s->mask, n);
         memset(t->dln, 0, n * sizeof(real));
         sub_f_backward(x, lw, gw, s, s->ln, t->dtmp, t->dln, N);
-        nn_layernorm_backward(*dy, gw->norm_g[k], gw->norm_b[k], t->dln, s->in, s->mean, s->rstd,
-                              lw->norm_g[k], N, d);
+        nn_layernorm_backward(*dy, gw->norm_g[k], gw->norm_b[k], t->dln, s->in, &stat, lw->norm_g[k], &ln);
         return;
     }
     /* LN(in + drop(f(in))) */
     real *dsum = *spare;
     memset(dsum, 0, n * sizeof(real));
-    nn_layernorm_backward(dsum, gw->norm_g[k], gw->norm_b[k], *dy, s->sum, s->mean, s->rstd,
-                          lw->norm_g[k], N, d);
+    nn_layernorm_backward(dsum, gw->norm_g[k], gw->norm_b[k], *dy, s->sum, &stat, lw->norm_g[k], &ln);
     memcpy(t->dtmp, dsum, n * sizeof(real));
     nn_dropout_backward_inplace(t->dtmp, s->mask, n);
     sub_f_backward(x, lw, gw, s, s->in, t->dtmp, dsum, N);
@@ -429,8 +431,8 @@ static void encoder_forward(Model *m, TfWork *w, const Batch *b, Rng *rng)
         for (int k = 0; k < 2; k++)
             h = sub_forward(&x, &tf_weights(m)->enc[l], &t->enc[l].sub[k], k, h, N, rng);
     if (c->norm == NORM_PRE) {
-        nn_layernorm_forward(t->enc_ln, t->enc_mean, t->enc_rstd, h, tf_weights(m)->enc_norm_g,
-                             tf_weights(m)->enc_norm_b, N, d, LN_EPS);
+        nn_layernorm_forward(t->enc_ln, &(LnStats){t->enc_mean, t->enc_rstd}, h, tf_weights(m)->enc_norm_g,
+                             tf_weights(m)->enc_norm_b, &(LnShape){N, d, LN_EPS});
         h = t->enc_ln;
     }
     t->memory = h;
@@ -468,8 +470,8 @@ static void decoder_forward(Model *m, TfWork *w, const Batch *b, const int *ids,
             h = sub_forward(&x, &tf_weights(m)->dec[l], &t->dec[l].sub[k], k, h, N, rng);
     }
     if (c->norm == NORM_PRE) {
-        nn_layernorm_forward(t->dec_ln, t->dec_mean, t->dec_rstd, h, tf_weights(m)->dec_norm_g,
-                             tf_weights(m)->dec_norm_b, N, d, LN_EPS);
+        nn_layernorm_forward(t->dec_ln, &(LnStats){t->dec_mean, t->dec_rstd}, h, tf_weights(m)->dec_norm_g,
+                             tf_weights(m)->dec_norm_b, &(LnShape){N, d, LN_EPS});
         h = t->dec_ln;
     }
     t->top = h;
@@ -513,7 +515,8 @@ static void tf_backward(Model *m, Work *base, const Batch *b)
         memset(dy, 0, (size_t)Nt * d * sizeof(real));
         /* the final norm reads the last sublayer's sum */
         nn_layernorm_backward(dy, g->dec_norm_g, g->dec_norm_b, t->dln, t->dec[c->layers - 1].sub[2].sum,
-                              t->dec_mean, t->dec_rstd, tf_weights(m)->dec_norm_g, Nt, d);
+                              &(LnStats){t->dec_mean, t->dec_rstd}, tf_weights(m)->dec_norm_g,
+                              &(LnShape){Nt, d, LN_EPS});
     }
     /* decoder stack in reverse; its cross-attention fills dmem */
     memset(t->dmem, 0, (size_t)Ns * d * sizeof(real));
@@ -529,7 +532,8 @@ static void tf_backward(Model *m, Work *base, const Batch *b)
     if (pre) {
         memset(dy, 0, (size_t)Ns * d * sizeof(real));
         nn_layernorm_backward(dy, g->enc_norm_g, g->enc_norm_b, t->dmem, t->enc[c->layers - 1].sub[1].sum,
-                              t->enc_mean, t->enc_rstd, tf_weights(m)->enc_norm_g, Ns, d);
+                              &(LnStats){t->enc_mean, t->enc_rstd}, tf_weights(m)->enc_norm_g,
+                              &(LnShape){Ns, d, LN_EPS});
     } else {
         memcpy(dy, t->dmem, (size_t)Ns * d * sizeof(real));
     }

@@ -57,7 +57,8 @@ typedef struct {
 static double ln_loss(void *p)
 {
     LnCtx *c = p;
-    nn_layernorm_forward(c->y, c->mean, c->rstd, c->x, c->g, c->b, LN_N, LN_C, 1e-5);
+    nn_layernorm_forward(c->y, &(LnStats){c->mean, c->rstd}, c->x, c->g, c->b,
+                         &(LnShape){LN_N, LN_C, 1e-5});
     return gc_dot(c->w, c->y, LN_N * LN_C);
 }
 
@@ -93,7 +94,8 @@ Test(gc_transformer_ops, layernorm_gradients_and_values)
     }
     real *dx = gc_rand(&r, n, 1), *dg = gc_rand(&r, LN_C, 1), *db = gc_rand(&r, LN_C, 1);
     real *dx0 = gc_copy(dx, n), *dg0 = gc_copy(dg, LN_C), *db0 = gc_copy(db, LN_C);
-    nn_layernorm_backward(dx, dg, db, c.w, c.x, c.mean, c.rstd, c.g, LN_N, LN_C);
+    nn_layernorm_backward(dx, dg, db, c.w, c.x, &(LnStats){c.mean, c.rstd}, c.g,
+                          &(LnShape){LN_N, LN_C, 1e-5});
     gc_check("layernorm dinp", c.x, n, dx, dx0, ln_loss, &c);
     gc_check("layernorm dg", c.g, LN_C, dg, dg0, ln_loss, &c);
     gc_check("layernorm db", c.b, LN_C, db, db0, ln_loss, &c);
