@@ -162,22 +162,22 @@ void model_decode_step(Model *m, Work *w, const Batch *b, const int *prev, int t
     w->T = t + 1;
 }
 
-void work_step_linear(const Work *w, real *y, const real *x, const real *W, const real *b, int N, int In, int Out)
+void work_step_linear(const Work *w, real *y, const real *x, const real *W, const real *b, const LinearShape *s)
 {
     if (w->kind == WORK_DECODE) {
 #ifndef S2S_REAL_DOUBLE
-        const QMatrix *q = nn_qset_find(w->quant, W, Out, In);
+        const QMatrix *q = nn_qset_find(w->quant, W, s->Out, s->In);
         if (q) {
-            nn_qmat_forward(y, x, q, b, N);
+            nn_qmat_forward(y, x, q, b, s->N);
             return;
         }
 #endif
-        if (N > 1 && N <= NN_FEW_ROWS) {
-            nn_linear_forward_few(y, x, W, b, N, In, Out);
+        if (s->N > 1 && s->N <= NN_FEW_ROWS) {
+            nn_linear_forward_few(y, x, W, b, s);
             return;
         }
     }
-    nn_linear_forward(y, x, W, b, N, In, Out);
+    nn_linear_forward(y, x, W, b, s);
 }
 
 /* ------------------------------------------------------------------ row moves */

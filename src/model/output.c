@@ -28,7 +28,7 @@ OutputLoss output_loss(const OutputLayer *o, const real *h, const int *targets, 
         const real *hc = h + (size_t)first * P;
         const int *y = targets + first;
         real *p = o->probs && !o->gw ? o->probs : o->logits;
-        nn_linear_forward(o->logits, hc, o->w, o->b, n, o->P, o->V);
+        nn_linear_forward(o->logits, hc, o->w, o->b, &(LinearShape){n, o->P, o->V});
         int count = 0;
         r.loss += nn_xent_forward(p, &count, o->logits, y, n, o->V, o->eps, 0);
         for (int i = 0; i < n; i++)
@@ -41,7 +41,7 @@ OutputLoss output_loss(const OutputLayer *o, const real *h, const int *targets, 
         nn_xent_backward_inplace(p, y, n, o->V, o->eps, 0, scale);
         real *dhc = dh + (size_t)first * P;
         memset(dhc, 0, (size_t)n * P * sizeof(real));
-        nn_linear_backward(dhc, o->gw, o->gb, p, hc, o->w, n, o->P, o->V);
+        nn_linear_backward(dhc, o->gw, o->gb, p, hc, o->w, &(LinearShape){n, o->P, o->V});
     }
     return r;
 }

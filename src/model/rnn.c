@@ -68,7 +68,7 @@ static void enc_dir_forward(const Model *m, RnnWork *w, int l, int dir, const re
     EncDir *ed = p.ed;
     size_t step = p.step;
     /* Input projections of all positions in one product. */
-    nn_linear_forward(ed->gi, x, p.rw->w_ih, p.rw->b_ih, p.S * p.B, in_size, p.GH);
+    nn_linear_forward(ed->gi, x, p.rw->w_ih, p.rw->b_ih, &(LinearShape){p.S * p.B, in_size, p.GH});
     memset(ed->st, 0, (size_t)p.S * step * sizeof(real));
     if (p.lstm)
         memset(ed->cst, 0, (size_t)p.S * step * sizeof(real));
@@ -77,7 +77,7 @@ static void enc_dir_forward(const Model *m, RnnWork *w, int l, int dir, const re
         bool first = tp < 0 || tp >= p.S;
         const real *h = first ? w->zeros : ed->st + (size_t)tp * step;
         real *gi = ed->gi + (size_t)t * p.B * p.GH;
-        nn_linear_forward(w->egh, h, p.rw->w_hh, p.rw->b_hh, n, p.H, p.GH);
+        nn_linear_forward(w->egh, h, p.rw->w_hh, p.rw->b_hh, &(LinearShape){n, p.H, p.GH});
         real *cache = ed->cache + (size_t)t * p.B * p.C * p.H;
         if (p.lstm) {
             const real *cprev = first ? w->zeros : ed->cst + (size_t)tp * step;
@@ -114,9 +114,10 @@ static void enc_dir_backward(const Model *m, RnnWork *w, int l, int dir, const r
         } else {
             nn_gru_cell_backward(dgi, w->edgh, dh, ed->dst + (size_t)t * step, cache, h, n, p.H);
         }
-        nn_linear_backward(dh, p.gw->w_hh, p.gw->b_hh, w->edgh, h, p.rw->w_hh, n, p.H, p.GH);
+        nn_linear_backward(dh, p.gw->w_hh, p.gw->b_hh, w->edgh, h, p.rw->w_hh, &(LinearShape){n, p.H, p.GH});
     }
-    nn_linear_backward(dx, p.gw->w_ih, p.gw->b_ih, ed->dgi, x, p.rw->w_ih, p.S * p.B, in_size, p.GH);
+    nn_linear_backward(dx, p.gw->w_ih, p.gw->b_ih, ed->dgi, x, p.rw->w_ih,
+                       &(LinearShape){p.S * p.B, in_size, p.GH});
 }
 
 /* The decoder's initial states s0 (and c0) of every layer (docs/model.md, step 3 and
@@ -153,7 +154,8 @@ static void bridge_forward(Model *m, RnnWork *w, const Batch *b)
                 }
             }
             nn_linear_forward(s0, bin, k ? rnn_weights(m)->bridge_cw[l] : rnn_weights(m)->bridge_w[l],
-                              k ? rnn_weights(m)->bridge_cb[l] : rnn_weights(m)->bridge_b[l], B, K, D);
+                              k ? rnn_weights(m)->bridge_cb[l] : rnn_weights(m)->bridge_b[l],
+                              &(LinearShape){B, K, D});
             nn_tanh_forward(s0, s0, (size_t)B * D);
         }
     }
@@ -172,7 +174,8 @@ static void bridge_backward(Model *m, RnnWork *w, const Batch *b, int l, int k)
     real *dbin = w->dbin;
     memset(dbin, 0, (size_t)B * K * sizeof(real));
     nn_linear_backward(dbin, k ? rnn_grads(m)->bridge_cw[l] : rnn_grads(m)->bridge_w[l], k ? rnn_grads(m)->bridge_cb[l] : rnn_grads(m)->bridge_b[l],
-                       ds0, k ? dl->cbin : dl->bin, k ? rnn_weights(m)->bridge_cw[l] : rnn_weights(m)->bridge_w[l], B, K, D);
+                       ds0, k ? dl->cbin : dl->bin, k ? rnn_weights(m)->bridge_cw[l] : rnn_weights(m)->bridge_w[l],
+                       &(LinearShape){B, K, D});
     if (c->bridge == BRIDGE_ATTN_POOL) {
         for (size_t i = 0; i < (size_t)B * K; i++)
             w->dpool_m[i] += dbin[i];
@@ -300,8 +303,10 @@ static void dec_rnn_forward(Model *m, RnnWork *w, const Batch *b, int t, const r
             in_size = D;
         }
         const real *h = t ? dl->s + (size_t)(t - 1) * BD : dl->s0;
-        work_step_linear(&w->base, dl->gi, x, rnn_weights(m)->dec[l].w_ih, rnn_weights(m)->dec[l].b_ih, B, in_size, G * D);
-        work_step_linear(&w->base, dl->gh, h, rnn_weights(m)->dec[l].w_hh, rnn_weights(m)->dec[l].b_hh, B, D, G * D);
+        work_step_linear(&w->base, dl->gi, x, rnn_weights(m)->dec[l].w_ih, rnn_weights(m)->dec[l].b_ih,
+                         &(LinearShape){B, in_size, G * D});
+        work_step_linear(&w->base, dl->gh, h, rnn_weights(m)->dec[l].w_hh, rnn_weights(m)->dec[l].b_hh,
+                         &(LinearShape){B, D, G * D});
         real *cache = dl->cache + (size_t)t * B * C * D;
         if (lstm) {
             const real *cp = t ? dl->c + (size_t)(t - 1) * BD : dl->c0;
@@ -332,20 +337,22 @@ static void dec_rnn_backward(Model *m, RnnWork *w, const Batch *b, int t)
             const real *cp = t ? dl->c + (size_t)(t - 1) * BD : dl->c0;
             real *dcp = t ? dl->dc + (size_t)(t - 1) * BD : dl->dc0;
             nn_lstm_cell_backward(w->dgi, dcp, dl->ds + (size_t)t * BD, dl->dc + (size_t)t * BD, cache, cp, B, D);
-            nn_linear_backward(dh, rnn_grads(m)->dec[l].w_hh, rnn_grads(m)->dec[l].b_hh, w->dgi, h, rnn_weights(m)->dec[l].w_hh, B, D, G * D);
+            nn_linear_backward(dh, rnn_grads(m)->dec[l].w_hh, rnn_grads(m)->dec[l].b_hh, w->dgi, h, rnn_weights(m)->dec[l].w_hh,
+                               &(LinearShape){B, D, G * D});
         } else {
             memset(w->dgh, 0, (size_t)B * G * D * sizeof(real));
             nn_gru_cell_backward(w->dgi, w->dgh, dh, dl->ds + (size_t)t * BD, cache, h, B, D);
-            nn_linear_backward(dh, rnn_grads(m)->dec[l].w_hh, rnn_grads(m)->dec[l].b_hh, w->dgh, h, rnn_weights(m)->dec[l].w_hh, B, D, G * D);
+            nn_linear_backward(dh, rnn_grads(m)->dec[l].w_hh, rnn_grads(m)->dec[l].b_hh, w->dgh, h, rnn_weights(m)->dec[l].w_hh,
+                               &(LinearShape){B, D, G * D});
         }
         if (l > 0) {
             memset(dl->din, 0, BD * sizeof(real));
             nn_linear_backward(dl->din, rnn_grads(m)->dec[l].w_ih, rnn_grads(m)->dec[l].b_ih, w->dgi, dl->in + (size_t)t * BD,
-                               rnn_weights(m)->dec[l].w_ih, B, D, G * D);
+                               rnn_weights(m)->dec[l].w_ih, &(LinearShape){B, D, G * D});
             nn_dropout_backward(w->dec[l - 1].ds + (size_t)t * BD, dl->din, dl->mask + (size_t)t * BD, BD);
         } else {
             nn_linear_backward(w->dx0, rnn_grads(m)->dec[0].w_ih, rnn_grads(m)->dec[0].b_ih, w->dgi, w->x0 + (size_t)t * B * Din,
-                               rnn_weights(m)->dec[0].w_ih, B, Din, G * D);
+                               rnn_weights(m)->dec[0].w_ih, &(LinearShape){B, Din, G * D});
         }
     }
 }
@@ -386,7 +393,8 @@ static void dec_step_forward(Model *m, RnnWork *w, const Batch *b, int t, Rng *r
     const real *parts[2] = {ctx, st};
     int widths[2] = {K, D};
     nn_concat_forward(feat, parts, widths, 2, B);
-    work_step_linear(&w->base, pre, feat, rnn_weights(m)->pre_w, rnn_weights(m)->pre_b, B, F, P);
+    work_step_linear(&w->base, pre, feat, rnn_weights(m)->pre_w, rnn_weights(m)->pre_b,
+                     &(LinearShape){B, F, P});
     nn_tanh_forward(pre, pre, (size_t)B * P);
 }
 
@@ -414,7 +422,8 @@ static void dec_step_backward(Model *m, RnnWork *w, const Batch *b, int t)
     real *dpre = w->dpre + (size_t)t * B * P, *dfeat = w->dfeat + (size_t)t * B * F;
     nn_tanh_backward_inplace(dpre, w->pre + (size_t)t * B * P, (size_t)B * P);
     memset(dfeat, 0, (size_t)B * F * sizeof(real));
-    nn_linear_backward(dfeat, rnn_grads(m)->pre_w, rnn_grads(m)->pre_b, dpre, w->feat + (size_t)t * B * F, rnn_weights(m)->pre_w, B, F, P);
+    nn_linear_backward(dfeat, rnn_grads(m)->pre_w, rnn_grads(m)->pre_b, dpre, w->feat + (size_t)t * B * F, rnn_weights(m)->pre_w,
+                       &(LinearShape){B, F, P});
     real *parts[2] = {dctx, ds_t};
     int widths[2] = {K, D};
     nn_concat_backward(parts, dfeat, widths, 2, B);
@@ -440,7 +449,8 @@ static void output_forward(Model *m, RnnWork *w, const Batch *b, int t0, int nt,
         const real *parts[3] = {w->dec[top].s + off * D, w->ctx + off * K, w->y + off * E};
         int widths[3] = {D, K, E};
         nn_concat_forward(w->feat + off * F, parts, widths, 3, N);
-        work_step_linear(&w->base, pre, w->feat + off * F, rnn_weights(m)->pre_w, rnn_weights(m)->pre_b, N, F, P);
+        work_step_linear(&w->base, pre, w->feat + off * F, rnn_weights(m)->pre_w, rnn_weights(m)->pre_b,
+                         &(LinearShape){N, F, P});
         nn_tanh_forward(pre, pre, (size_t)N * P);
     }
     nn_dropout_forward(w->pre_drop + off * P, w->pre_mask + off * P, pre, (size_t)N * P, rng ? c->dropout : 0, rng);
@@ -463,7 +473,8 @@ static void output_backward(Model *m, RnnWork *w, const Batch *b, int t0, int nt
         real *dfeat = w->dfeat + off * F;
         nn_tanh_backward_inplace(dpre, w->pre + off * P, (size_t)N * P);
         memset(dfeat, 0, (size_t)N * F * sizeof(real));
-        nn_linear_backward(dfeat, rnn_grads(m)->pre_w, rnn_grads(m)->pre_b, dpre, w->feat + off * F, rnn_weights(m)->pre_w, N, F, P);
+        nn_linear_backward(dfeat, rnn_grads(m)->pre_w, rnn_grads(m)->pre_b, dpre, w->feat + off * F, rnn_weights(m)->pre_w,
+                           &(LinearShape){N, F, P});
         real *parts[3] = {w->dec[top].ds + off * D, w->dctx + off * K, w->dy + off * E};
         int widths[3] = {D, K, E};
         nn_concat_backward(parts, dfeat, widths, 3, N);
@@ -537,8 +548,8 @@ static void rnn_decode_step(Model *m, Work *base, const Batch *b, const int *pre
     nn_embedding_forward(w->y + (size_t)t * B * E, prev, W->tgt_emb, B, c->tgt_vocab, E);
     dec_step_forward(m, w, b, t, NULL);
     output_forward(m, w, b, t, 1, NULL);
-    work_step_linear(base, base->logits, w->pre_drop + (size_t)t * B * c->deep_out, W->proj_w, W->proj_b, B,
-                      c->deep_out, c->tgt_vocab);
+    work_step_linear(base, base->logits, w->pre_drop + (size_t)t * B * c->deep_out, W->proj_w, W->proj_b,
+                     &(LinearShape){B, c->deep_out, c->tgt_vocab});
 }
 
 static const real *rnn_step_attention(const Work *base)

@@ -284,18 +284,18 @@ static void sub_f_forward(const Ctx *x, const TfLayerWeights *lw, TfSub *s, cons
     int d = c->model_dim, F = c->ff;
     real p = x->p;
     if (s->kind == SUB_FF) {
-        work_step_linear(&x->w->base, s->h, fin, lw->ff1_w, lw->ff1_b, N, d, F);
+        work_step_linear(&x->w->base, s->h, fin, lw->ff1_w, lw->ff1_b, &(LinearShape){N, d, F});
         nn_relu_forward(s->h, s->h, (size_t)N * F);
         if (x->masks) /* the mask goes to scratch: backward needs only h > 0 */
             nn_dropout_forward(s->h, x->w->dh, s->h, (size_t)N * F, p, rng);
-        work_step_linear(&x->w->base, s->sum, s->h, lw->ff2_w, lw->ff2_b, N, F, d);
+        work_step_linear(&x->w->base, s->sum, s->h, lw->ff2_w, lw->ff2_b, &(LinearShape){N, F, d});
         return;
     }
     const TfAttnWeights *aw = s->kind == SUB_SELF ? &lw->self : &lw->cross;
     MhaShape sh = s->kind == SUB_SELF ? self_shape(x, d) : cross_shape(x, d);
     const real *K, *V;
     if (s->kind == SUB_SELF) {
-        work_step_linear(&x->w->base, s->qkv, fin, aw->in_w, aw->in_b, N, d, 3 * d);
+        work_step_linear(&x->w->base, s->qkv, fin, aw->in_w, aw->in_b, &(LinearShape){N, d, 3 * d});
         if (x->kv_self) { /* append this step's keys and values to the cache */
             real *row = (real *)x->kv_self + (size_t)x->causal * N * 2 * d;
             for (int i = 0; i < N; i++)
@@ -305,14 +305,14 @@ static void sub_f_forward(const Ctx *x, const TfLayerWeights *lw, TfSub *s, cons
             K = s->qkv + d;
         }
     } else {
-        work_step_linear(&x->w->base, s->qkv, fin, aw->in_w, aw->in_b, N, d, d);
+        work_step_linear(&x->w->base, s->qkv, fin, aw->in_w, aw->in_b, &(LinearShape){N, d, d});
         K = s->kv;
     }
     V = K + d;
     if (p > 0)
         nn_dropout_mask(s->adrop, (size_t)sh.B * sh.H * sh.Tq * sh.Tk, p, rng);
-    nn_mha_forward(s->ctx, s->a, p > 0 ? s->adrop : NULL, s->qkv, K, V, &sh);
-    work_step_linear(&x->w->base, s->sum, s->ctx, aw->out_w, aw->out_b, N, d, d);
+    nn_mha_forward(s->ctx, s->a, p > 0 ? s->adrop : NULL, &(MhaQkv){s->qkv, K, V}, &sh);
+    work_step_linear(&x->w->base, s->sum, s->ctx, aw->out_w, aw->out_b, &(LinearShape){N, d, d});
 }
 
 /* Runs sublayer k of a layer on the stream `in`; returns the stream leaving it. */
@@ -324,8 +324,10 @@ static const real *sub_forward(const Ctx *x, const TfLayerWeights *lw, TfSub *s,
     size_t n = (size_t)N * d;
     s->in = in;
     bool pre = c->norm == NORM_PRE;
+    const LnShape ln = {N, d, LN_EPS};
+    const LnStats stat = {s->mean, s->rstd};
     if (pre)
-        nn_layernorm_forward(s->ln, s->mean, s->rstd, in, lw->norm_g[k], lw->norm_b[k], N, d, LN_EPS);
+        nn_layernorm_forward(s->ln, &stat, in, lw->norm_g[k], lw->norm_b[k], &ln);
     sub_f_forward(x, lw, s, pre ? s->ln : in, N, rng);
     if (x->masks)
         nn_dropout_forward(s->sum, s->mask, s->sum, n, x->p, rng);
@@ -333,7 +335,7 @@ static const real *sub_forward(const Ctx *x, const TfLayerWeights *lw, TfSub *s,
         s->sum[i] += in[i];
     if (pre)
         return s->sum;
-    nn_layernorm_forward(s->ln, s->mean, s->rstd, s->sum, lw->norm_g[k], lw->norm_b[k], N, d, LN_EPS);
+    nn_layernorm_forward(s->ln, &stat, s->sum, lw->norm_g[k], lw->norm_b[k], &ln);
     return s->ln;
 }
 
@@ -347,14 +349,14 @@ static void sub_f_backward(const Ctx *x, const TfLayerWeights *lw, TfLayerWeight
     int d = c->model_dim, F = c->ff;
     if (s->kind == SUB_FF) {
         memset(t->dh, 0, (size_t)N * F * sizeof(real));
-        nn_linear_backward(t->dh, gw->ff2_w, gw->ff2_b, dout, s->h, lw->ff2_w, N, F, d);
+        nn_linear_backward(t->dh, gw->ff2_w, gw->ff2_b, dout, s->h, lw->ff2_w, &(LinearShape){N, F, d});
         /* ReLU and dropout together: a unit with h > 0 was kept, scaled by 1/(1-p);
            any other was cut by the ReLU or dropped */
         real keep = x->p > 0 ? (real)1 / ((real)1 - x->p) : 1;
         nn_relu_backward_inplace(t->dh, s->h, (size_t)N * F);
         if (keep != 1)
             nn_scale(t->dh, (size_t)N * F, keep);
-        nn_linear_backward(dfin, gw->ff1_w, gw->ff1_b, t->dh, fin, lw->ff1_w, N, d, F);
+        nn_linear_backward(dfin, gw->ff1_w, gw->ff1_b, t->dh, fin, lw->ff1_w, &(LinearShape){N, d, F});
         return;
     }
     bool self = s->kind == SUB_SELF;
@@ -363,23 +365,23 @@ static void sub_f_backward(const Ctx *x, const TfLayerWeights *lw, TfLayerWeight
     MhaShape sh = self ? self_shape(x, d) : cross_shape(x, d);
     const real *adrop = x->p > 0 ? s->adrop : NULL;
     memset(t->dctx, 0, (size_t)N * d * sizeof(real));
-    nn_linear_backward(t->dctx, ga->out_w, ga->out_b, dout, s->ctx, aw->out_w, N, d, d);
+    nn_linear_backward(t->dctx, ga->out_w, ga->out_b, dout, s->ctx, aw->out_w, &(LinearShape){N, d, d});
     if (self) {
         memset(t->dqkv, 0, (size_t)N * 3 * d * sizeof(real));
-        nn_mha_backward(t->dqkv, t->dqkv + d, t->dqkv + 2 * d, t->de, t->dctx, s->a, adrop, s->qkv,
-                        s->qkv + d, s->qkv + 2 * d, &sh);
-        nn_linear_backward(dfin, ga->in_w, ga->in_b, t->dqkv, fin, aw->in_w, N, d, 3 * d);
+        nn_mha_backward(&(MhaQkvGrad){t->dqkv, t->dqkv + d, t->dqkv + 2 * d}, t->de, t->dctx, s->a,
+                        adrop, &(MhaQkv){s->qkv, s->qkv + d, s->qkv + 2 * d}, &sh);
+        nn_linear_backward(dfin, ga->in_w, ga->in_b, t->dqkv, fin, aw->in_w, &(LinearShape){N, d, 3 * d});
         return;
     }
     int Ns = x->b->S * x->b->B;
     memset(t->dqkv, 0, (size_t)N * d * sizeof(real));
     memset(t->dkv, 0, (size_t)Ns * 2 * d * sizeof(real));
-    nn_mha_backward(t->dqkv, t->dkv, t->dkv + d, t->de, t->dctx, s->a, adrop, s->qkv, s->kv,
-                    s->kv + d, &sh);
-    nn_linear_backward(dfin, ga->in_w, ga->in_b, t->dqkv, fin, aw->in_w, N, d, d);
+    nn_mha_backward(&(MhaQkvGrad){t->dqkv, t->dkv, t->dkv + d}, t->de, t->dctx, s->a, adrop,
+                    &(MhaQkv){s->qkv, s->kv, s->kv + d}, &sh);
+    nn_linear_backward(dfin, ga->in_w, ga->in_b, t->dqkv, fin, aw->in_w, &(LinearShape){N, d, d});
     /* keys and values: rows d..3d of in_proj over the encoder output */
     nn_linear_backward(t->dmem, ga->in_w + (size_t)d * d, ga->in_b + d, t->dkv, t->memory,
-                       aw->in_w + (size_t)d * d, Ns, d, 2 * d);
+                       aw->in_w + (size_t)d * d, &(LinearShape){Ns, d, 2 * d});
 }
 
 /* Given *dy, the gradient of the stream leaving sublayer k, leaves in *dy the gradient
@@ -391,21 +393,21 @@ static void sub_backward(const Ctx *x, const TfLayerWeights *lw, TfLayerWeights 
     TfWork *t = x->w;
     int d = c->model_dim;
     size_t n = (size_t)N * d;
+    const LnShape ln = {N, d, LN_EPS};
+    const LnStats stat = {s->mean, s->rstd};
     if (c->norm == NORM_PRE) {
         /* in + drop(f(LN(in))): the residual passes *dy through; f and LN add to it */
         memcpy(t->dtmp, *dy, n * sizeof(real));
         nn_dropout_backward_inplace(t->dtmp, s->mask, n);
         memset(t->dln, 0, n * sizeof(real));
         sub_f_backward(x, lw, gw, s, s->ln, t->dtmp, t->dln, N);
-        nn_layernorm_backward(*dy, gw->norm_g[k], gw->norm_b[k], t->dln, s->in, s->mean, s->rstd,
-                              lw->norm_g[k], N, d);
+        nn_layernorm_backward(*dy, gw->norm_g[k], gw->norm_b[k], t->dln, s->in, &stat, lw->norm_g[k], &ln);
         return;
     }
     /* LN(in + drop(f(in))) */
     real *dsum = *spare;
     memset(dsum, 0, n * sizeof(real));
-    nn_layernorm_backward(dsum, gw->norm_g[k], gw->norm_b[k], *dy, s->sum, s->mean, s->rstd,
-                          lw->norm_g[k], N, d);
+    nn_layernorm_backward(dsum, gw->norm_g[k], gw->norm_b[k], *dy, s->sum, &stat, lw->norm_g[k], &ln);
     memcpy(t->dtmp, dsum, n * sizeof(real));
     nn_dropout_backward_inplace(t->dtmp, s->mask, n);
     sub_f_backward(x, lw, gw, s, s->in, t->dtmp, dsum, N);
@@ -429,8 +431,8 @@ static void encoder_forward(Model *m, TfWork *w, const Batch *b, Rng *rng)
         for (int k = 0; k < 2; k++)
             h = sub_forward(&x, &tf_weights(m)->enc[l], &t->enc[l].sub[k], k, h, N, rng);
     if (c->norm == NORM_PRE) {
-        nn_layernorm_forward(t->enc_ln, t->enc_mean, t->enc_rstd, h, tf_weights(m)->enc_norm_g,
-                             tf_weights(m)->enc_norm_b, N, d, LN_EPS);
+        nn_layernorm_forward(t->enc_ln, &(LnStats){t->enc_mean, t->enc_rstd}, h, tf_weights(m)->enc_norm_g,
+                             tf_weights(m)->enc_norm_b, &(LnShape){N, d, LN_EPS});
         h = t->enc_ln;
     }
     t->memory = h;
@@ -443,8 +445,8 @@ static void cross_kv_forward(Model *m, TfWork *w, const Batch *b)
     int d = m->cfg.model_dim, N = b->S * b->B;
     for (int l = 0; l < m->cfg.layers; l++) {
         const TfAttnWeights *aw = &tf_weights(m)->dec[l].cross;
-        nn_linear_forward(t->dec[l].sub[1].kv, t->memory, aw->in_w + (size_t)d * d, aw->in_b + d, N,
-                          d, 2 * d);
+        nn_linear_forward(t->dec[l].sub[1].kv, t->memory, aw->in_w + (size_t)d * d, aw->in_b + d,
+                          &(LinearShape){N, d, 2 * d});
     }
 }
 
@@ -468,13 +470,14 @@ static void decoder_forward(Model *m, TfWork *w, const Batch *b, const int *ids,
             h = sub_forward(&x, &tf_weights(m)->dec[l], &t->dec[l].sub[k], k, h, N, rng);
     }
     if (c->norm == NORM_PRE) {
-        nn_layernorm_forward(t->dec_ln, t->dec_mean, t->dec_rstd, h, tf_weights(m)->dec_norm_g,
-                             tf_weights(m)->dec_norm_b, N, d, LN_EPS);
+        nn_layernorm_forward(t->dec_ln, &(LnStats){t->dec_mean, t->dec_rstd}, h, tf_weights(m)->dec_norm_g,
+                             tf_weights(m)->dec_norm_b, &(LnShape){N, d, LN_EPS});
         h = t->dec_ln;
     }
     t->top = h;
     if (decoding)
-        work_step_linear(&w->base, w->base.logits, h, tf_weights(m)->proj_w, tf_weights(m)->proj_b, N, d, c->tgt_vocab);
+        work_step_linear(&w->base, w->base.logits, h, tf_weights(m)->proj_w, tf_weights(m)->proj_b,
+                         &(LinearShape){N, d, c->tgt_vocab});
 }
 
 /* The output layer's gradient goes where the backward pass starts: the final norm's
@@ -512,7 +515,8 @@ static void tf_backward(Model *m, Work *base, const Batch *b)
         memset(dy, 0, (size_t)Nt * d * sizeof(real));
         /* the final norm reads the last sublayer's sum */
         nn_layernorm_backward(dy, g->dec_norm_g, g->dec_norm_b, t->dln, t->dec[c->layers - 1].sub[2].sum,
-                              t->dec_mean, t->dec_rstd, tf_weights(m)->dec_norm_g, Nt, d);
+                              &(LnStats){t->dec_mean, t->dec_rstd}, tf_weights(m)->dec_norm_g,
+                              &(LnShape){Nt, d, LN_EPS});
     }
     /* decoder stack in reverse; its cross-attention fills dmem */
     memset(t->dmem, 0, (size_t)Ns * d * sizeof(real));
@@ -528,7 +532,8 @@ static void tf_backward(Model *m, Work *base, const Batch *b)
     if (pre) {
         memset(dy, 0, (size_t)Ns * d * sizeof(real));
         nn_layernorm_backward(dy, g->enc_norm_g, g->enc_norm_b, t->dmem, t->enc[c->layers - 1].sub[1].sum,
-                              t->enc_mean, t->enc_rstd, tf_weights(m)->enc_norm_g, Ns, d);
+                              &(LnStats){t->enc_mean, t->enc_rstd}, tf_weights(m)->enc_norm_g,
+                              &(LnShape){Ns, d, LN_EPS});
     } else {
         memcpy(dy, t->dmem, (size_t)Ns * d * sizeof(real));
     }

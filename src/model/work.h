@@ -9,6 +9,7 @@
 
 #include "model/model.h"
 #include "model/output.h"
+#include "nn/linalg.h"
 
 struct Work {
     const ModelOps *ops; /* the kind that made it */
@@ -74,12 +75,13 @@ static inline OutputLayer work_output(const Work *w, const real *W, const real *
                          .logits = w->logits, .probs = w->probs};
 }
 
-/* A product of a decoder step, y (N,Out) = x (N,In) W^T + b. When w decodes: from W's
+/* A product of a decoder step, y (N,Out) = x (N,In) W^T + b (W (Out,In), b (Out) or
+   NULL), with N, In, Out from s. When w decodes: from W's
    quantized copy when its model has one (model_set_precision); else for 2 to NN_FEW_ROWS
    rows (beam hypotheses, small batches) through nn_linear_forward_few (W read once, not
    packed at every step). Otherwise nn_linear_forward, so training's and scoring's
    products keep their bits. */
-void work_step_linear(const Work *w, real *y, const real *x, const real *W, const real *b, int N, int In, int Out);
+void work_step_linear(const Work *w, real *y, const real *x, const real *W, const real *b, const LinearShape *s);
 
 /* Adds the decoder step's matrix W (rows × cols) in precision p to m->quant, for the
    kinds' quantize operations (float builds only). */

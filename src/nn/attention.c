@@ -6,9 +6,10 @@
 #include "nn/parallel.h"
 
 void nn_attn_score_forward(real *e, real *cache, const real *q, const real *K, const real *v,
-                           int S, int B, int A)
+                           const AttnShape *sh)
 {
-    nn_attn_score_cache(cache, q, K, S, B, A);
+    const int S = sh->S, B = sh->B, A = sh->A;
+    nn_attn_score_cache(cache, q, K, sh);
     for (int j = 0; j < S; j++) {
         for (int b = 0; b < B; b++) {
             const real *restrict t = cache + ((size_t)j * B + b) * A;
@@ -20,8 +21,9 @@ void nn_attn_score_forward(real *e, real *cache, const real *q, const real *K, c
     }
 }
 
-void nn_attn_score_cache(real *cache, const real *q, const real *K, int S, int B, int A)
+void nn_attn_score_cache(real *cache, const real *q, const real *K, const AttnShape *sh)
 {
+    const int S = sh->S, B = sh->B, A = sh->A;
     for (int j = 0; j < S; j++) {
         for (int b = 0; b < B; b++) {
             const real *restrict qb = q + (size_t)b * A;
@@ -34,8 +36,9 @@ void nn_attn_score_cache(real *cache, const real *q, const real *K, int S, int B
 }
 
 void nn_attn_score_backward(real *dq, real *dK, real *dv, const real *de, const real *cache,
-                            const real *v, int S, int B, int A)
+                            const real *v, const AttnShape *sh)
 {
+    const int S = sh->S, B = sh->B, A = sh->A;
     for (int j = 0; j < S; j++) {
         for (int b = 0; b < B; b++) {
             const real *restrict t = cache + ((size_t)j * B + b) * A;
@@ -102,9 +105,9 @@ void nn_masked_softmax_backward(real *de, const real *da, const real *a, const i
     }
 }
 
-void nn_attn_context_forward(real *ctx, const real *a, const real *Hs, int S, int B, int D,
-                             int H)
+void nn_attn_context_forward(real *ctx, const real *a, const real *Hs, const AttnShape *sh)
 {
+    const int S = sh->S, B = sh->B, D = sh->A, H = sh->H;
     CHECK(H >= 1 && D % H == 0);
     int dh = D / H;
     for (int b = 0; b < B; b++) {
@@ -124,8 +127,9 @@ void nn_attn_context_forward(real *ctx, const real *a, const real *Hs, int S, in
 }
 
 void nn_attn_context_backward(real *da, real *dHs, const real *dctx, const real *a,
-                              const real *Hs, int S, int B, int D, int H)
+                              const real *Hs, const AttnShape *sh)
 {
+    const int S = sh->S, B = sh->B, D = sh->A, H = sh->H;
     CHECK(H >= 1 && D % H == 0);
     int dh = D / H;
     for (int j = 0; j < S; j++) {
@@ -151,9 +155,10 @@ void nn_attn_context_backward(real *da, real *dHs, const real *dctx, const real 
     }
 }
 
-void nn_attn_dot_forward(real *e, const real *q, const real *K, int S, int B, int A, int H,
-                         real scale)
+void nn_attn_dot_forward(real *e, const real *q, const real *K, const AttnShape *sh)
 {
+    const int S = sh->S, B = sh->B, A = sh->A, H = sh->H;
+    const real scale = sh->scale;
     CHECK(H >= 1 && A % H == 0);
     int dh = A / H;
     for (int j = 0; j < S; j++) {
@@ -171,8 +176,10 @@ void nn_attn_dot_forward(real *e, const real *q, const real *K, int S, int B, in
 }
 
 void nn_attn_dot_backward(real *dq, real *dK, const real *de, const real *q, const real *K,
-                          int S, int B, int A, int H, real scale)
+                          const AttnShape *sh)
 {
+    const int S = sh->S, B = sh->B, A = sh->A, H = sh->H;
+    const real scale = sh->scale;
     CHECK(H >= 1 && A % H == 0);
     int dh = A / H;
     for (int j = 0; j < S; j++) {
@@ -243,8 +250,10 @@ void nn_window_softmax_backward(real *de, const real *da, const real *a, const i
 
 /* Not restrict: out may be a. Each entry is read before it is written. */
 void nn_gauss_window_forward(real *out, const real *a, const real *p, const int *lo,
-                             const int *hi, real sigma, int B, int S)
+                             const int *hi, const AttnShape *sh)
 {
+    const int B = sh->B, S = sh->S;
+    const real sigma = sh->sigma;
     CHECK(sigma > 0);
     real k = (real)-0.5 / (sigma * sigma);
     for (int b = 0; b < B; b++) {
@@ -265,9 +274,10 @@ void nn_gauss_window_forward(real *out, const real *a, const real *p, const int 
 }
 
 void nn_gauss_window_backward(real *da, real *dp, const real *dout, const real *a,
-                              const real *p, const int *lo, const int *hi, real sigma, int B,
-                              int S)
+                              const real *p, const int *lo, const int *hi, const AttnShape *sh)
 {
+    const int B = sh->B, S = sh->S;
+    const real sigma = sh->sigma;
     CHECK(sigma > 0);
     real k = (real)-0.5 / (sigma * sigma), inv_var = (real)1 / (sigma * sigma);
     for (int b = 0; b < B; b++) {
@@ -402,10 +412,9 @@ NN_SIMD static void mha_fwd_range(void *ctx, size_t lo, size_t hi)
     }
 }
 
-void nn_mha_forward(real *out, real *a, const real *drop, const real *Q, const real *K,
-                    const real *V, const MhaShape *s)
+void nn_mha_forward(real *out, real *a, const real *drop, const MhaQkv *qkv, const MhaShape *s)
 {
-    MhaJob J = {.out = out, .a = a, .drop = drop, .Q = Q, .K = K, .V = V, .s = s};
+    MhaJob J = {.out = out, .a = a, .drop = drop, .Q = qkv->Q, .K = qkv->K, .V = qkv->V, .s = s};
     nn_parallel_for((size_t)s->B * (size_t)s->H, 4, mha_fwd_range, &J);
 }
 
@@ -462,11 +471,10 @@ NN_SIMD static void mha_bwd_range(void *ctx, size_t lo, size_t hi)
     }
 }
 
-void nn_mha_backward(real *dQ, real *dK, real *dV, real *de, const real *dout, const real *a,
-                     const real *drop, const real *Q, const real *K, const real *V,
-                     const MhaShape *s)
+void nn_mha_backward(const MhaQkvGrad *dqkv, real *de, const real *dout, const real *a,
+                     const real *drop, const MhaQkv *qkv, const MhaShape *s)
 {
-    MhaJob J = {.dQ = dQ, .dK = dK, .dV = dV, .de = de, .dout = dout, .ca = a, .drop = drop,
-                .Q = Q, .K = K, .V = V, .s = s};
+    MhaJob J = {.dQ = dqkv->Q, .dK = dqkv->K, .dV = dqkv->V, .de = de, .dout = dout, .ca = a,
+                .drop = drop, .Q = qkv->Q, .K = qkv->K, .V = qkv->V, .s = s};
     nn_parallel_for((size_t)s->B * (size_t)s->H, 4, mha_bwd_range, &J);
 }

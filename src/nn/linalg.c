@@ -7,9 +7,10 @@
 #include "nn/ops.h"
 #include "nn/parallel.h"
 
-void nn_gemm(bool trans_a, bool trans_b, int M, int N, int K, real alpha,
-             const real *A, int lda, const real *B, int ldb, real beta, real *C, int ldc)
+void nn_gemm(const GemmShape *s, real alpha, const real *A, const real *B, real beta,
+             real *C)
 {
+    const int M = s->M, N = s->N, K = s->K, ldc = s->ldc;
     if (M <= 0 || N <= 0)
         return;
     if (K <= 0) {
@@ -25,35 +26,35 @@ void nn_gemm(bool trans_a, bool trans_b, int M, int N, int K, real alpha,
         }
         return;
     }
-    R_CBLAS_GEMM(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
-                 trans_b ? CblasTrans : CblasNoTrans, M, N, K, alpha, A, lda, B, ldb,
+    R_CBLAS_GEMM(CblasRowMajor, s->trans_a ? CblasTrans : CblasNoTrans,
+                 s->trans_b ? CblasTrans : CblasNoTrans, M, N, K, alpha, A, s->lda, B, s->ldb,
                  beta, C, ldc);
 }
 
-static void linear(real *y, const real *x, const real *W, const real *b, int N, int In,
-                   int Out, real beta)
+static void linear(real *y, const real *x, const real *W, const real *b, const LinearShape *s,
+                   real beta)
 {
+    const int N = s->N, In = s->In, Out = s->Out;
     /* One row (decoding one sentence): a matrix-vector product. OpenBLAS's sgemm would
        first copy all of W into its packing buffer (the vocabulary projection is 17 MB),
        which costs more than the product; sgemv reads W once, in place. */
     if (N == 1 && In > 0 && Out > 0)
         R_CBLAS_GEMV(CblasRowMajor, CblasNoTrans, Out, In, 1, W, In, x, 1, beta, y, 1);
     else
-        nn_gemm(false, true, N, Out, In, 1, x, In, W, In, beta, y, Out);
+        nn_gemm(&(GemmShape){.M = N, .N = Out, .K = In, .trans_b = true, .lda = In, .ldb = In, .ldc = Out},
+                1, x, W, beta, y);
     if (b)
         nn_bias_forward(y, y, b, N, Out);
 }
 
-void nn_linear_forward(real *y, const real *x, const real *W, const real *b, int N, int In,
-                       int Out)
+void nn_linear_forward(real *y, const real *x, const real *W, const real *b, const LinearShape *s)
 {
-    linear(y, x, W, b, N, In, Out, 0);
+    linear(y, x, W, b, s, 0);
 }
 
-void nn_linear_forward_acc(real *y, const real *x, const real *W, const real *b, int N,
-                           int In, int Out)
+void nn_linear_forward_acc(real *y, const real *x, const real *W, const real *b, const LinearShape *s)
 {
-    linear(y, x, W, b, N, In, Out, 1);
+    linear(y, x, W, b, s, 1);
 }
 
 /* ---- few rows: two rows of W at a time against all N rows of x, in vectors of 32 bytes
@@ -130,8 +131,9 @@ NN_SIMD static void few_range(void *ctx, size_t lo, size_t hi)
     }
 }
 
-void nn_linear_forward_few(real *y, const real *x, const real *W, const real *b, int N, int In, int Out)
+void nn_linear_forward_few(real *y, const real *x, const real *W, const real *b, const LinearShape *s)
 {
+    const int N = s->N, In = s->In, Out = s->Out;
     CHECK(N >= 1 && N <= NN_FEW_ROWS && In >= 0 && Out >= 0);
     FewJob j = {.y = y, .x = x, .W = W, .b = b, .N = N, .In = In, .Out = Out};
     size_t pairs = ((size_t)Out + 1) / 2;
@@ -142,12 +144,15 @@ void nn_linear_forward_few(real *y, const real *x, const real *W, const real *b,
 }
 
 void nn_linear_backward(real *dx, real *dW, real *db, const real *dy, const real *x,
-                        const real *W, int N, int In, int Out)
+                        const real *W, const LinearShape *s)
 {
+    const int N = s->N, In = s->In, Out = s->Out;
     if (dx)
-        nn_gemm(false, false, N, In, Out, 1, dy, Out, W, In, 1, dx, In);
+        nn_gemm(&(GemmShape){.M = N, .N = In, .K = Out, .lda = Out, .ldb = In, .ldc = In},
+                1, dy, W, 1, dx);
     if (dW)
-        nn_gemm(true, false, Out, In, N, 1, dy, Out, x, In, 1, dW, In);
+        nn_gemm(&(GemmShape){.M = Out, .N = In, .K = N, .trans_a = true, .lda = Out, .ldb = In, .ldc = In},
+                1, dy, x, 1, dW);
     if (db)
         nn_bias_backward(NULL, db, dy, N, Out);
 }

@@ -8,24 +8,37 @@
 
 #include "nn/real.h"
 
-/* C(M,N) = alpha * op(A) * op(B) + beta * C, op(A) (M,K), op(B) (K,N), row-major with
-   leading dimensions lda, ldb, ldc. With beta == 0, C need not be initialised.
-   M, N or K may be 0. */
-void nn_gemm(bool trans_a, bool trans_b, int M, int N, int K, real alpha,
-             const real *A, int lda, const real *B, int ldb, real beta, real *C, int ldc);
+/* The sizes and layout of a product C(M,N) = alpha * op(A) * op(B) + beta * C, op(A)
+   (M,K), op(B) (K,N): A, B and C are row-major with leading dimensions lda, ldb, ldc;
+   trans_a stores A as (K,M), trans_b stores B as (N,K). M, N or K may be 0. */
+typedef struct GemmShape {
+    int M, N, K;
+    bool trans_a, trans_b;
+    int lda, ldb, ldc;
+} GemmShape;
+
+/* C = alpha * op(A) * op(B) + beta * C as s describes. With beta == 0, C need not be
+   initialised. */
+void nn_gemm(const GemmShape *s, real alpha, const real *A, const real *B, real beta,
+             real *C);
+
+/* The sizes of a linear layer: N rows of In inputs to N rows of Out outputs. */
+typedef struct LinearShape {
+    int N, In, Out;
+} LinearShape;
 
 /* y = x W^T + b in PyTorch layout (W is (Out,In)); b may be NULL. */
 void nn_linear_forward(real *y,        // (N,Out)
                        const real *x,  // (N,In)
                        const real *W,  // (Out,In)
                        const real *b,  // (Out) or NULL
-                       int N, int In, int Out);
+                       const LinearShape *s);
 /* y += x W^T + b: sums a second product into an existing output. */
 void nn_linear_forward_acc(real *y,        // (N,Out)
                            const real *x,  // (N,In)
                            const real *W,  // (Out,In)
                            const real *b,  // (Out) or NULL
-                           int N, int In, int Out);
+                           const LinearShape *s);
 /* y = x W^T + b for a few rows (decoding's beam rows and small batches; N <= NN_FEW_ROWS):
    every row of W is read once, in place, for all N rows of x, where sgemm would first
    copy all of W into its packing buffer. Each output is the same sum in the same order
@@ -36,7 +49,7 @@ void nn_linear_forward_few(real *y,        // (N,Out)
                            const real *x,  // (N,In)
                            const real *W,  // (Out,In)
                            const real *b,  // (Out) or NULL
-                           int N, int In, int Out);
+                           const LinearShape *s);
 /* dx += dy W, dW += dy^T x, db += sum over rows of dy. */
 void nn_linear_backward(real *dx,        // (N,In) or NULL
                         real *dW,        // (Out,In) or NULL
@@ -44,7 +57,7 @@ void nn_linear_backward(real *dx,        // (N,In) or NULL
                         const real *dy,  // (N,Out)
                         const real *x,   // (N,In) (unused when dW is NULL)
                         const real *W,   // (Out,In) (unused when dx is NULL)
-                        int N, int In, int Out);
+                        const LinearShape *s);
 
 /* Threads used by the matrix products (OpenBLAS) and by nn/parallel.h's pool; n <= 0:
    every online core.

@@ -295,11 +295,12 @@ NN_SIMD static void ln_forward_rows(void *ctx, size_t lo, size_t hi)
     }
 }
 
-void nn_layernorm_forward(real *out, real *mean, real *rstd, const real *inp, const real *g,
-                          const real *b, int N, int C, real eps)
+void nn_layernorm_forward(real *out, const LnStats *stat, const real *inp, const real *g,
+                          const real *b, const LnShape *s)
 {
-    LnJob j = {.out = out, .mean_out = mean, .rstd_out = rstd, .inp = inp, .g = g, .b = b, .N = N, .C = C,
-               .eps = eps};
+    const int N = s->N;
+    LnJob j = {.out = out, .mean_out = stat->mean, .rstd_out = stat->rstd, .inp = inp, .g = g, .b = b,
+               .N = N, .C = s->C, .eps = s->eps};
     nn_parallel_for((size_t)(N > 0 ? N : 0), 64, ln_forward_rows, &j);
 }
 
@@ -345,10 +346,11 @@ NN_SIMD static void ln_backward_rows(void *ctx, size_t lo, size_t hi)
 }
 
 void nn_layernorm_backward(real *dinp, real *dg, real *db, const real *dout, const real *inp,
-                           const real *mean, const real *rstd, const real *g, int N, int C)
+                           const LnStats *stat, const real *g, const LnShape *s)
 {
-    LnJob j = {.dinp = dinp, .dg = dg, .db = db, .dout = dout, .inp = inp, .mean = mean, .rstd = rstd,
-               .g = g, .N = N, .C = C};
+    const int N = s->N, C = s->C;
+    LnJob j = {.dinp = dinp, .dg = dg, .db = db, .dout = dout, .inp = inp, .mean = stat->mean,
+               .rstd = stat->rstd, .g = g, .N = N, .C = C};
     if (N <= 0)
         return;
     if (dg || db)

@@ -108,28 +108,38 @@ void nn_relu_backward_inplace(real *d,          // (n)
                               const real *out,  // (n)
                               size_t n);
 
+/* A layer norm's rows: N rows of C values, and the eps of the forward pass. */
+typedef struct LnShape {
+    int N, C;
+    real eps;
+} LnShape;
+/* The statistics of each row, μ_i and r_i below: written by the forward pass, read by
+   the backward. */
+typedef struct LnStats {
+    real *mean;  // (N)
+    real *rstd;  // (N)
+} LnStats;
+
 /* Layer normalisation over the last axis (Ba et al. 2016, as torch.nn.LayerNorm):
    out[i] = (x[i] − μ_i) · r_i · g + b with μ_i the row mean, r_i = 1/sqrt(σ²_i + eps)
-   and σ²_i the biased row variance. mean and rstd (N) are kept for the backward
-   pass; out may not equal inp. */
-void nn_layernorm_forward(real *out,        // (N,C)
-                          real *mean,       // (N) written
-                          real *rstd,       // (N) written
-                          const real *inp,  // (N,C)
-                          const real *g,    // (C)
-                          const real *b,    // (C)
-                          int N, int C, real eps);
+   and σ²_i the biased row variance. mean and rstd are kept for the backward pass; out
+   may not equal inp. */
+void nn_layernorm_forward(real *out,            // (N,C)
+                          const LnStats *stat,  // mean, rstd written
+                          const real *inp,      // (N,C)
+                          const real *g,        // (C)
+                          const real *b,        // (C)
+                          const LnShape *s);
 /* dinp += r_i · (dy·g − mean(dy·g) − x̂ · mean(dy·g·x̂)) with x̂ = (x − μ)·r,
    dg += Σ_i dy ⊙ x̂, db += Σ_i dy. */
-void nn_layernorm_backward(real *dinp,        // (N,C) or NULL
-                           real *dg,          // (C) or NULL
-                           real *db,          // (C) or NULL
-                           const real *dout,  // (N,C)
-                           const real *inp,   // (N,C)
-                           const real *mean,  // (N)
-                           const real *rstd,  // (N)
-                           const real *g,     // (C)
-                           int N, int C);
+void nn_layernorm_backward(real *dinp,           // (N,C) or NULL
+                           real *dg,             // (C) or NULL
+                           real *db,             // (C) or NULL
+                           const real *dout,     // (N,C)
+                           const real *inp,      // (N,C)
+                           const LnStats *stat,  // mean, rstd of the forward pass
+                           const real *g,        // (C)
+                           const LnShape *s);
 
 /* The sinusoidal position code of "Attention Is All You Need" for one position:
    out[2i] = sin(pos / 10000^(2i/C)), out[2i+1] = cos(pos / 10000^(2i/C)), computed in

@@ -26,7 +26,7 @@ typedef struct {
 static double score_loss(void *p)
 {
     ScoreCtx *c = p;
-    nn_attn_score_forward(c->e, c->cache, c->q, c->K, c->v, S, B, A);
+    nn_attn_score_forward(c->e, c->cache, c->q, c->K, c->v, &(AttnShape){.S = S, .B = B, .A = A});
     return gc_dot(c->w, c->e, B * S);
 }
 
@@ -51,11 +51,11 @@ Test(gc_attention, score_gradients_and_values)
         }
     /* the backward's recomputed cache is the forward's, bit for bit */
     real *again = gc_zeros(S * B * A);
-    nn_attn_score_cache(again, c.q, c.K, S, B, A);
+    nn_attn_score_cache(again, c.q, c.K, &(AttnShape){.S = S, .B = B, .A = A});
     cr_expect(memcmp(again, c.cache, (size_t)S * B * A * sizeof(real)) == 0, "recomputed cache differs");
     real *dq = gc_rand(&r, B * A, 1), *dK = gc_rand(&r, S * B * A, 1), *dv = gc_rand(&r, A, 1);
     real *dq0 = gc_copy(dq, B * A), *dK0 = gc_copy(dK, S * B * A), *dv0 = gc_copy(dv, A);
-    nn_attn_score_backward(dq, dK, dv, c.w, c.cache, c.v, S, B, A);
+    nn_attn_score_backward(dq, dK, dv, c.w, c.cache, c.v, &(AttnShape){.S = S, .B = B, .A = A});
     gc_check("attn score dq", c.q, B * A, dq, dq0, score_loss, &c);
     gc_check("attn score dK", c.K, S * B * A, dK, dK0, score_loss, &c);
     gc_check("attn score dv", c.v, A, dv, dv0, score_loss, &c);
@@ -133,7 +133,7 @@ typedef struct {
 static double ctx_loss(void *p)
 {
     CtxCtx *c = p;
-    nn_attn_context_forward(c->ctx, c->a, c->Hs, S, B, D, 1);
+    nn_attn_context_forward(c->ctx, c->a, c->Hs, &(AttnShape){.S = S, .B = B, .A = D, .H = 1});
     return gc_dot(c->w, c->ctx, B * D);
 }
 
@@ -149,7 +149,7 @@ Test(gc_attention, context_gradients)
     ctx_loss(&c);
     real *da = gc_rand(&r, B * S, 1), *dH = gc_rand(&r, S * B * D, 1);
     real *da0 = gc_copy(da, B * S), *dH0 = gc_copy(dH, S * B * D);
-    nn_attn_context_backward(da, dH, c.w, c.a, c.Hs, S, B, D, 1);
+    nn_attn_context_backward(da, dH, c.w, c.a, c.Hs, &(AttnShape){.S = S, .B = B, .A = D, .H = 1});
     gc_check("attn context da", c.a, B * S, da, da0, ctx_loss, &c);
     gc_check("attn context dHs", c.Hs, S * B * D, dH, dH0, ctx_loss, &c);
 }
@@ -163,9 +163,9 @@ typedef struct {
 static double chain_loss(void *p)
 {
     ChainCtx *c = p;
-    nn_attn_score_forward(c->e, c->cache, c->q, c->K, c->v, S, B, A);
+    nn_attn_score_forward(c->e, c->cache, c->q, c->K, c->v, &(AttnShape){.S = S, .B = B, .A = A});
     nn_masked_softmax_forward(c->a, c->e, lens, B, S);
-    nn_attn_context_forward(c->ctx, c->a, c->Hs, S, B, D, 1);
+    nn_attn_context_forward(c->ctx, c->a, c->Hs, &(AttnShape){.S = S, .B = B, .A = D, .H = 1});
     return gc_dot(c->w, c->ctx, B * D);
 }
 
@@ -187,9 +187,9 @@ Test(gc_attention, chained_attention_gradients_with_padding)
     real *da = gc_zeros(B * S), *de = gc_zeros(B * S);
     real *dq = gc_zeros(B * A), *dK = gc_zeros(S * B * A), *dv = gc_zeros(A);
     real *dH = gc_zeros(S * B * D);
-    nn_attn_context_backward(da, dH, c.w, c.a, c.Hs, S, B, D, 1);
+    nn_attn_context_backward(da, dH, c.w, c.a, c.Hs, &(AttnShape){.S = S, .B = B, .A = D, .H = 1});
     nn_masked_softmax_backward(de, da, c.a, lens, B, S);
-    nn_attn_score_backward(dq, dK, dv, de, c.cache, c.v, S, B, A);
+    nn_attn_score_backward(dq, dK, dv, de, c.cache, c.v, &(AttnShape){.S = S, .B = B, .A = A});
     /* Padded source positions get exactly zero gradient. */
     for (int b = 0; b < B; b++)
         for (int j = lens[b]; j < S; j++) {
@@ -221,7 +221,8 @@ typedef struct {
 static double mh_ctx_loss(void *p)
 {
     MhCtxCtx *c = p;
-    nn_attn_context_forward(c->ctx, c->a, c->Hs, c->ns, c->nb, c->nd, c->nh);
+    nn_attn_context_forward(c->ctx, c->a, c->Hs,
+                            &(AttnShape){.S = c->ns, .B = c->nb, .A = c->nd, .H = c->nh});
     return gc_dot(c->w, c->ctx, (size_t)c->nb * c->nd);
 }
 
@@ -249,11 +250,14 @@ Test(gc_attention, multihead_context_values_and_gradients)
                 }
         real *da = gc_rand(&r, na, 1), *dH = gc_rand(&r, nhs, 1);
         real *da0 = gc_copy(da, na), *dH0 = gc_copy(dH, nhs);
-        nn_attn_context_backward(da, dH, c.w, c.a, c.Hs, ns, nb, nd, nh);
+        nn_attn_context_backward(da, dH, c.w, c.a, c.Hs,
+                                 &(AttnShape){.S = ns, .B = nb, .A = nd, .H = nh});
         /* Either gradient alone: NULL is skipped and the other is unchanged. */
         real *da1 = gc_copy(da0, na), *dH1 = gc_copy(dH0, nhs);
-        nn_attn_context_backward(da1, NULL, c.w, c.a, c.Hs, ns, nb, nd, nh);
-        nn_attn_context_backward(NULL, dH1, c.w, c.a, c.Hs, ns, nb, nd, nh);
+        nn_attn_context_backward(da1, NULL, c.w, c.a, c.Hs,
+                                 &(AttnShape){.S = ns, .B = nb, .A = nd, .H = nh});
+        nn_attn_context_backward(NULL, dH1, c.w, c.a, c.Hs,
+                                 &(AttnShape){.S = ns, .B = nb, .A = nd, .H = nh});
         cr_expect(memcmp(da1, da, na * sizeof(real)) == 0, "H=%d: da alone differs", nh);
         cr_expect(memcmp(dH1, dH, nhs * sizeof(real)) == 0, "H=%d: dHs alone differs", nh);
         cr_log_info("multi-head context H=%d", nh);
@@ -269,7 +273,7 @@ Test(gc_attention, context_single_head_is_exactly_the_weighted_sum)
     rng_seed(&r, 83);
     real *a = gc_rand(&r, B * S, 1), *Hs = gc_rand(&r, S * B * D, 1);
     real *ctx = gc_zeros(B * D), *ref = gc_zeros(B * D), *g = gc_rand(&r, B * D, 1);
-    nn_attn_context_forward(ctx, a, Hs, S, B, D, 1);
+    nn_attn_context_forward(ctx, a, Hs, &(AttnShape){.S = S, .B = B, .A = D, .H = 1});
     for (int b = 0; b < B; b++)
         for (int j = 0; j < S; j++)
             for (int d = 0; d < D; d++)
@@ -277,7 +281,7 @@ Test(gc_attention, context_single_head_is_exactly_the_weighted_sum)
     cr_expect(memcmp(ctx, ref, B * D * sizeof(real)) == 0);
     real *da = gc_zeros(B * S), *dH = gc_zeros(S * B * D);
     real *rda = gc_zeros(B * S), *rdH = gc_zeros(S * B * D);
-    nn_attn_context_backward(da, dH, g, a, Hs, S, B, D, 1);
+    nn_attn_context_backward(da, dH, g, a, Hs, &(AttnShape){.S = S, .B = B, .A = D, .H = 1});
     for (int j = 0; j < S; j++)
         for (int b = 0; b < B; b++) {
             real s = 0;
@@ -302,7 +306,8 @@ typedef struct {
 static double dot_loss(void *p)
 {
     DotCtx *c = p;
-    nn_attn_dot_forward(c->e, c->q, c->K, c->ns, c->nb, c->na, c->nh, c->scale);
+    nn_attn_dot_forward(c->e, c->q, c->K,
+                        &(AttnShape){.S = c->ns, .B = c->nb, .A = c->na, .H = c->nh, .scale = c->scale});
     return gc_dot(c->w, c->e, (size_t)c->nh * c->nb * c->ns);
 }
 
@@ -335,10 +340,13 @@ Test(gc_attention, dot_scores_values_and_gradients)
                 }
         real *dq = gc_rand(&r, nq, 1), *dK = gc_rand(&r, nk, 1);
         real *dq0 = gc_copy(dq, nq), *dK0 = gc_copy(dK, nk);
-        nn_attn_dot_backward(dq, dK, c.w, c.q, c.K, ns, nb, na, nh, c.scale);
+        nn_attn_dot_backward(dq, dK, c.w, c.q, c.K,
+                             &(AttnShape){.S = ns, .B = nb, .A = na, .H = nh, .scale = c.scale});
         real *dq1 = gc_copy(dq0, nq), *dK1 = gc_copy(dK0, nk);
-        nn_attn_dot_backward(dq1, NULL, c.w, c.q, c.K, ns, nb, na, nh, c.scale);
-        nn_attn_dot_backward(NULL, dK1, c.w, c.q, c.K, ns, nb, na, nh, c.scale);
+        nn_attn_dot_backward(dq1, NULL, c.w, c.q, c.K,
+                             &(AttnShape){.S = ns, .B = nb, .A = na, .H = nh, .scale = c.scale});
+        nn_attn_dot_backward(NULL, dK1, c.w, c.q, c.K,
+                             &(AttnShape){.S = ns, .B = nb, .A = na, .H = nh, .scale = c.scale});
         cr_expect(memcmp(dq1, dq, nq * sizeof(real)) == 0, "case %d: dq alone differs", ci);
         cr_expect(memcmp(dK1, dK, nk * sizeof(real)) == 0, "case %d: dK alone differs", ci);
         cr_log_info("dot scores A=%d H=%d scale=%g", na, nh, cases[ci].scale);
@@ -437,7 +445,8 @@ typedef struct {
 static double gauss_loss(void *p)
 {
     GaussCtx *c = p;
-    nn_gauss_window_forward(c->out, c->a, c->p, wlo, whi, gsigma, WB, WS);
+    nn_gauss_window_forward(c->out, c->a, c->p, wlo, whi,
+                            &(AttnShape){.S = WS, .B = WB, .sigma = gsigma});
     return gc_dot(c->w, c->out, WB * WS);
 }
 
@@ -464,12 +473,13 @@ Test(gc_attention, gauss_window_values_gradients_and_in_place)
         }
     /* In place gives the same values. */
     real *io = gc_copy(c.a, WB * WS);
-    nn_gauss_window_forward(io, io, c.p, wlo, whi, gsigma, WB, WS);
+    nn_gauss_window_forward(io, io, c.p, wlo, whi, &(AttnShape){.S = WS, .B = WB, .sigma = gsigma});
     cr_expect(memcmp(io, c.out, WB * WS * sizeof(real)) == 0, "in-place result differs");
 
     real *da0 = gc_rand(&r, WB * WS, 1), *dp0 = gc_rand(&r, WB, 1);
     real *da = gc_copy(da0, WB * WS), *dp = gc_copy(dp0, WB);
-    nn_gauss_window_backward(da, dp, c.w, c.a, c.p, wlo, whi, gsigma, WB, WS);
+    nn_gauss_window_backward(da, dp, c.w, c.a, c.p, wlo, whi,
+                             &(AttnShape){.S = WS, .B = WB, .sigma = gsigma});
     for (int b = 0; b < WB; b++)
         for (int j = 0; j < WS; j++)
             if (j < wlo[b] || j > whi[b])
@@ -486,8 +496,10 @@ Test(gc_attention, gauss_window_values_gradients_and_in_place)
         expect_close("gauss dp", dp[b] - dp0[b], s, b, 0, 0);
     }
     real *da1 = gc_copy(da0, WB * WS), *dp1 = gc_copy(dp0, WB);
-    nn_gauss_window_backward(da1, NULL, c.w, c.a, c.p, wlo, whi, gsigma, WB, WS);
-    nn_gauss_window_backward(NULL, dp1, c.w, c.a, c.p, wlo, whi, gsigma, WB, WS);
+    nn_gauss_window_backward(da1, NULL, c.w, c.a, c.p, wlo, whi,
+                             &(AttnShape){.S = WS, .B = WB, .sigma = gsigma});
+    nn_gauss_window_backward(NULL, dp1, c.w, c.a, c.p, wlo, whi,
+                             &(AttnShape){.S = WS, .B = WB, .sigma = gsigma});
     cr_expect(memcmp(da1, da, WB * WS * sizeof(real)) == 0, "da alone differs");
     cr_expect(memcmp(dp1, dp, WB * sizeof(real)) == 0, "dp alone differs");
     gc_check("gauss window da", c.a, WB * WS, da, da0, gauss_loss, &c);
@@ -574,7 +586,8 @@ typedef struct {
 static double local_loss(void *pv)
 {
     LocalCtx *c = pv;
-    nn_attn_dot_forward(c->e, c->q, c->K, LS, LB, LA, LH, (real)(1 / sqrt(LA / LH)));
+    nn_attn_dot_forward(c->e, c->q, c->K,
+                        &(AttnShape){.S = LS, .B = LB, .A = LA, .H = LH, .scale = (real)(1 / sqrt(LA / LH))});
     nn_local_pos_forward(c->p, c->sig, c->x, llens, LB);
     for (int b = 0; b < LB; b++) {
         int lo = (int)ceil(c->p[b] - LDW), hi = (int)floor(c->p[b] + LDW);
@@ -584,9 +597,9 @@ static double local_loss(void *pv)
     for (int h = 0; h < LH; h++) {
         nn_window_softmax_forward(c->a + h * LB * LS, c->e + h * LB * LS, c->lo, c->hi, LB, LS);
         nn_gauss_window_forward(c->g + h * LB * LS, c->a + h * LB * LS, c->p, c->lo, c->hi,
-                                (real)LDW / 2, LB, LS);
+                                &(AttnShape){.S = LS, .B = LB, .sigma = (real)LDW / 2});
     }
-    nn_attn_context_forward(c->ctx, c->g, c->Hs, LS, LB, LD, LH);
+    nn_attn_context_forward(c->ctx, c->g, c->Hs, &(AttnShape){.S = LS, .B = LB, .A = LD, .H = LH});
     return gc_dot(c->w, c->ctx, LB * LD);
 }
 
@@ -616,14 +629,17 @@ Test(gc_attention, chained_local_p_multihead_gradients)
     real *dg = gc_zeros(LH * LB * LS), *da = gc_zeros(LH * LB * LS), *de = gc_zeros(LH * LB * LS);
     real *dp = gc_zeros(LB), *dx = gc_zeros(LB);
     real *dq = gc_zeros(LB * LA), *dK = gc_zeros(LS * LB * LA), *dH = gc_zeros(LS * LB * LD);
-    nn_attn_context_backward(dg, dH, c.w, c.g, c.Hs, LS, LB, LD, LH);
+    nn_attn_context_backward(dg, dH, c.w, c.g, c.Hs,
+                             &(AttnShape){.S = LS, .B = LB, .A = LD, .H = LH});
     for (int h = 0; h < LH; h++) {
         nn_gauss_window_backward(da + h * LB * LS, dp, dg + h * LB * LS, c.a + h * LB * LS, c.p,
-                                 c.lo, c.hi, (real)LDW / 2, LB, LS);
+                                 c.lo, c.hi,
+                                 &(AttnShape){.S = LS, .B = LB, .sigma = (real)LDW / 2});
         nn_window_softmax_backward(de + h * LB * LS, da + h * LB * LS, c.a + h * LB * LS, c.lo,
                                    c.hi, LB, LS);
     }
-    nn_attn_dot_backward(dq, dK, de, c.q, c.K, LS, LB, LA, LH, (real)(1 / sqrt(LA / LH)));
+    nn_attn_dot_backward(dq, dK, de, c.q, c.K,
+                         &(AttnShape){.S = LS, .B = LB, .A = LA, .H = LH, .scale = (real)(1 / sqrt(LA / LH))});
     nn_local_pos_backward(dx, dp, c.sig, llens, LB);
     /* Source positions outside a row's window get exactly zero gradient. */
     for (int b = 0; b < LB; b++)

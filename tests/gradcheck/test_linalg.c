@@ -36,7 +36,9 @@ Test(gc_linalg, gemm_matches_naive_for_all_transposes_and_strides)
             real *Bm = gc_rand(&r, (size_t)(tb ? N : K) * ldb, 1);
             real *C = gc_rand(&r, (size_t)M * ldc, 1);
             real *Cref = gc_copy(C, (size_t)M * ldc);
-            nn_gemm(ta, tb, M, N, K, 0.7, A, lda, Bm, ldb, 0.3, C, ldc);
+            GemmShape sh = {.M = M, .N = N, .K = K, .trans_a = ta, .trans_b = tb,
+                            .lda = lda, .ldb = ldb, .ldc = ldc};
+            nn_gemm(&sh, 0.7, A, Bm, 0.3, C);
             naive_gemm(ta, tb, M, N, K, 0.7, A, lda, Bm, ldb, 0.3, Cref, ldc);
             for (int i = 0; i < M; i++)
                 for (int j = 0; j < ldc; j++)
@@ -49,10 +51,11 @@ Test(gc_linalg, gemm_matches_naive_for_all_transposes_and_strides)
 Test(gc_linalg, gemm_with_k_zero_scales_c_by_beta)
 {
     real C[6] = {1, 2, 3, 4, 5, 6}, A[1] = {0}, Bm[1] = {0};
-    nn_gemm(false, false, 2, 3, 0, 1, A, 1, Bm, 3, 0.5, C, 3);
+    const GemmShape sh = {.M = 2, .N = 3, .K = 0, .lda = 1, .ldb = 3, .ldc = 3};
+    nn_gemm(&sh, 1, A, Bm, 0.5, C);
     for (int i = 0; i < 6; i++)
         cr_expect_eq(C[i], 0.5 * (i + 1));
-    nn_gemm(false, false, 2, 3, 0, 1, A, 1, Bm, 3, 0, C, 3);
+    nn_gemm(&sh, 1, A, Bm, 0, C);
     for (int i = 0; i < 6; i++)
         cr_expect_eq(C[i], 0);
 }
@@ -69,9 +72,9 @@ static double lin_loss(void *p)
     if (c->acc) {
         for (size_t i = 0; i < n; i++)
             c->y[i] = c->y0[i];
-        nn_linear_forward_acc(c->y, c->x, c->W, c->b, c->N, c->In, c->Out);
+        nn_linear_forward_acc(c->y, c->x, c->W, c->b, &(LinearShape){c->N, c->In, c->Out});
     } else {
-        nn_linear_forward(c->y, c->x, c->W, c->b, c->N, c->In, c->Out);
+        nn_linear_forward(c->y, c->x, c->W, c->b, &(LinearShape){c->N, c->In, c->Out});
     }
     return gc_dot(c->w, c->y, n);
 }
@@ -91,7 +94,7 @@ static void check_linear(int acc, int with_bias)
     lin_loss(&c);
     real *dx = gc_rand(&r, nx, 1), *dW = gc_rand(&r, nW, 1), *db = gc_rand(&r, 5, 1);
     real *dx0 = gc_copy(dx, nx), *dW0 = gc_copy(dW, nW), *db0 = gc_copy(db, 5);
-    nn_linear_backward(dx, dW, with_bias ? db : NULL, c.w, c.x, c.W, c.N, c.In, c.Out);
+    nn_linear_backward(dx, dW, with_bias ? db : NULL, c.w, c.x, c.W, &(LinearShape){c.N, c.In, c.Out});
     gc_check("linear dx", c.x, nx, dx, dx0, lin_loss, &c);
     gc_check("linear dW", c.W, nW, dW, dW0, lin_loss, &c);
     if (with_bias)
@@ -114,9 +117,9 @@ Test(gc_linalg, linear_backward_skips_null_gradients)
     real *x = gc_rand(&r, 12, 1), *W = gc_rand(&r, 20, 1), *dy = gc_rand(&r, 15, 1);
     real *dx = gc_zeros(12), *dW = gc_zeros(20);
     real *dxa = gc_zeros(12), *dWa = gc_zeros(20);
-    nn_linear_backward(dx, NULL, NULL, dy, NULL, W, 3, 4, 5);
-    nn_linear_backward(NULL, dW, NULL, dy, x, NULL, 3, 4, 5);
-    nn_linear_backward(dxa, dWa, NULL, dy, x, W, 3, 4, 5);
+    nn_linear_backward(dx, NULL, NULL, dy, NULL, W, &(LinearShape){3, 4, 5});
+    nn_linear_backward(NULL, dW, NULL, dy, x, NULL, &(LinearShape){3, 4, 5});
+    nn_linear_backward(dxa, dWa, NULL, dy, x, W, &(LinearShape){3, 4, 5});
     for (int i = 0; i < 12; i++)
         cr_expect_eq(dx[i], dxa[i]);
     for (int i = 0; i < 20; i++)

@@ -23,8 +23,8 @@ Test(gc_torch_ref, gru_cell_matches_pytorch)
 {
     real *gi = gc_zeros(TR_B * 3 * TR_H), *gh = gc_zeros(TR_B * 3 * TR_H);
     real *h1 = gc_zeros(TR_B * TR_H), *cache = gc_zeros(TR_B * NN_GRU_CACHE * TR_H);
-    nn_linear_forward(gi, tr_x, tr_gru_w_ih, tr_gru_b_ih, TR_B, TR_I, 3 * TR_H);
-    nn_linear_forward(gh, tr_h, tr_gru_w_hh, tr_gru_b_hh, TR_B, TR_H, 3 * TR_H);
+    nn_linear_forward(gi, tr_x, tr_gru_w_ih, tr_gru_b_ih, &(LinearShape){TR_B, TR_I, 3 * TR_H});
+    nn_linear_forward(gh, tr_h, tr_gru_w_hh, tr_gru_b_hh, &(LinearShape){TR_B, TR_H, 3 * TR_H});
     nn_gru_cell_forward(h1, cache, gi, gh, tr_h, TR_B, TR_H);
     expect_close("gru h'", h1, tr_gru_h_out, TR_B * TR_H);
 }
@@ -35,8 +35,8 @@ Test(gc_torch_ref, lstm_cell_matches_pytorch)
     real *h1 = gc_zeros(TR_B * TR_H), *c1 = gc_zeros(TR_B * TR_H);
     real *cache = gc_zeros(TR_B * NN_LSTM_CACHE * TR_H);
     /* Both products summed into one buffer, then the cell with gh = NULL. */
-    nn_linear_forward(gates, tr_x, tr_lstm_w_ih, tr_lstm_b_ih, TR_B, TR_I, 4 * TR_H);
-    nn_linear_forward_acc(gates, tr_h, tr_lstm_w_hh, tr_lstm_b_hh, TR_B, TR_H, 4 * TR_H);
+    nn_linear_forward(gates, tr_x, tr_lstm_w_ih, tr_lstm_b_ih, &(LinearShape){TR_B, TR_I, 4 * TR_H});
+    nn_linear_forward_acc(gates, tr_h, tr_lstm_w_hh, tr_lstm_b_hh, &(LinearShape){TR_B, TR_H, 4 * TR_H});
     nn_lstm_cell_forward(h1, c1, cache, gates, NULL, tr_c, TR_B, TR_H);
     expect_close("lstm h'", h1, tr_lstm_h_out, TR_B * TR_H);
     expect_close("lstm c'", c1, tr_lstm_c_out, TR_B * TR_H);

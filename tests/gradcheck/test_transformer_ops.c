@@ -57,7 +57,8 @@ typedef struct {
 static double ln_loss(void *p)
 {
     LnCtx *c = p;
-    nn_layernorm_forward(c->y, c->mean, c->rstd, c->x, c->g, c->b, LN_N, LN_C, 1e-5);
+    nn_layernorm_forward(c->y, &(LnStats){c->mean, c->rstd}, c->x, c->g, c->b,
+                         &(LnShape){LN_N, LN_C, 1e-5});
     return gc_dot(c->w, c->y, LN_N * LN_C);
 }
 
@@ -93,7 +94,8 @@ Test(gc_transformer_ops, layernorm_gradients_and_values)
     }
     real *dx = gc_rand(&r, n, 1), *dg = gc_rand(&r, LN_C, 1), *db = gc_rand(&r, LN_C, 1);
     real *dx0 = gc_copy(dx, n), *dg0 = gc_copy(dg, LN_C), *db0 = gc_copy(db, LN_C);
-    nn_layernorm_backward(dx, dg, db, c.w, c.x, c.mean, c.rstd, c.g, LN_N, LN_C);
+    nn_layernorm_backward(dx, dg, db, c.w, c.x, &(LnStats){c.mean, c.rstd}, c.g,
+                          &(LnShape){LN_N, LN_C, 1e-5});
     gc_check("layernorm dinp", c.x, n, dx, dx0, ln_loss, &c);
     gc_check("layernorm dg", c.g, LN_C, dg, dg0, ln_loss, &c);
     gc_check("layernorm db", c.b, LN_C, db, db0, ln_loss, &c);
@@ -114,7 +116,7 @@ typedef struct {
 static double mha_loss(void *p)
 {
     MhaCtx *c = p;
-    nn_mha_forward(c->out, c->a, c->drop, c->Q, c->K, c->V, &c->s);
+    nn_mha_forward(c->out, c->a, c->drop, &(MhaQkv){c->Q, c->K, c->V}, &c->s);
     return gc_dot(c->w, c->out, (size_t)c->s.Tq * MB * c->s.ldo);
 }
 
@@ -179,7 +181,8 @@ static void check_mha(MhaCtx *c, Rng *r, const char *what)
     real *dK0 = qkv_shared ? NULL : gc_copy(dK, nk);
     real *dV = kv_shared ? dK + MD : gc_rand(r, nv, 1);
     real *dV0 = kv_shared ? NULL : gc_copy(dV, nv);
-    nn_mha_backward(dQ, dK, dV, gc_zeros(na), c->w, c->a, c->drop, c->Q, c->K, c->V, s);
+    nn_mha_backward(&(MhaQkvGrad){dQ, dK, dV}, gc_zeros(na), c->w, c->a, c->drop,
+                    &(MhaQkv){c->Q, c->K, c->V}, s);
     char name[64];
     snprintf(name, sizeof name, "%s dQ", what);
     gc_check(name, c->Q, nq, dQ, dQ0, mha_loss, c);
@@ -246,14 +249,14 @@ Test(gc_transformer_ops, mha_one_decoding_step_equals_its_row_of_the_whole_seque
     real *Q = gc_rand(&r, (size_t)T * MB * MD, 1), *K = gc_rand(&r, (size_t)T * MB * MD, 1),
          *V = gc_rand(&r, (size_t)T * MB * MD, 1);
     real *out = gc_zeros((size_t)T * MB * MD), *a = gc_zeros((size_t)MB * MH * T * T);
-    nn_mha_forward(out, a, NULL, Q, K, V, &whole);
+    nn_mha_forward(out, a, NULL, &(MhaQkv){Q, K, V}, &whole);
     for (int t = 0; t < T; t++) {
         MhaShape step = whole;
         step.Tq = 1;
         step.Tk = t + 1;
         step.causal = t;
         real *o1 = gc_zeros((size_t)MB * MD), *a1 = gc_zeros((size_t)MB * MH * (t + 1));
-        nn_mha_forward(o1, a1, NULL, Q + (size_t)t * MB * MD, K, V, &step);
+        nn_mha_forward(o1, a1, NULL, &(MhaQkv){Q + (size_t)t * MB * MD, K, V}, &step);
         for (size_t k = 0; k < (size_t)MB * MD; k++)
             cr_expect(fabs(o1[k] - out[(size_t)t * MB * MD + k]) < 1e-14, "step %d entry %zu", t, k);
     }

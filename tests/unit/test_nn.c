@@ -51,11 +51,11 @@ Test(nn_float, linear_and_linear_acc_match_double_reference)
     fill(&r, x, N * IN, 1);
     fill(&r, W, HID * IN, 0.5);
     fill(&r, b, HID, 0.5);
-    nn_linear_forward(y, x, W, b, N, IN, HID);
+    nn_linear_forward(y, x, W, b, &(LinearShape){N, IN, HID});
     ref_linear(ref, x, W, b, N, IN, HID);
     for (int i = 0; i < N * HID; i++)
         expect_near("linear", y[i], ref[i]);
-    nn_linear_forward_acc(y, x, W, NULL, N, IN, HID);
+    nn_linear_forward_acc(y, x, W, NULL, &(LinearShape){N, IN, HID});
     ref_linear(ref, x, W, b, N, IN, HID);
     double ref2[N * HID];
     ref_linear(ref2, x, W, NULL, N, IN, HID);
@@ -76,8 +76,8 @@ Test(nn_float, gru_step_matches_double_reference)
     fill(&r, Whh, 3 * H * H, 0.3);
     fill(&r, bih, 3 * H, 0.3);
     fill(&r, bhh, 3 * H, 0.3);
-    nn_linear_forward(gi, x, Wih, bih, N, IN, 3 * H);
-    nn_linear_forward(gh, h, Whh, bhh, N, H, 3 * H);
+    nn_linear_forward(gi, x, Wih, bih, &(LinearShape){N, IN, 3 * H});
+    nn_linear_forward(gh, h, Whh, bhh, &(LinearShape){N, H, 3 * H});
     nn_gru_cell_forward(hout, cache, gi, gh, h, N, H);
     double ri[N * 3 * H], rh[N * 3 * H];
     ref_linear(ri, x, Wih, bih, N, IN, 3 * H);
@@ -106,8 +106,8 @@ Test(nn_float, lstm_step_matches_double_reference)
     fill(&r, Whh, 4 * H * H, 0.3);
     fill(&r, bih, 4 * H, 0.3);
     fill(&r, bhh, 4 * H, 0.3);
-    nn_linear_forward(gi, x, Wih, bih, N, IN, 4 * H);
-    nn_linear_forward(gh, h, Whh, bhh, N, H, 4 * H);
+    nn_linear_forward(gi, x, Wih, bih, &(LinearShape){N, IN, 4 * H});
+    nn_linear_forward(gh, h, Whh, bhh, &(LinearShape){N, H, 4 * H});
     nn_lstm_cell_forward(hout, cout, cache, gi, gh, c, N, H);
     double ri[N * 4 * H], rh[N * 4 * H];
     ref_linear(ri, x, Wih, bih, N, IN, 4 * H);
@@ -182,9 +182,9 @@ Test(nn, few_rows_product_matches_the_product_on_any_thread_count)
     for (int rows = 1; rows <= NN_FEW_ROWS; rows++) {
         for (int with_b = 0; with_b < 2; with_b++) {
             nn_set_threads(1);
-            nn_linear_forward_few(y1, x, W, with_b ? b : NULL, rows, In, Out);
+            nn_linear_forward_few(y1, x, W, with_b ? b : NULL, &(LinearShape){rows, In, Out});
             nn_set_threads(2);
-            nn_linear_forward_few(y2, x, W, with_b ? b : NULL, rows, In, Out);
+            nn_linear_forward_few(y2, x, W, with_b ? b : NULL, &(LinearShape){rows, In, Out});
             cr_expect(memcmp(y1, y2, sizeof(real) * (size_t)rows * Out) == 0, "rows %d: 1 and 2 threads differ", rows);
             for (int n = 0; n < rows; n++)
                 for (int o = 0; o < Out; o++) {

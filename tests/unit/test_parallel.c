@@ -129,8 +129,10 @@ Test(parallel, layernorm_does_not_depend_on_threads)
         dx[k] = random_array((size_t)N * C, 8, 1);
         dg[k] = random_array(C, 9, 1);
         db[k] = random_array(C, 10, 1);
-        nn_layernorm_forward(y[k], mean[k], rstd[k], x, g, b, N, C, 1e-5f);
-        nn_layernorm_backward(dx[k], dg[k], db[k], dy, x, mean[k], rstd[k], g, N, C);
+        const LnShape ln = {N, C, 1e-5f};
+        const LnStats stat = {mean[k], rstd[k]};
+        nn_layernorm_forward(y[k], &stat, x, g, b, &ln);
+        nn_layernorm_backward(dx[k], dg[k], db[k], dy, x, &stat, g, &ln);
     }
     cr_expect(memcmp(y[0], y[1], (size_t)N * C * sizeof(real)) == 0, "outputs differ");
     cr_expect(memcmp(mean[0], mean[1], sizeof mean[0]) == 0 && memcmp(rstd[0], rstd[1], sizeof rstd[0]) == 0,
