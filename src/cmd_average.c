@@ -25,16 +25,12 @@ static const OptRow rows[] = {
     {.kind = OPT_SECTION, .help = "options:"},
     {.name = "--output", .alias = "-o", .kind = OPT_STR, .off = offsetof(AverageArgs, out), .arg = "OUT",
      .help = "the model file to write"},
-    {.name = "--help", .alias = "-h", .kind = OPT_HELP, .help = "this help"},
+    OPT_HELP_ROW,
     {0},
 };
 
 static const OptTable table = {
-    .cmd = "average",
-    .rows = rows,
-    .size = sizeof(AverageArgs),
-    .what = "MODEL",
-    .col = 21,
+    .cmd = "average", .rows = rows, .size = sizeof(AverageArgs), .what = "MODEL", .col = 21,
     .head = "usage: s2s average MODEL [MODEL...] -o OUT\n"
             "\n"
             "Writes to OUT a model file whose weights are the means of the MODEL files' weights\n"

@@ -31,16 +31,12 @@ static const OptRow rows[] = {
     {.name = "--json", .kind = OPT_TRUE, .off = offsetof(EvalOpts, json),
      .help = "print one JSON object instead of the text block"},
     DECODE_OPTION_ROWS(EvalOpts, d),
-    {.name = "--help", .alias = "-h", .kind = OPT_HELP, .help = "this help"},
+    OPT_HELP_ROW,
     {0},
 };
 
 static const OptTable table = {
-    .cmd = "eval",
-    .rows = rows,
-    .size = sizeof(EvalOpts),
-    .what = "MODEL TSV",
-    .col = 23,
+    .cmd = "eval", .rows = rows, .size = sizeof(EvalOpts), .what = "MODEL TSV", .col = 23,
     .head = "usage: s2s eval MODEL [MODEL...] TSV [options]\n"
             "\n"
             "Translates the first column of TSV with the model file MODEL and scores the\n"

@@ -16,17 +16,13 @@ static const OptRow rows[] = {
     {.kind = OPT_SECTION, .help = "options:"},
     {.name = "--tensors", .kind = OPT_TRUE, .off = 0,
      .help = "also list every tensor: name, shape and number of parameters"},
-    {.name = "--help", .alias = "-h", .kind = OPT_HELP, .help = "this help"},
+    OPT_HELP_ROW,
     {0},
 };
 
 /* The options: the one flag, --tensors. */
 static const OptTable table = {
-    .cmd = "info",
-    .rows = rows,
-    .size = sizeof(bool),
-    .what = "MODEL",
-    .col = 15,
+    .cmd = "info", .rows = rows, .size = sizeof(bool), .what = "MODEL", .col = 15,
     .head = "usage: s2s info MODEL [--tensors]\n"
             "\n"
             "Prints what the model file MODEL holds: its size, translation direction and\n"

@@ -81,16 +81,12 @@ static const OptRow rows[] = {
      .help = "the same for the source side only (words on the other\nside unless --bpe-codes-tgt is given too)"},
     {.name = "--bpe-codes-tgt", .kind = OPT_STR, AT(bpe_codes[1]), .arg = "FILE",
      .help = "the same for the target side only"},
-    {.name = "--help", .alias = "-h", .kind = OPT_HELP, .help = "this help"},
+    OPT_HELP_ROW,
     {0},
 };
 
 static const OptTable table = {
-    .cmd = "prepare",
-    .rows = rows,
-    .size = sizeof(PrepareOpts),
-    .what = "CORPUS",
-    .col = 26,
+    .cmd = "prepare", .rows = rows, .size = sizeof(PrepareOpts), .what = "CORPUS", .col = 26,
     .head = "usage: s2s prepare CORPUS -o DIR [options]\n"
             "       s2s prepare --src FILE --tgt FILE -o DIR [options]\n"
             "\n"

@@ -81,16 +81,12 @@ static const OptRow rows[] = {
     {.name = "--json", .kind = OPT_TRUE, AT(json),
      .help = "sacreBLEU's JSON form (its -f json, its default) instead\n"
              "of the text lines; not with --sentence"},
-    {.name = "--help", .alias = "-h", .kind = OPT_HELP, .help = "this help"},
+    OPT_HELP_ROW,
     {0},
 };
 
 static const OptTable table = {
-    .cmd = "score",
-    .rows = rows,
-    .size = sizeof(ScoreOpts),
-    .what = "HYP REF",
-    .col = 23,
+    .cmd = "score", .rows = rows, .size = sizeof(ScoreOpts), .what = "HYP REF", .col = 23,
     .head = "usage: s2s score HYP REF [REF...] [options]\n"
             "\n"
             "Scores the lines of HYP against the references: line i of each REF is a\n"

@@ -59,16 +59,12 @@ static const OptRow rows[] = {
      .help = "Transformer, with --attention-svg: also draw each head of\n"
              "that layer, as DIR/NNNN.hK.svg (K the 1-based head)"},
     DECODE_OPTION_ROWS(TrOpts, d),
-    {.name = "--help", .alias = "-h", .kind = OPT_HELP, .help = "this help"},
+    OPT_HELP_ROW,
     {0},
 };
 
 static const OptTable table = {
-    .cmd = "translate",
-    .rows = rows,
-    .size = sizeof(TrOpts),
-    .what = "MODEL *",
-    .col = 23,
+    .cmd = "translate", .rows = rows, .size = sizeof(TrOpts), .what = "MODEL *", .col = 23,
     .head = "usage: s2s translate MODEL [MODEL...] [SENTENCE...] [options]\n"
             "\n"
             "Translates with the model file MODEL: each SENTENCE argument, or else each line\n"

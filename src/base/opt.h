@@ -93,6 +93,9 @@ typedef struct OptRow {
     unsigned flags;
 } OptRow;
 
+/* The row of -h, --help that every table ends with (before its {0}). */
+#define OPT_HELP_ROW {.name = "--help", .alias = "-h", .kind = OPT_HELP, .help = "this help"}
+
 typedef struct OptTable {
     const char *cmd;    /* subcommand name, for messages */
     const OptRow *rows;
