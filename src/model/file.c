@@ -1,5 +1,6 @@
 #include "model/file.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -142,6 +143,48 @@ static int cfg_unit(const JsonVal *root, const char *key, float *out, const char
     return 0;
 }
 
+/* The integer keys of s2s.config: each one's range and field. */
+typedef struct IntKey {
+    const char *key;
+    int lo, hi;
+    size_t off;
+} IntKey;
+
+#define INT_KEY(k, lo, hi, field) {k, lo, hi, offsetof(ModelConfig, field)}
+
+static const IntKey rnn_ints[] = {
+    INT_KEY("layers", 1, MODEL_MAX_LAYERS, layers), INT_KEY("emb", 1, 8192, emb),
+    INT_KEY("hidden", 1, 8192, hidden),           INT_KEY("dec_hidden", 1, 8192, dec_hidden),
+    INT_KEY("attn", 1, 8192, attn),               INT_KEY("deep_out", 1, 8192, deep_out),
+    {NULL, 0, 0, 0},
+};
+
+static const IntKey tf_ints[] = {
+    INT_KEY("layers", 1, TF_MAX_LAYERS, layers), INT_KEY("model_dim", 1, 8192, model_dim),
+    INT_KEY("heads", 1, 8192, heads),            INT_KEY("ff", 1, 65536, ff),
+    INT_KEY("max_positions", 0, 65536, max_positions),
+    {NULL, 0, 0, 0},
+};
+
+/* Every key of keys into its field of c, in order; the first bad one is the error. */
+static int cfg_ints(const JsonVal *root, const IntKey *keys, ModelConfig *c, const char *where, Err *e)
+{
+    for (const IntKey *k = keys; k->key; k++)
+        if (cfg_int(root, k->key, k->lo, k->hi, (int *)((char *)c + k->off), where, e))
+            return -1;
+    return 0;
+}
+
+/* The keys that end both architectures' configurations. */
+static int cfg_common(const JsonVal *root, ModelConfig *c, const char *where, Err *e)
+{
+    return cfg_bool(root, "tie_embeddings", &c->tie_embeddings, where, e) ||
+                   cfg_unit(root, "dropout", &c->dropout, where, e) ||
+                   cfg_unit(root, "label_smoothing", &c->label_smoothing, where, e)
+               ? -1
+               : 0;
+}
+
 /* A language code in canonical form (text/lang.h); -1 with e set when the value is not. */
 static int cfg_lang(const JsonVal *root, const char *key, Lang *out, const char *where, Err *e)
 {
@@ -206,16 +249,8 @@ static int parse_rnn(const JsonVal *root, ModelConfig *c, const char *where, Err
         (json_get(root, "window") && cfg_int(root, "window", 0, 8192, &n.window, where, e)) ||
         (json_get(root, "input_feed") && cfg_bool(root, "input_feed", &n.input_feed, where, e)))
         return -1;
-    if (cfg_int(root, "layers", 1, MODEL_MAX_LAYERS, &n.layers, where, e) ||
-        cfg_int(root, "emb", 1, 8192, &n.emb, where, e) ||
-        cfg_int(root, "hidden", 1, 8192, &n.hidden, where, e) ||
-        cfg_int(root, "dec_hidden", 1, 8192, &n.dec_hidden, where, e) ||
-        cfg_int(root, "attn", 1, 8192, &n.attn, where, e) ||
-        cfg_int(root, "deep_out", 1, 8192, &n.deep_out, where, e) ||
-        cfg_bool(root, "bidir", &n.bidir, where, e) ||
-        cfg_bool(root, "tie_embeddings", &n.tie_embeddings, where, e) ||
-        cfg_unit(root, "dropout", &n.dropout, where, e) ||
-        cfg_unit(root, "label_smoothing", &n.label_smoothing, where, e))
+    if (cfg_ints(root, rnn_ints, &n, where, e) || cfg_bool(root, "bidir", &n.bidir, where, e) ||
+        cfg_common(root, &n, where, e))
         return -1;
     const char *bad = NULL;
     if (n.attention != ATT_MULTIHEAD && n.heads != 1)
@@ -246,14 +281,7 @@ static int parse_transformer(const JsonVal *root, ModelConfig *c, const char *wh
         return -1;
     n.norm = (NormKind)norm;
     n.positions = (PosKind)pos;
-    if (cfg_int(root, "layers", 1, TF_MAX_LAYERS, &n.layers, where, e) ||
-        cfg_int(root, "model_dim", 1, 8192, &n.model_dim, where, e) ||
-        cfg_int(root, "heads", 1, 8192, &n.heads, where, e) ||
-        cfg_int(root, "ff", 1, 65536, &n.ff, where, e) ||
-        cfg_int(root, "max_positions", 0, 65536, &n.max_positions, where, e) ||
-        cfg_bool(root, "tie_embeddings", &n.tie_embeddings, where, e) ||
-        cfg_unit(root, "dropout", &n.dropout, where, e) ||
-        cfg_unit(root, "label_smoothing", &n.label_smoothing, where, e))
+    if (cfg_ints(root, tf_ints, &n, where, e) || cfg_common(root, &n, where, e))
         return -1;
     if (n.model_dim % n.heads != 0)
         return err_set(e, "%s: 'heads' must divide 'model_dim'", where);
