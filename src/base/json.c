@@ -728,14 +728,6 @@ void json_writer_init(JsonWriter *w, Buf *out, int layout)
     w->layout = layout;
 }
 
-void json_writer_resume(JsonWriter *w, Buf *out, int layout, int depth)
-{
-    CHECK(layout > 0 && depth > 0 && depth <= JSON_MAX_DEPTH);
-    json_writer_init(w, out, layout);
-    w->depth = depth;
-    memset(w->open, JSON_W_OBJECT | JSON_W_LINES | JSON_W_NONEMPTY, (size_t)depth);
-}
-
 static void new_line(JsonWriter *w, int depth)
 {
     size_t n = (size_t)w->layout * (size_t)depth;

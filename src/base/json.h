@@ -151,13 +151,6 @@ typedef struct JsonWriter {
 } JsonWriter;
 
 void json_writer_init(JsonWriter *w, Buf *out, int layout);
-/*
- * For a document that other code writes by hand around the writer's part: w
- * continues an object of an indented layout (layout > 0) opened `depth` levels deep,
- * one member a line, that has members already. Members put next start with ",\n"
- * and the indent of depth `depth`; the object is not closed by w.
- */
-void json_writer_resume(JsonWriter *w, Buf *out, int layout, int depth);
 
 void json_open_object(JsonWriter *w, const char *key);
 void json_open_array(JsonWriter *w, const char *key);

@@ -436,81 +436,101 @@ static void prep_ids(Prep *p)
         }
 }
 
-/* prepare.json's "options" object and the comma after it. */
-static void report_options(const Prep *p, Buf *r)
+/* prepare.json's member "options". */
+static void report_options(JsonWriter *w, const Prep *p)
 {
     const PrepareOpts *o = &p->o;
-    buf_printf(r, ",\n  \"options\": {\n    \"direction\": \"%s\",\n", o->direction.name);
-    buf_printf(r, "    \"source_lang\": \"%s\",\n    \"target_lang\": \"%s\",\n",
-               o->direction.src.code, o->direction.tgt.code);
-    buf_printf(r, "    \"keep_case\": %s,\n    \"seed\": %ld,\n", o->keep_case ? "true" : "false",
-               o->seed);
-    buf_printf(r, "    \"valid\": %zu,\n    \"test\": %zu,\n    \"min_freq\": %ld,\n", p->n_valid,
-               p->n_test, o->min_freq);
+    json_open_object(w, "options");
+    json_put_str(w, "direction", o->direction.name);
+    json_put_str(w, "source_lang", o->direction.src.code);
+    json_put_str(w, "target_lang", o->direction.tgt.code);
+    json_put_bool(w, "keep_case", o->keep_case);
+    json_put_int(w, "seed", o->seed);
+    json_put_uint(w, "valid", p->n_valid);
+    json_put_uint(w, "test", p->n_test);
+    json_put_int(w, "min_freq", o->min_freq);
     if (o->max_vocab)
-        buf_printf(r, "    \"max_vocab\": %ld,\n", o->max_vocab);
+        json_put_int(w, "max_vocab", o->max_vocab);
     else
-        buf_puts(r, "    \"max_vocab\": null,\n");
+        json_put_null(w, "max_vocab");
     if (o->max_len)
-        buf_printf(r, "    \"max_len\": %ld,\n", o->max_len);
+        json_put_int(w, "max_len", o->max_len);
     else
-        buf_puts(r, "    \"max_len\": null,\n");
-    buf_printf(r, "    \"skip_bad\": %s", o->skip_bad ? "true" : "false");
-    prepare_bpe_json_options(o, r);
-    if (o->valid_files[0] || o->test_files[0]) {
-        buf_puts(r, ",\n");
-        prepare_json_outside(r, o);
-    } else {
-        buf_puts(r, "\n  },\n");
-    }
+        json_put_null(w, "max_len");
+    json_put_bool(w, "skip_bad", o->skip_bad);
+    prepare_bpe_put_options(w, o);
+    prepare_put_outside(w, o);
+    json_close(w);
 }
 
-static void json_hist(Buf *j, const size_t *h, size_t n)
+/* A one-line array of counts. */
+static void put_counts(JsonWriter *w, const char *key, const size_t *h, size_t n)
 {
-    buf_putc(j, '[');
+    json_open_array_line(w, key);
     for (size_t i = 0; i < n; i++)
-        buf_printf(j, "%s%zu", i ? ", " : "", h[i]);
-    buf_putc(j, ']');
+        json_put_uint(w, NULL, h[i]);
+    json_close(w);
 }
 
 static double rate(uint64_t a, uint64_t b) { return b ? (double)a / (double)b : 0.0; }
 
-/* Stage report: prepare.json. */
-static void prep_report(Prep *p)
+/* prepare.json's member "splits": each split's counts on a line of its own. */
+static void report_splits(JsonWriter *w, const Prep *p)
 {
-    const Corpus *c = &p->c;
-    Buf *r = &p->report;
-    buf_puts(r, "{\n  \"corpus\": ");
-    prepare_json_inputs(r, &p->o);
-    report_options(p, r);
-    buf_printf(r, "  \"lines_read\": %zu,\n  \"blank_lines\": %zu,\n", c->lines, c->blank);
-    buf_printf(r, "  \"bad_lines_skipped\": %zu,\n  \"bad_line_numbers\": [", c->bad);
-    for (size_t i = 0; i < c->n_first_bad; i++)
-        buf_printf(r, "%s%zu", i ? ", " : "", c->first_bad[i].line);
-    buf_printf(r, "],\n  \"pairs_read\": %zu,\n  \"filtered_by_length\": %zu,\n", p->n_read,
-               p->n_long);
-    if (p->o.valid_files[0] || p->o.test_files[0])
-        buf_printf(r, "  \"dropped_in_valid_or_test\": %zu,\n", p->n_leak);
-    buf_printf(r, "  \"pairs_kept\": %zu,\n  \"source_groups\": %zu,\n  \"splits\": {\n", p->n_kept,
-               p->n_groups);
+    json_open_object(w, "splits");
     for (int s = 0; s < SPLIT_COUNT; s++) {
         const SplitStats *st = &p->st[s];
-        buf_printf(r, "    \"%s\": {\"pairs\": %zu, \"source_tokens\": %" PRIu64
-                      ", \"target_tokens\": %" PRIu64 ", \"source_oov_rate\": %.6f"
-                      ", \"target_oov_rate\": %.6f}%s\n",
-                   split_name((SplitId)s), st->pairs, st->tokens[0], st->tokens[1],
-                   rate(st->unk[0], st->tokens[0]), rate(st->unk[1], st->tokens[1]),
-                   s + 1 < SPLIT_COUNT ? "," : "");
+        json_open_object_line(w, split_name((SplitId)s));
+        json_put_uint(w, "pairs", st->pairs);
+        json_put_uint(w, "source_tokens", st->tokens[0]);
+        json_put_uint(w, "target_tokens", st->tokens[1]);
+        json_put_double(w, "source_oov_rate", "%.6f", rate(st->unk[0], st->tokens[0]));
+        json_put_double(w, "target_oov_rate", "%.6f", rate(st->unk[1], st->tokens[1]));
+        json_close(w);
     }
-    buf_puts(r, "  },\n");
-    prepare_bpe_json(&p->pb, r);
-    buf_printf(r, "  \"vocab\": {\"source\": %zu, \"target\": %zu},\n", vocab_size(p->voc[0]),
-               vocab_size(p->voc[1]));
-    buf_puts(r, "  \"length_histogram\": {\n    \"source\": ");
-    json_hist(r, p->hist[0], p->hist_used[0]);
-    buf_puts(r, ",\n    \"target\": ");
-    json_hist(r, p->hist[1], p->hist_used[1]);
-    buf_puts(r, "\n  }\n}\n");
+    json_close(w);
+}
+
+/* The counts of the lines read and of the pairs kept, members of prepare.json. */
+static void report_counts(JsonWriter *w, const Prep *p)
+{
+    const Corpus *c = &p->c;
+    json_put_uint(w, "lines_read", c->lines);
+    json_put_uint(w, "blank_lines", c->blank);
+    json_put_uint(w, "bad_lines_skipped", c->bad);
+    json_open_array_line(w, "bad_line_numbers");
+    for (size_t i = 0; i < c->n_first_bad; i++)
+        json_put_uint(w, NULL, c->first_bad[i].line);
+    json_close(w);
+    json_put_uint(w, "pairs_read", p->n_read);
+    json_put_uint(w, "filtered_by_length", p->n_long);
+    if (p->o.valid_files[0] || p->o.test_files[0])
+        json_put_uint(w, "dropped_in_valid_or_test", p->n_leak);
+    json_put_uint(w, "pairs_kept", p->n_kept);
+    json_put_uint(w, "source_groups", p->n_groups);
+}
+
+/* Stage report: prepare.json, an object with an indent of 2 and a final newline. */
+static void prep_report(Prep *p)
+{
+    JsonWriter w;
+    json_writer_init(&w, &p->report, 2);
+    json_open_object(&w, NULL);
+    prepare_put_inputs(&w, &p->o);
+    report_options(&w, p);
+    report_counts(&w, p);
+    report_splits(&w, p);
+    prepare_bpe_put_merges(&w, &p->pb);
+    json_open_object_line(&w, "vocab");
+    json_put_uint(&w, "source", vocab_size(p->voc[0]));
+    json_put_uint(&w, "target", vocab_size(p->voc[1]));
+    json_close(&w);
+    json_open_object(&w, "length_histogram");
+    put_counts(&w, "source", p->hist[0], p->hist_used[0]);
+    put_counts(&w, "target", p->hist[1], p->hist_used[1]);
+    json_close(&w);
+    json_close(&w);
+    buf_putc(&p->report, '\n');
 }
 
 /* Everything is known to be good: creates DIR (and missing parents) and writes the

@@ -18,6 +18,7 @@
 
 #include "base/buf.h"
 #include "base/err.h"
+#include "base/json.h"
 #include "data/outside.h"
 #include "text/corpus.h"
 
@@ -62,12 +63,13 @@ int prepare_read_input(const PrepareOpts *o, Corpus *c, Err *e);
    and checks that they do not overlap. */
 int prepare_load_outside(const PrepareOpts *o, Outside x[2], Err *e);
 
-/* The "corpus" value of prepare.json: the file, or [source, target] files. */
-void prepare_json_inputs(Buf *j, const PrepareOpts *o);
+/* prepare.json's member "corpus": the file, or [source, target] files on one line. */
+void prepare_put_inputs(JsonWriter *w, const PrepareOpts *o);
 
-/* The "valid_files" and "test_files" lines that end prepare.json's options, when
-   either is given (null for the other), and the options' closing brace. */
-void prepare_json_outside(Buf *j, const PrepareOpts *o);
+/* The members "valid_files" and "test_files" of prepare.json's options, when either
+   is given: [source, target] on one line, null for the one not given. Nothing
+   otherwise. */
+void prepare_put_outside(JsonWriter *w, const PrepareOpts *o);
 
 /* Prepares o->corpus (or the parallel files) into o->dir. On success appends the summary lines ("prepare: ..."
    with newlines) to summary when not NULL and returns 0; else -1 with e set (one line

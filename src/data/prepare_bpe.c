@@ -116,26 +116,6 @@ void prepare_bpe_put_merges(JsonWriter *w, const PrepareBpe *pb)
     json_close(w);
 }
 
-void prepare_bpe_json_options(const PrepareOpts *o, Buf *report)
-{
-    JsonWriter w;
-    json_writer_resume(&w, report, 2, 2);
-    prepare_bpe_put_options(&w, o);
-}
-
-void prepare_bpe_json(const PrepareBpe *pb, Buf *report)
-{
-    Buf member = {0};
-    JsonWriter w;
-    json_writer_resume(&w, &member, 2, 1);
-    prepare_bpe_put_merges(&w, pb);
-    if (member.len) { /* the writer's ",\n" goes after the member in the report */
-        buf_append(report, member.data + 2, member.len - 2);
-        buf_puts(report, ",\n");
-    }
-    buf_free(&member);
-}
-
 int prepare_bpe_write(const PrepareBpe *pb, const char *dir, Err *e)
 {
     for (int s = 0; s < 2; s++) {

@@ -49,11 +49,6 @@ void prepare_bpe_put_options(JsonWriter *w, const PrepareOpts *o);
 /* The report's member "bpe": {"source": N, "target": N} (on one line) when a side has
    codes: N the number of merges of a side, null for a side of words. */
 void prepare_bpe_put_merges(JsonWriter *w, const PrepareBpe *pb);
-/* The same two for a report written by hand (indent 2): prepare_bpe_json_options
-   appends `,\n    "bpe": N,\n    ...` after the option "skip_bad", prepare_bpe_json
-   appends `  "bpe": {...},\n` as a line of its own. */
-void prepare_bpe_json_options(const PrepareOpts *o, Buf *report);
-void prepare_bpe_json(const PrepareBpe *pb, Buf *report);
 /* Writes DIR/bpe.src and DIR/bpe.tgt, or removes them when the sides are words. */
 int prepare_bpe_write(const PrepareBpe *pb, const char *dir, Err *e);
 /* The summary line, when merges were learned. */

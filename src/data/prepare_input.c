@@ -46,17 +46,23 @@ int prepare_read_input(const PrepareOpts *o, Corpus *c, Err *e)
     return corpus_read_parallel(c, o->src_file, o->tgt_file, &co, e);
 }
 
-void prepare_json_inputs(Buf *j, const PrepareOpts *o)
+/* A pair of file names as a one-line array. */
+static void put_file_pair(JsonWriter *w, const char *key, const char *const files[2])
+{
+    json_open_array_line(w, key);
+    json_put_str(w, NULL, files[0]);
+    json_put_str(w, NULL, files[1]);
+    json_close(w);
+}
+
+void prepare_put_inputs(JsonWriter *w, const PrepareOpts *o)
 {
     if (o->corpus) {
-        buf_json_str(j, o->corpus, strlen(o->corpus));
+        json_put_str(w, "corpus", o->corpus);
         return;
     }
-    buf_putc(j, '[');
-    buf_json_str(j, o->src_file, strlen(o->src_file));
-    buf_puts(j, ", ");
-    buf_json_str(j, o->tgt_file, strlen(o->tgt_file));
-    buf_putc(j, ']');
+    const char *const files[2] = {o->src_file, o->tgt_file};
+    put_file_pair(w, "corpus", files);
 }
 
 int prepare_load_outside(const PrepareOpts *o, Outside x[2], Err *e)
@@ -79,20 +85,16 @@ int prepare_load_outside(const PrepareOpts *o, Outside x[2], Err *e)
     return 0;
 }
 
-void prepare_json_outside(Buf *j, const PrepareOpts *o)
+void prepare_put_outside(JsonWriter *w, const PrepareOpts *o)
 {
+    if (!o->valid_files[0] && !o->test_files[0])
+        return;
     const char *const *files[2] = {o->valid_files, o->test_files};
     for (int k = 0; k < 2; k++) {
-        buf_printf(j, "    \"%s_files\": ", k ? "test" : "valid");
-        if (!files[k][0]) {
-            buf_puts(j, "null");
-        } else {
-            buf_putc(j, '[');
-            buf_json_str(j, files[k][0], strlen(files[k][0]));
-            buf_puts(j, ", ");
-            buf_json_str(j, files[k][1], strlen(files[k][1]));
-            buf_putc(j, ']');
-        }
-        buf_puts(j, k ? "\n  },\n" : ",\n");
+        const char *key = k ? "test_files" : "valid_files";
+        if (files[k][0])
+            put_file_pair(w, key, files[k]);
+        else
+            json_put_null(w, key);
     }
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/clock.h"
+#include "base/json.h"
 #include "eval/chrf.h"
 
 /* Translates the distinct sources of c, in order of first occurrence, into ev->hyp. */
@@ -130,45 +131,49 @@ void evaluate_text(const Evaluation *ev, Buf *out)
                ev->opts.replace_unk ? ", unknown words replaced" : "", ev->decode_seconds);
 }
 
-void evaluate_json(const Evaluation *ev, Buf *out)
+/* The scores of the JSON object: BLEU, chrF2, their signatures, the perplexity. */
+static void put_scores(JsonWriter *w, const Evaluation *ev)
 {
     const TextScores *s = &ev->scores;
-    const EvalNames *nm = &ev->names;
-    buf_puts(out, "{\"model\": ");
-    buf_json_str(out, nm->models[0], strlen(nm->models[0]));
-    buf_puts(out, ", \"tsv\": ");
-    buf_json_str(out, nm->tsv, strlen(nm->tsv));
-    buf_puts(out, ", \"bleu\": ");
-    buf_json_f64(out, s->bleu.score);
-    buf_puts(out, ", \"bleu_line\": ");
-    buf_json_str(out, s->bleu_line.data, s->bleu_line.len);
-    buf_puts(out, ", \"bleu_signature\": ");
-    buf_json_str(out, s->bleu_signature.data, s->bleu_signature.len);
-    buf_puts(out, ", \"chrf\": ");
-    buf_json_f64(out, s->chrf);
-    buf_puts(out, ", \"chrf_signature\": ");
-    buf_json_str(out, s->chrf_signature.data, s->chrf_signature.len);
-    buf_puts(out, ", \"perplexity\": ");
+    json_put_f64(w, "bleu", s->bleu.score);
+    json_put_strn(w, "bleu_line", s->bleu_line.data, s->bleu_line.len);
+    json_put_strn(w, "bleu_signature", s->bleu_signature.data, s->bleu_signature.len);
+    json_put_f64(w, "chrf", s->chrf);
+    json_put_strn(w, "chrf_signature", s->chrf_signature.data, s->chrf_signature.len);
     if (ev->have_ppl)
-        buf_json_f64(out, ev->ppl);
+        json_put_f64(w, "perplexity", ev->ppl);
     else
-        buf_puts(out, "null");
+        json_put_null(w, "perplexity");
+}
+
+void evaluate_json(const Evaluation *ev, Buf *out)
+{
+    const EvalNames *nm = &ev->names;
+    JsonWriter w;
+    json_writer_init(&w, out, JSON_LINE);
+    json_open_object(&w, NULL);
+    json_put_str(&w, "model", nm->models[0]);
+    json_put_str(&w, "tsv", nm->tsv);
+    put_scores(&w, ev);
     if (nm->nmodels > 1) {
-        buf_puts(out, ", \"ensemble\": [");
-        for (int i = 0; i < nm->nmodels; i++) {
-            buf_puts(out, i ? ", " : "");
-            buf_json_str(out, nm->models[i], strlen(nm->models[i]));
-        }
-        buf_puts(out, "]");
+        json_open_array(&w, "ensemble");
+        for (int i = 0; i < nm->nmodels; i++)
+            json_put_str(&w, NULL, nm->models[i]);
+        json_close(&w);
     }
-    buf_printf(out, ", \"ref_tokens\": %ld, \"lines\": %zu, \"sources\": %zu, "
-                    "\"src_tokens\": %ld, \"src_unk\": %ld, \"hyp_tokens\": %ld, "
-                    "\"beam\": %d, \"length_penalty\": ",
-               ev->ref_tokens, ev->lines, ev->sources, ev->ts.src_tokens, ev->ts.src_unk,
-               ev->ts.hyp_tokens, ev->opts.beam);
-    buf_json_f64(out, ev->opts.alpha);
-    buf_printf(out, ", \"max_len\": %d, \"replace_unk\": %s, \"decode_seconds\": %.3f}\n",
-               ev->opts.max_len, ev->opts.replace_unk ? "true" : "false", ev->decode_seconds);
+    json_put_int(&w, "ref_tokens", ev->ref_tokens);
+    json_put_uint(&w, "lines", ev->lines);
+    json_put_uint(&w, "sources", ev->sources);
+    json_put_int(&w, "src_tokens", ev->ts.src_tokens);
+    json_put_int(&w, "src_unk", ev->ts.src_unk);
+    json_put_int(&w, "hyp_tokens", ev->ts.hyp_tokens);
+    json_put_int(&w, "beam", ev->opts.beam);
+    json_put_f64(&w, "length_penalty", ev->opts.alpha);
+    json_put_int(&w, "max_len", ev->opts.max_len);
+    json_put_bool(&w, "replace_unk", ev->opts.replace_unk);
+    json_put_double(&w, "decode_seconds", "%.3f", ev->decode_seconds);
+    json_close(&w);
+    buf_putc(out, '\n');
 }
 
 void evaluate_free(Evaluation *ev)

@@ -708,21 +708,6 @@ Test(json, writer_top_level_values_and_non_finite)
     expect_written(&b, "\"alone\"");
 }
 
-Test(json, writer_resumes_a_hand_written_object)
-{
-    Buf b = {0};
-    buf_puts(&b, "{\n  \"a\": {\n    \"x\": 1");
-    JsonWriter w;
-    json_writer_resume(&w, &b, 2, 2);
-    json_put_int(&w, "y", 2);
-    json_open_array_line(&w, "z");
-    json_put_null(&w, NULL);
-    json_put_null(&w, NULL);
-    json_close(&w);
-    buf_puts(&b, "\n  }\n}");
-    expect_written(&b, "{\n  \"a\": {\n    \"x\": 1,\n    \"y\": 2,\n    \"z\": [null, null]\n  }\n}");
-}
-
 Test(json, writer_misuse_is_a_bug, .signal = SIGABRT)
 {
     Buf b = {0};
