@@ -814,6 +814,28 @@ static int valid_bleu(Trainer *t, double *bleu, Err *e)
    learning-rate schedule and --patience; the extra one after a stop by --steps or
    --time does not, so that a run stopped there and resumed continues exactly as the
    uninterrupted run. Sets *stop when patience is exhausted. */
+/* The log line of the validation just recorded in t->p, begun at clock time t0. */
+static void log_valid(Trainer *t, bool have_valid, bool best, double t0)
+{
+    const Progress *p = &t->p;
+    /* at an epoch end the epoch just completed, else the current one (1-based) */
+    long ep = p->batch == 0 && p->epoch > 0 ? p->epoch : p->epoch + 1;
+    Buf b = {0};
+    JsonWriter w;
+    log_open(&w, &b, "valid");
+    json_put_int(&w, "step", p->step);
+    json_put_int(&w, "epoch", ep);
+    put_num6(&w, "loss", p->last_valid_loss, have_valid);
+    put_num6(&w, "ppl", p->last_valid_ppl, have_valid);
+    put_num6(&w, "bleu", p->last_valid_bleu, have_valid);
+    json_put_bool(&w, "best", best);
+    put_num6(&w, "lr", t->sched.lr, true);
+    json_put_double(&w, "seconds", "%.3f", clock_now() - t0);
+    json_put_double(&w, "elapsed", "%.3f", elapsed(t));
+    log_close(t, &w);
+    buf_free(&b);
+}
+
 static int validate(Trainer *t, bool scheduled, bool *stop, Err *e)
 {
     Progress *p = &t->p;
@@ -849,22 +871,7 @@ static int validate(Trainer *t, bool scheduled, bool *stop, Err *e)
         if (optim_sched_observe(&t->sched, p->step, bleu))
             say(t, "valid BLEU did not improve: learning rate lowered to %.3g", t->sched.lr);
     }
-    /* at an epoch end the epoch just completed, else the current one (1-based) */
-    long ep = p->batch == 0 && p->epoch > 0 ? p->epoch : p->epoch + 1;
-    Buf b = {0};
-    JsonWriter w;
-    log_open(&w, &b, "valid");
-    json_put_int(&w, "step", p->step);
-    json_put_int(&w, "epoch", ep);
-    put_num6(&w, "loss", loss, have_valid);
-    put_num6(&w, "ppl", ppl, have_valid);
-    put_num6(&w, "bleu", bleu, have_valid);
-    json_put_bool(&w, "best", best);
-    put_num6(&w, "lr", t->sched.lr, true);
-    json_put_double(&w, "seconds", "%.3f", clock_now() - t0);
-    json_put_double(&w, "elapsed", "%.3f", elapsed(t));
-    log_close(t, &w);
-    buf_free(&b);
+    log_valid(t, have_valid, best, t0);
     t->valid_seconds += clock_now() - t0;
     if (have_valid)
         say(t, "valid step %ld: loss %.3f ppl %.2f BLEU %.2f%s (%.1f s)", p->step, loss, ppl, bleu,
