@@ -396,30 +396,40 @@ void opt_help(FILE *out, const OptTable *t, const void *defaults)
     buf_free(&b);
 }
 
-void opt_json_write(Buf *b, const OptRow *rows, const void *base, unsigned mask, unsigned want)
+void opt_json_write(JsonWriter *w, const OptRow *rows, const void *base, unsigned mask, unsigned want)
 {
     for (const OptRow *r = rows; r->kind != OPT_END; r++) {
         if (!r->key || (r->flags & mask) != want)
             continue;
         const void *f = (const char *)base + r->off;
-        buf_printf(b, ", \"%s\": ", r->key);
         switch (r->kind) {
         case OPT_TRUE:
         case OPT_FALSE:
-            buf_puts(b, *(const bool *)f ? "true" : "false");
+            json_put_bool(w, r->key, *(const bool *)f);
             break;
         case OPT_STR:
-            buf_json_str(b, *(const char *const *)f, strlen(*(const char *const *)f));
+            json_put_str(w, r->key, *(const char *const *)f);
             break;
         case OPT_ENUM:
-            buf_printf(b, "\"%s\"", r->names[*(const int *)f]);
+            json_put_str(w, r->key, r->names[*(const int *)f]);
+            break;
+        case OPT_INT:
+            json_put_int(w, r->key, *(const int *)f);
+            break;
+        case OPT_LONG:
+            json_put_int(w, r->key, *(const long *)f);
+            break;
+        case OPT_U64:
+            json_put_uint(w, r->key, *(const uint64_t *)f);
             break;
         case OPT_FLOAT:
+            json_put_f64(w, r->key, *(const float *)f);
+            break;
         case OPT_DOUBLE:
-            buf_json_f64(b, r->kind == OPT_FLOAT ? *(const float *)f : *(const double *)f);
+            json_put_f64(w, r->key, *(const double *)f);
             break;
         default:
-            default_text(b, r, base);
+            BUG("option %s: no JSON value to save", r->name);
         }
     }
 }

@@ -128,11 +128,11 @@ void opt_join(Buf *b, const char *const *names, long lo, long hi);
 /* The size of a row's field. */
 size_t opt_field_size(const OptRow *r);
 
-/* Saved options: the rows with a key whose flags & mask == want, written as
-   `, "key": value` after the members already in b, and read back from the JSON object
-   obj. A key absent from obj is an error unless the row has OPT_KEY_OPTIONAL (the
-   field is then kept); where starts the messages ("m.state: s2s.state"). */
-void opt_json_write(Buf *b, const OptRow *rows, const void *base, unsigned mask, unsigned want);
+/* Saved options: the rows with a key whose flags & mask == want, written as members
+   "key": value of the object open in w, and read back from the JSON object obj. A key
+   absent from obj is an error unless the row has OPT_KEY_OPTIONAL (the field is then
+   kept); where starts the messages ("m.state: s2s.state"). */
+void opt_json_write(JsonWriter *w, const OptRow *rows, const void *base, unsigned mask, unsigned want);
 int opt_json_read(const JsonVal *obj, const OptRow *rows, void *base, unsigned mask, unsigned want,
                   const char *where, Err *e);
 

@@ -152,6 +152,21 @@ static void log_line(Trainer *t, Buf *b)
     buf_clear(b);
 }
 
+/* Starts a log line in b: {"event": event, ... */
+static void log_open(JsonWriter *w, Buf *b, const char *event)
+{
+    json_writer_init(w, b, JSON_LINE);
+    json_open_object(w, NULL);
+    json_put_str(w, "event", event);
+}
+
+/* Ends the line begun by log_open and writes it. */
+static void log_close(Trainer *t, JsonWriter *w)
+{
+    json_close(w);
+    log_line(t, w->out);
+}
+
 static void fmt_duration(char *dst, size_t cap, double s)
 {
     long v = s > 0 && s < 1e9 ? (long)(s + 0.5) : 0;
@@ -204,84 +219,84 @@ static void show_progress(Trainer *t, double loss, double ppl, double tok_s, dou
 
 /* ------------------------------------------------------------------ history and state */
 
-/* A summary number (6 significant digits), or null. */
-static void json_num_or_null(Buf *b, double x, bool have)
+/* A number of the history and the log: 6 significant digits, null when not finite or
+   when there is none (have false). */
+static void put_num6(JsonWriter *w, const char *key, double x, bool have)
 {
-    if (have && isfinite(x))
-        buf_printf(b, "%.6g", x);
+    if (have)
+        json_put_double(w, key, "%.6g", x);
     else
-        buf_puts(b, "null");
-}
-
-/* A number for the log: 6 significant digits, null when not finite. */
-static const char *num6(char dst[32], double x)
-{
-    if (isfinite(x))
-        snprintf(dst, 32, "%.6g", x);
-    else
-        strcpy(dst, "null");
-    return dst;
+        json_put_null(w, key);
 }
 
 static void history_json(const Trainer *t, Buf *b)
 {
     const Progress *p = &t->p;
-    buf_printf(b, "{\"steps\": %ld, \"epochs\": ", p->step);
-    buf_json_f64(b, (double)p->epoch + batch_plan_done(&t->plan));
-    buf_puts(b, ", \"best_valid_bleu\": ");
-    json_num_or_null(b, p->best_bleu, p->best_bleu >= 0);
-    buf_printf(b, ", \"best_step\": %ld, \"seconds\": ", p->best_step);
-    buf_json_f64(b, round(p->seconds * 10) / 10);
-    buf_printf(b, ", \"train_tokens\": %lld, \"valid_loss\": ", p->tokens);
-    json_num_or_null(b, p->last_valid_loss, p->last_valid_step > 0);
-    buf_puts(b, ", \"valid_ppl\": ");
-    json_num_or_null(b, p->last_valid_ppl, p->last_valid_step > 0);
-    buf_puts(b, ", \"valid_bleu\": ");
-    json_num_or_null(b, p->last_valid_bleu, p->last_valid_step > 0 && p->last_valid_bleu >= 0);
-    buf_puts(b, ", \"data\": ");
-    buf_json_str(b, t->o->data, strlen(t->o->data));
-    buf_printf(b, ", \"train_pairs\": %d, \"seed\": %llu}", t->data.train.set.n,
-               (unsigned long long)t->o->seed);
+    bool have_valid = p->last_valid_step > 0;
+    JsonWriter w;
+    json_writer_init(&w, b, JSON_LINE);
+    json_open_object(&w, NULL);
+    json_put_int(&w, "steps", p->step);
+    json_put_f64(&w, "epochs", (double)p->epoch + batch_plan_done(&t->plan));
+    put_num6(&w, "best_valid_bleu", p->best_bleu, p->best_bleu >= 0);
+    json_put_int(&w, "best_step", p->best_step);
+    json_put_f64(&w, "seconds", round(p->seconds * 10) / 10);
+    json_put_int(&w, "train_tokens", p->tokens);
+    put_num6(&w, "valid_loss", p->last_valid_loss, have_valid);
+    put_num6(&w, "valid_ppl", p->last_valid_ppl, have_valid);
+    put_num6(&w, "valid_bleu", p->last_valid_bleu, have_valid && p->last_valid_bleu >= 0);
+    json_put_str(&w, "data", t->o->data);
+    json_put_int(&w, "train_pairs", t->data.train.set.n);
+    json_put_uint(&w, "seed", t->o->seed);
+    json_close(&w);
+}
+
+/* The progress members of the state: counters, the schedule, the last validation. */
+static void state_progress_json(const Trainer *t, JsonWriter *w)
+{
+    const Progress *p = &t->p;
+    json_put_int(w, "step", p->step);
+    json_put_int(w, "epoch", p->epoch);
+    json_put_int(w, "batch", p->batch);
+    json_put_int(w, "adam_step", t->adam.step);
+    json_put_f64(w, "seconds", p->seconds);
+    json_put_int(w, "tokens", p->tokens);
+    json_put_f64(w, "best_bleu", p->best_bleu);
+    json_put_int(w, "best_step", p->best_step);
+    json_put_int(w, "bad_valid", p->bad_valid);
+    json_put_int(w, "sched_step", p->sched_step);
+    json_put_f64(w, "sched_bleu", p->sched_bleu);
+    json_put_f64(w, "sched_lr", t->sched.lr);
+    json_put_f64(w, "sched_best", t->sched.best);
+    json_put_bool(w, "sched_have_best", t->sched.have_best);
+    json_put_int(w, "sched_since", t->sched.since);
+    json_put_int(w, "last_valid_step", p->last_valid_step);
+    json_put_f64(w, "last_valid_loss", p->last_valid_loss);
+    json_put_f64(w, "last_valid_ppl", p->last_valid_ppl);
+    json_put_f64(w, "last_valid_bleu", p->last_valid_bleu);
+    json_put_f64(w, "lr_scale", p->lr_scale);
+    json_put_int(w, "bad_steps", p->bad_steps);
+    json_put_int(w, "train_pairs", t->data.train.set.n);
 }
 
 static void state_json(const Trainer *t, Buf *b)
 {
-    const Progress *p = &t->p;
-    buf_printf(b, "{\"step\": %ld, \"epoch\": %ld, \"batch\": %ld, \"adam_step\": %ld, \"seconds\": ",
-               p->step, p->epoch, p->batch, t->adam.step);
-    buf_json_f64(b, p->seconds);
-    buf_printf(b, ", \"tokens\": %lld, \"best_bleu\": ", p->tokens);
-    buf_json_f64(b, p->best_bleu);
-    buf_printf(b, ", \"best_step\": %ld, \"bad_valid\": %d, \"sched_step\": %ld, \"sched_bleu\": ",
-               p->best_step, p->bad_valid, p->sched_step);
-    buf_json_f64(b, p->sched_bleu);
-    buf_puts(b, ", \"sched_lr\": ");
-    buf_json_f64(b, t->sched.lr);
-    buf_puts(b, ", \"sched_best\": ");
-    buf_json_f64(b, t->sched.best);
-    buf_printf(b, ", \"sched_have_best\": %s, \"sched_since\": %ld, \"last_valid_step\": %ld",
-               t->sched.have_best ? "true" : "false", t->sched.since, p->last_valid_step);
-    buf_puts(b, ", \"last_valid_loss\": ");
-    buf_json_f64(b, p->last_valid_loss);
-    buf_puts(b, ", \"last_valid_ppl\": ");
-    buf_json_f64(b, p->last_valid_ppl);
-    buf_puts(b, ", \"last_valid_bleu\": ");
-    buf_json_f64(b, p->last_valid_bleu);
-    buf_puts(b, ", \"lr_scale\": ");
-    buf_json_f64(b, p->lr_scale);
-    buf_printf(b, ", \"bad_steps\": %ld", p->bad_steps);
-    buf_printf(b, ", \"train_pairs\": %d", t->data.train.set.n);
+    JsonWriter w;
+    json_writer_init(&w, b, JSON_LINE);
+    json_open_object(&w, NULL);
+    state_progress_json(t, &w);
     /* the run's options, so that --resume needs none retyped (train_saved_opts): the
        seed and batch sizes at the top, which load_state checks, the others under
        "options" */
     const TrainOpts *o = t->o;
-    opt_json_write(b, train_option_table.rows, o, TRAIN_TOP, TRAIN_TOP);
-    buf_puts(b, ", \"options\": {\"data\": ");
+    opt_json_write(&w, train_option_table.rows, o, TRAIN_TOP, TRAIN_TOP);
+    json_open_object(&w, "options");
     char *abs = realpath(o->data, NULL);
-    buf_json_str(b, abs ? abs : o->data, strlen(abs ? abs : o->data));
+    json_put_str(&w, "data", abs ? abs : o->data);
     free(abs);
-    opt_json_write(b, train_option_table.rows, o, TRAIN_TOP, 0);
-    buf_puts(b, "}}");
+    opt_json_write(&w, train_option_table.rows, o, TRAIN_TOP, 0);
+    json_close(&w);
+    json_close(&w);
 }
 
 static int save_state(Trainer *t, Err *e)
@@ -799,6 +814,28 @@ static int valid_bleu(Trainer *t, double *bleu, Err *e)
    learning-rate schedule and --patience; the extra one after a stop by --steps or
    --time does not, so that a run stopped there and resumed continues exactly as the
    uninterrupted run. Sets *stop when patience is exhausted. */
+/* The log line of the validation just recorded in t->p, begun at clock time t0. */
+static void log_valid(Trainer *t, bool have_valid, bool best, double t0)
+{
+    const Progress *p = &t->p;
+    /* at an epoch end the epoch just completed, else the current one (1-based) */
+    long ep = p->batch == 0 && p->epoch > 0 ? p->epoch : p->epoch + 1;
+    Buf b = {0};
+    JsonWriter w;
+    log_open(&w, &b, "valid");
+    json_put_int(&w, "step", p->step);
+    json_put_int(&w, "epoch", ep);
+    put_num6(&w, "loss", p->last_valid_loss, have_valid);
+    put_num6(&w, "ppl", p->last_valid_ppl, have_valid);
+    put_num6(&w, "bleu", p->last_valid_bleu, have_valid);
+    json_put_bool(&w, "best", best);
+    put_num6(&w, "lr", t->sched.lr, true);
+    json_put_double(&w, "seconds", "%.3f", clock_now() - t0);
+    json_put_double(&w, "elapsed", "%.3f", elapsed(t));
+    log_close(t, &w);
+    buf_free(&b);
+}
+
 static int validate(Trainer *t, bool scheduled, bool *stop, Err *e)
 {
     Progress *p = &t->p;
@@ -834,17 +871,7 @@ static int validate(Trainer *t, bool scheduled, bool *stop, Err *e)
         if (optim_sched_observe(&t->sched, p->step, bleu))
             say(t, "valid BLEU did not improve: learning rate lowered to %.3g", t->sched.lr);
     }
-    /* at an epoch end the epoch just completed, else the current one (1-based) */
-    long ep = p->batch == 0 && p->epoch > 0 ? p->epoch : p->epoch + 1;
-    char n1[32], n2[32], n3[32], n4[32];
-    Buf b = {0};
-    buf_printf(&b, "{\"event\": \"valid\", \"step\": %ld, \"epoch\": %ld, \"loss\": %s, \"ppl\": %s, "
-                   "\"bleu\": %s, \"best\": %s, \"lr\": %s, \"seconds\": %.3f, \"elapsed\": %.3f}",
-               p->step, ep, have_valid ? num6(n1, loss) : "null", have_valid ? num6(n2, ppl) : "null",
-               have_valid ? num6(n3, bleu) : "null", best ? "true" : "false", num6(n4, t->sched.lr),
-               clock_now() - t0, elapsed(t));
-    log_line(t, &b);
-    buf_free(&b);
+    log_valid(t, have_valid, best, t0);
     t->valid_seconds += clock_now() - t0;
     if (have_valid)
         say(t, "valid step %ld: loss %.3f ppl %.2f BLEU %.2f%s (%.1f s)", p->step, loss, ppl, bleu,
@@ -957,6 +984,25 @@ static Stop limit_reached(const Trainer *t)
     return STOP_NONE;
 }
 
+/* The log line of a training step of ntok target tokens at rate lr. */
+static void log_step(Trainer *t, Buf *b, const StepResult *r, double lr, long ntok, double tok_s)
+{
+    JsonWriter w;
+    log_open(&w, b, "step");
+    json_put_int(&w, "step", t->p.step);
+    json_put_int(&w, "epoch", t->p.epoch + 1);
+    put_num6(&w, "loss", r->loss / (double)ntok, true);
+    put_num6(&w, "ppl", exp(r->nll / (double)ntok), true);
+    put_num6(&w, "grad_norm", r->grad_norm, true);
+    put_num6(&w, "lr", lr, true);
+    json_put_int(&w, "tokens", ntok);
+    json_put_double(&w, "tok_s", "%.0f", tok_s);
+    json_put_double(&w, "elapsed", "%.3f", elapsed(t));
+    if (t->size > 1) /* the allreduces' share of the step */
+        json_put_double(&w, "allreduce_s", "%.4f", r->comm_s);
+    log_close(t, &w);
+}
+
 static int train_loop(Trainer *t, Stop *why, Err *e)
 {
     const TrainOpts *o = t->o;
@@ -964,7 +1010,7 @@ static int train_loop(Trainer *t, Stop *why, Err *e)
     const PairSet *d = &t->data.train.set;
     Model *m = &t->m;
     Buf lb = {0};
-    char n1[32], n2[32], n3[32], n4[32];
+    JsonWriter w;
     Batch b;
     double tok_t0 = clock_now(); /* target tokens per second of this process, validation excluded */
     long long tok_window = 0;
@@ -1028,9 +1074,10 @@ static int train_loop(Trainer *t, Stop *why, Err *e)
             p->lr_scale *= 0.5;
             say(t, "step %ld: non-finite %s; update skipped, learning rate scaled by %g", p->step + 1,
                 isfinite(r.loss) ? "gradient" : "loss", p->lr_scale);
-            buf_printf(&lb, "{\"event\": \"nonfinite\", \"step\": %ld, \"lr_scale\": %s}", p->step + 1,
-                       num6(n1, p->lr_scale));
-            log_line(t, &lb);
+            log_open(&w, &lb, "nonfinite");
+            json_put_int(&w, "step", p->step + 1);
+            put_num6(&w, "lr_scale", p->lr_scale, true);
+            log_close(t, &w);
             if (p->bad_steps >= TRAIN_MAX_BAD_STEPS) {
                 t->agreed = true; /* the loss and gradient are the same on every process */
                 if (t->ckpt_step >= 0)
@@ -1052,16 +1099,7 @@ static int train_loop(Trainer *t, Stop *why, Err *e)
         double train_s = clock_now() - tok_t0 - t->valid_seconds;
         double tok_s = train_s > 0 ? (double)tok_window / train_s : 0;
         double loss = r.loss / (double)ntok, ppl = exp(r.nll / (double)ntok);
-        buf_printf(&lb, "{\"event\": \"step\", \"step\": %ld, \"epoch\": %ld, \"loss\": %s, "
-                        "\"ppl\": %s, \"grad_norm\": %s, \"lr\": %s, \"tokens\": %ld, "
-                        "\"tok_s\": %.0f, \"elapsed\": %.3f",
-                   p->step, p->epoch + 1, num6(n1, loss), num6(n2, ppl), num6(n3, r.grad_norm),
-                   num6(n4, lr), ntok, tok_s, elapsed(t));
-        if (t->size > 1) /* the allreduces' share of the step */
-            buf_printf(&lb, ", \"allreduce_s\": %.4f}", r.comm_s);
-        else
-            buf_putc(&lb, '}');
-        log_line(t, &lb);
+        log_step(t, &lb, &r, lr, ntok, tok_s);
         show_progress(t, loss, ppl, tok_s, lr, false);
         if (o->valid_every > 0 && p->step % o->valid_every == 0) {
             if ((rc = validate(t, true, &stop, e)) != 0)
@@ -1169,6 +1207,31 @@ static int trainer_setup(Trainer *t, ModelConfig *cfg, Err *e)
     return 0;
 }
 
+/* The first log line of a run: "start", or "resume" with the step it resumes at. */
+static void log_start(Trainer *t, const ModelConfig *cfg, int threads, Buf *b)
+{
+    const TrainOpts *o = t->o;
+    Buf cj = {0};
+    model_config_json(cfg, &t->data.text, &cj);
+    JsonWriter w;
+    log_open(&w, b, o->resume ? "resume" : "start");
+    json_put_int(&w, "step", t->p.step);
+    json_put_raw(&w, "config", cj.data);
+    json_put_uint(&w, "params", t->m.layout.total);
+    json_put_int(&w, "train_pairs", t->data.train.set.n);
+    json_put_int(&w, "valid_pairs", t->data.valid.set.n);
+    json_put_int(&w, "threads", threads);
+    json_put_uint(&w, "seed", o->seed);
+    json_put_int(&w, "batch", o->batch.batch);
+    json_put_int(&w, "batch_tokens", o->batch.tokens);
+    json_put_f64(&w, "lr", o->lr);
+    json_put_str(&w, "schedule", optim_sched_name(o->sched));
+    if (t->size > 1)
+        json_put_int(&w, "processes", t->size);
+    log_close(t, &w);
+    buf_free(&cj);
+}
+
 int train_run(const TrainOpts *o, Err *e)
 {
     Trainer t = {.o = o, .ckpt_step = -1, .rank = dist_rank(), .size = dist_size()};
@@ -1202,18 +1265,7 @@ int train_run(const TrainOpts *o, Err *e)
     t.t_start = clock_now();
 
     Buf b = {0};
-    buf_printf(&b, "{\"event\": \"%s\", \"step\": %ld, \"config\": ", o->resume ? "resume" : "start", t.p.step);
-    model_config_json(&cfg, &t.data.text, &b);
-    buf_printf(&b, ", \"params\": %zu, \"train_pairs\": %d, \"valid_pairs\": %d, \"threads\": %d, "
-                   "\"seed\": %llu, \"batch\": %d, \"batch_tokens\": %ld, \"lr\": ",
-               t.m.layout.total, t.data.train.set.n, t.data.valid.set.n, threads,
-               (unsigned long long)o->seed, o->batch.batch, o->batch.tokens);
-    buf_json_f64(&b, o->lr);
-    buf_printf(&b, ", \"schedule\": \"%s\"", optim_sched_name(o->sched));
-    if (t.size > 1)
-        buf_printf(&b, ", \"processes\": %d", t.size);
-    buf_puts(&b, "}");
-    log_line(&t, &b);
+    log_start(&t, &cfg, threads, &b);
     if (t.size > 1)
         say(&t, "train: %d pairs (valid %d), %zu parameters, %d processes of %d threads%s",
             t.data.train.set.n, t.data.valid.set.n, t.m.layout.total, t.size, threads,
@@ -1242,11 +1294,13 @@ int train_run(const TrainOpts *o, Err *e)
             goto out;
         }
     }
-    buf_printf(&b, "{\"event\": \"stop\", \"reason\": \"%s\", \"step\": %ld, \"best_valid_bleu\": ",
-               stop_names[why], t.p.step);
-    json_num_or_null(&b, t.p.best_bleu, t.p.best_bleu >= 0);
-    buf_printf(&b, ", \"elapsed\": %.3f}", elapsed(&t));
-    log_line(&t, &b);
+    JsonWriter w;
+    log_open(&w, &b, "stop");
+    json_put_str(&w, "reason", stop_names[why]);
+    json_put_int(&w, "step", t.p.step);
+    put_num6(&w, "best_valid_bleu", t.p.best_bleu, t.p.best_bleu >= 0);
+    json_put_double(&w, "elapsed", "%.3f", elapsed(&t));
+    log_close(&t, &w);
     buf_free(&b);
     if (why == STOP_SIGNAL)
         say(&t, "interrupted at step %ld: saved %s and %s; continue with the same command and --resume",

@@ -78,9 +78,12 @@ Test(opt, saved_options_read_back_and_optional_keys_may_be_absent)
 {
     Toy t = {.n = 7, .x = 0.125, .on = true, .color = 1};
     Buf b = {0};
-    buf_puts(&b, "{\"v\": 1");
-    opt_json_write(&b, toy_rows, &t, 0, 0);
-    buf_puts(&b, "}");
+    JsonWriter w;
+    json_writer_init(&w, &b, JSON_LINE);
+    json_open_object(&w, NULL);
+    json_put_int(&w, "v", 1);
+    opt_json_write(&w, toy_rows, &t, 0, 0);
+    json_close(&w);
     cr_expect_str_eq(b.data, "{\"v\": 1, \"n\": 7, \"x\": 0.125, \"on\": true, \"color\": \"green\"}");
     Json doc;
     Err e;
