@@ -536,43 +536,21 @@ int bleu_add(BleuStats *s, const char *hyp, const char *const *refs, size_t nref
     }
     sc->start[nsrc] = sc->nids;
 
-    /* Hypothesis n-grams. */
-    const uint32_t *h = sc->ids;
     size_t hlen = sc->start[1];
-    for (size_t i = 0; i < hlen; i++) {
-        uint64_t st = NGRAM_HASH_SEED;
-        for (unsigned n = 1; n <= BLEU_MAX_ORDER && i + n <= hlen; n++) {
-            st = ngram_hash_step(st, h[i + n - 1]);
-            ngram_add(&sc->ng, h + i, n, ngram_hash_final(st))->hyp++;
-        }
-    }
+    ngram_count_hyp(&sc->ng, sc->ids, hlen, BLEU_MAX_ORDER);
 
     /* Largest count of each hypothesis n-gram in any one reference, and the
        reference length closest to the hypothesis length (ties: shorter). */
     size_t best_len = 0, best_diff = SIZE_MAX;
     for (size_t k = 1; k < nsrc; k++) {
-        const uint32_t *r = sc->ids + sc->start[k];
         size_t rlen = sc->start[k + 1] - sc->start[k];
         size_t diff = rlen > hlen ? rlen - hlen : hlen - rlen;
         if (diff < best_diff || (diff == best_diff && rlen < best_len)) {
             best_diff = diff;
             best_len = rlen;
         }
-        for (size_t i = 0; i < rlen; i++) {
-            uint64_t st = NGRAM_HASH_SEED;
-            for (unsigned n = 1; n <= BLEU_MAX_ORDER && i + n <= rlen; n++) {
-                st = ngram_hash_step(st, r[i + n - 1]);
-                NgramEntry *en = ngram_find(&sc->ng, r + i, n, ngram_hash_final(st));
-                if (!en)
-                    continue;
-                if (en->stamp != k) {
-                    en->stamp = (uint32_t)k;
-                    en->cur = 0;
-                }
-                if (++en->cur > en->best)
-                    en->best = en->cur;
-            }
-        }
+        ngram_count_ref(&sc->ng, sc->ids + sc->start[k], rlen, BLEU_MAX_ORDER, (uint32_t)k,
+                        NULL);
     }
 
     for (size_t i = 0; i < sc->ng.len; i++) {

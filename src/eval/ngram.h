@@ -72,6 +72,19 @@ NgramEntry *ngram_add(NgramTable *t, const uint32_t *sym, unsigned n, uint64_t h
 /* The entry for sym[0..n-1] whose hash is h, or NULL. */
 NgramEntry *ngram_find(const NgramTable *t, const uint32_t *sym, unsigned n, uint64_t h);
 
+/* Adds every n-gram of sym[0..len) with n <= order to t, counting its occurrences
+   in `hyp`. */
+void ngram_count_hyp(NgramTable *t, const uint32_t *sym, size_t len, unsigned order);
+/*
+ * Matches reference number `stamp` (1, 2, ...; a new number for each reference of
+ * the segment), ref[0..len), against the n-grams (n <= order) already in t; n-grams
+ * t lacks are ignored. Of an entry: `cur` counts its occurrences in this reference,
+ * `best` becomes the largest `cur` of any reference so far. With match not NULL,
+ * match[n-1] += min(hyp, cur at the end) summed over the entries of order n.
+ */
+void ngram_count_ref(NgramTable *t, const uint32_t *ref, size_t len, unsigned order,
+                     uint32_t stamp, long long *match);
+
 /* True for the code points Python's str.isspace() accepts (list above). */
 bool ngram_is_space_slow(uint32_t cp);
 static inline bool ngram_is_space(uint32_t cp)
