@@ -562,10 +562,7 @@ int bleu_add(BleuStats *s, const char *hyp, const char *const *refs, size_t nref
             s->totals[n - 1] += (long long)(hlen - n + 1);
     s->sys_len += (long long)hlen;
     s->ref_len += (long long)best_len;
-    if (s->nsegs == 0)
-        s->nrefs = (long)kept;
-    else if (s->nrefs != (long)kept)
-        s->nrefs = BLEU_NREFS_VAR;
+    s->nrefs = ngram_nrefs_after(s->nrefs, s->nsegs, kept, BLEU_NREFS_VAR);
     s->nsegs++;
     return 0;
 }
@@ -648,10 +645,7 @@ void bleu_signature(const BleuStats *s, Buf *out) { bleu_signature_opts(s, false
 
 void bleu_signature_opts(const BleuStats *s, bool effective_order, Buf *out)
 {
-    if (s->nrefs == BLEU_NREFS_VAR)
-        buf_puts(out, "nrefs:var");
-    else
-        buf_printf(out, "nrefs:%ld", s->nrefs);
+    ngram_put_nrefs(out, s->nrefs, BLEU_NREFS_VAR);
     buf_printf(out, "|case:%s|eff:%s|tok:%s|smooth:exp", s->opts.lowercase ? "lc" : "mixed",
                effective_order ? "yes" : "no", bleu_tokenizer_names[s->opts.tok]);
 }

@@ -158,10 +158,7 @@ int chrf_add(ChrfStats *s, const char *hyp, const char *const *refs, size_t nref
         s->ref[i] += best[1][i];
         s->match[i] += best[2][i];
     }
-    if (s->nsegs == 0)
-        s->nrefs = (long)kept;
-    else if (s->nrefs != (long)kept)
-        s->nrefs = CHRF_NREFS_VAR;
+    s->nrefs = ngram_nrefs_after(s->nrefs, s->nsegs, kept, CHRF_NREFS_VAR);
     s->nsegs++;
     return 0;
 }
@@ -191,10 +188,7 @@ void chrf_format(double score, const char *signature, Buf *out)
 
 void chrf_signature(const ChrfStats *s, Buf *out)
 {
-    if (s->nrefs == CHRF_NREFS_VAR)
-        buf_puts(out, "nrefs:var");
-    else
-        buf_printf(out, "nrefs:%ld", s->nrefs);
+    ngram_put_nrefs(out, s->nrefs, CHRF_NREFS_VAR);
     buf_printf(out, "|case:%s|eff:yes|nc:%d|nw:0|space:no", s->lowercase ? "lc" : "mixed",
                CHRF_CHAR_ORDER);
 }

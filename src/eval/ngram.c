@@ -163,6 +163,21 @@ size_t ngram_refs_present(const char *const *refs, size_t nrefs, bool keep_empty
 
 int ngram_no_ref_error(Err *e) { return err_set(e, "no reference (empty references are ignored)"); }
 
+long ngram_nrefs_after(long nrefs, long long nsegs, size_t kept, long var)
+{
+    if (nsegs == 0)
+        return (long)kept;
+    return nrefs == (long)kept ? nrefs : var;
+}
+
+void ngram_put_nrefs(Buf *out, long nrefs, long var)
+{
+    if (nrefs == var)
+        buf_puts(out, "nrefs:var");
+    else
+        buf_printf(out, "nrefs:%ld", nrefs);
+}
+
 /* ---- Python's str.lower() ------------------------------------------------------ */
 
 /* Python's "cased": letters with case (Lu, Ll, Lt) and anything with a case mapping. */

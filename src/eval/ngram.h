@@ -119,6 +119,11 @@ static inline bool ngram_ref_present(const char *r, bool keep_empty)
    (ngram_no_ref_error). */
 size_t ngram_refs_present(const char *const *refs, size_t nrefs, bool keep_empty);
 int ngram_no_ref_error(Err *e);
+/* The nrefs of a corpus after one more segment with `kept` references, nsegs
+   segments before it: kept while every segment has had the same number, else var. */
+long ngram_nrefs_after(long nrefs, long long nsegs, size_t kept, long var);
+/* Appends the signature's "nrefs:N", or "nrefs:var" when nrefs is var, to out. */
+void ngram_put_nrefs(Buf *out, long nrefs, long var);
 
 /*
  * Python's str.lower() on the UTF-8 string s, appended to out: each code point's
