@@ -97,12 +97,17 @@ const char *opts_arg(const Opts *o, const char *what)
     return o->cur;
 }
 
+/* The current option's value (opts_str), its flag's name first copied to name. */
+static const char *value_named(Opts *o, char name[static 128])
+{
+    strcpy(name, flag_name(o));
+    return opts_str(o);
+}
+
 long opts_long(Opts *o, long lo, long hi)
 {
-    const char *flag = flag_name(o);
     char name[128];
-    strcpy(name, flag);
-    const char *v = opts_str(o);
+    const char *v = value_named(o, name);
     char *end;
     errno = 0;
     long x = strtol(v, &end, 10);
@@ -115,10 +120,8 @@ long opts_long(Opts *o, long lo, long hi)
 
 double opts_double(Opts *o, double lo, double hi)
 {
-    const char *flag = flag_name(o);
     char name[128];
-    strcpy(name, flag);
-    const char *v = opts_str(o);
+    const char *v = value_named(o, name);
     char *end;
     errno = 0;
     double x = strtod(v, &end);

@@ -68,6 +68,69 @@ static bool is_punct13a(unsigned char c)
            (c >= 0x28 && c <= 0x2B) || (c >= 0x3A && c <= 0x40) || c == '/';
 }
 
+/* Empties y for a pass that writes at most cap bytes; the place to write at. */
+static char *pass_begin(Buf *y, size_t cap)
+{
+    buf_clear(y);
+    buf_reserve(y, cap);
+    return y->data;
+}
+
+/* Ends a pass that wrote y->data up to o: y becomes its output, and x and y trade
+   places so that x holds the result. */
+static void pass_end(Buf *x, Buf *y, const char *o)
+{
+    y->len = (size_t)(o - y->data);
+    y->data[y->len] = '\0';
+    swap_bufs(x, y);
+}
+
+/* The byte-pair rules of passes 2-4 of mteval-v13a. */
+typedef enum {
+    PAIR_NONDIGIT_PERIOD, /* ([^0-9])([\.,]) -> "\1 \2 " */
+    PAIR_PERIOD_NONDIGIT, /* ([\.,])([^0-9]) -> " \1 \2" */
+    PAIR_DIGIT_DASH,      /* ([0-9])(-) -> "\1 \2 " */
+} PairRule;
+
+static bool is_period(char c) { return c == '.' || c == ','; }
+
+static bool pair_matches(PairRule r, char c, char d)
+{
+    switch (r) {
+    case PAIR_NONDIGIT_PERIOD:
+        return !is_digit(c) && is_period(d);
+    case PAIR_PERIOD_NONDIGIT:
+        return is_period(c) && !is_digit(d);
+    default:
+        return is_digit(c) && d == '-';
+    }
+}
+
+/* One pass of rule r over x (at most 2x the input); x then holds the result.
+   Inlined at each call so that the rule is a constant in the byte loop. */
+static inline __attribute__((always_inline)) void pair_pass(Buf *x, Buf *y, PairRule r)
+{
+    const char *s = x->data;
+    size_t n = x->len;
+    char *o = pass_begin(y, n * 2);
+    bool lead = r == PAIR_PERIOD_NONDIGIT; /* the space goes before the pair, else after */
+    for (size_t i = 0; i < n;) {
+        if (i + 1 < n && pair_matches(r, s[i], s[i + 1])) {
+            if (lead)
+                *o++ = ' ';
+            *o++ = s[i];
+            *o++ = ' ';
+            *o++ = s[i + 1];
+            if (!lead)
+                *o++ = ' ';
+            i += 2;
+        } else {
+            *o++ = s[i++];
+        }
+    }
+    pass_end(x, y, o);
+}
+
 /*
  * The four regular expressions of mteval-v13a, each applied to the whole
  * string with Python re.sub semantics (leftmost, non-overlapping matches,
@@ -78,15 +141,10 @@ static bool is_punct13a(unsigned char c)
  */
 static void regex_passes(Buf *x, Buf *y)
 {
-    /* Each pass writes at most 3x (pass 1) or 2x (passes 2-4) its input. */
-    const char *s;
-    char *o;
-    size_t n;
-
-    /* 1. ([\{-\~\[-\` -\&\(-\+\:-\@\/]) -> " \1 " */
-    buf_clear(y);
-    buf_reserve(y, x->len * 3);
-    s = x->data, n = x->len, o = y->data;
+    /* 1. ([\{-\~\[-\` -\&\(-\+\:-\@\/]) -> " \1 " (at most 3x the input) */
+    const char *s = x->data;
+    size_t n = x->len;
+    char *o = pass_begin(y, n * 3);
     for (size_t i = 0; i < n; i++) {
         if (is_punct13a((unsigned char)s[i])) {
             *o++ = ' ';
@@ -96,66 +154,11 @@ static void regex_passes(Buf *x, Buf *y)
             *o++ = s[i];
         }
     }
-    y->len = (size_t)(o - y->data);
-    y->data[y->len] = '\0';
-    swap_bufs(x, y);
+    pass_end(x, y, o);
 
-    /* 2. ([^0-9])([\.,]) -> "\1 \2 " */
-    buf_clear(y);
-    buf_reserve(y, x->len * 2);
-    s = x->data, n = x->len, o = y->data;
-    for (size_t i = 0; i < n;) {
-        if (i + 1 < n && !is_digit(s[i]) && (s[i + 1] == '.' || s[i + 1] == ',')) {
-            *o++ = s[i];
-            *o++ = ' ';
-            *o++ = s[i + 1];
-            *o++ = ' ';
-            i += 2;
-        } else {
-            *o++ = s[i++];
-        }
-    }
-    y->len = (size_t)(o - y->data);
-    y->data[y->len] = '\0';
-    swap_bufs(x, y);
-
-    /* 3. ([\.,])([^0-9]) -> " \1 \2" */
-    buf_clear(y);
-    buf_reserve(y, x->len * 2);
-    s = x->data, n = x->len, o = y->data;
-    for (size_t i = 0; i < n;) {
-        if ((s[i] == '.' || s[i] == ',') && i + 1 < n && !is_digit(s[i + 1])) {
-            *o++ = ' ';
-            *o++ = s[i];
-            *o++ = ' ';
-            *o++ = s[i + 1];
-            i += 2;
-        } else {
-            *o++ = s[i++];
-        }
-    }
-    y->len = (size_t)(o - y->data);
-    y->data[y->len] = '\0';
-    swap_bufs(x, y);
-
-    /* 4. ([0-9])(-) -> "\1 \2 " */
-    buf_clear(y);
-    buf_reserve(y, x->len * 2);
-    s = x->data, n = x->len, o = y->data;
-    for (size_t i = 0; i < n;) {
-        if (is_digit(s[i]) && i + 1 < n && s[i + 1] == '-') {
-            *o++ = s[i];
-            *o++ = ' ';
-            *o++ = '-';
-            *o++ = ' ';
-            i += 2;
-        } else {
-            *o++ = s[i++];
-        }
-    }
-    y->len = (size_t)(o - y->data);
-    y->data[y->len] = '\0';
-    swap_bufs(x, y);
+    pair_pass(x, y, PAIR_NONDIGIT_PERIOD);
+    pair_pass(x, y, PAIR_PERIOD_NONDIGIT);
+    pair_pass(x, y, PAIR_DIGIT_DASH);
 }
 
 /* Appends the whitespace-separated tokens of t[0..len) (valid UTF-8) to out, joined
@@ -188,55 +191,6 @@ static long split_join(const char *t, size_t len, Buf *out)
     return ntok;
 }
 
-/*
- * Tokenizes s as sacreBLEU's BLEU._preprocess_segment + Tokenizer13a do:
- * rstrip, drop "<skipped>", join "-\n" hyphenations, newlines to spaces,
- * unescape &quot; &amp; &lt; &gt; (in that order, each over the whole string),
- * pad with a space on each side, the four regexes, split on whitespace.
- * Appends the tokens to out separated by single spaces; x and y are scratch.
- * Returns the token count, or -1 with *bad the offset of invalid UTF-8.
- */
-static long tok13a(const char *s, Buf *x, Buf *y, Buf *out, size_t *bad)
-{
-    size_t n = strlen(s), end = 0;
-    for (size_t i = 0; i < n;) {
-        uint32_t cp;
-        int k = ngram_utf8_next(s + i, n - i, &cp);
-        if (k < 0) {
-            *bad = i;
-            return -1;
-        }
-        i += (size_t)k;
-        if (!ngram_is_space(cp))
-            end = i;
-    }
-
-    static const char *const repl[][2] = {
-        {"<skipped>", ""}, {"-\n", ""}, {"\n", " "}, {"&quot;", "\""},
-        {"&amp;", "&"},    {"&lt;", "<"}, {"&gt;", ">"},
-    };
-    buf_clear(x);
-    buf_putc(x, ' ');
-    buf_append(x, s, end);
-    buf_putc(x, ' ');
-    /* The padding spaces cannot take part in any replacement pattern. Most
-       lines contain none of the patterns' first characters: skip the passes. */
-    bool lt = memchr(x->data, '<', x->len), nl = memchr(x->data, '\n', x->len),
-         amp = memchr(x->data, '&', x->len);
-    for (size_t r = 0; r < sizeof repl / sizeof repl[0]; r++) {
-        char c0 = repl[r][0][0];
-        if (!(c0 == '<' ? lt : c0 == '&' ? amp : nl))
-            continue;
-        if (!memmem(x->data, x->len, repl[r][0], strlen(repl[r][0])))
-            continue;
-        replace_all(x->data, x->len, repl[r][0], repl[r][1], y);
-        swap_bufs(x, y);
-    }
-    regex_passes(x, y);
-
-    return split_join(x->data, x->len, out);
-}
-
 /* Python's rstrip(): the length of s[0..n) without trailing whitespace; -1 with
    *bad on invalid UTF-8. */
 static long rstrip_len(const char *s, size_t n, size_t *bad)
@@ -254,6 +208,46 @@ static long rstrip_len(const char *s, size_t n, size_t *bad)
             end = i;
     }
     return (long)end;
+}
+
+/*
+ * Tokenizes s as sacreBLEU's BLEU._preprocess_segment + Tokenizer13a do:
+ * rstrip, drop "<skipped>", join "-\n" hyphenations, newlines to spaces,
+ * unescape &quot; &amp; &lt; &gt; (in that order, each over the whole string),
+ * pad with a space on each side, the four regexes, split on whitespace.
+ * Appends the tokens to out separated by single spaces; x and y are scratch.
+ * Returns the token count, or -1 with *bad the offset of invalid UTF-8.
+ */
+static long tok13a(const char *s, Buf *x, Buf *y, Buf *out, size_t *bad)
+{
+    long end = rstrip_len(s, strlen(s), bad);
+    if (end < 0)
+        return -1;
+
+    static const char *const repl[][2] = {
+        {"<skipped>", ""}, {"-\n", ""}, {"\n", " "}, {"&quot;", "\""},
+        {"&amp;", "&"},    {"&lt;", "<"}, {"&gt;", ">"},
+    };
+    buf_clear(x);
+    buf_putc(x, ' ');
+    buf_append(x, s, (size_t)end);
+    buf_putc(x, ' ');
+    /* The padding spaces cannot take part in any replacement pattern. Most
+       lines contain none of the patterns' first characters: skip the passes. */
+    bool lt = memchr(x->data, '<', x->len), nl = memchr(x->data, '\n', x->len),
+         amp = memchr(x->data, '&', x->len);
+    for (size_t r = 0; r < sizeof repl / sizeof repl[0]; r++) {
+        char c0 = repl[r][0][0];
+        if (!(c0 == '<' ? lt : c0 == '&' ? amp : nl))
+            continue;
+        if (!memmem(x->data, x->len, repl[r][0], strlen(repl[r][0])))
+            continue;
+        replace_all(x->data, x->len, repl[r][0], repl[r][1], y);
+        swap_bufs(x, y);
+    }
+    regex_passes(x, y);
+
+    return split_join(x->data, x->len, out);
 }
 
 /* Unicode general categories of the intl tokenizer. */
@@ -373,14 +367,8 @@ static long tok_opts(const char *s, const BleuOpts *o, Buf *x, Buf *y, Buf *low,
 
 long bleu_tokenize(const char *s, Buf *out, Err *e)
 {
-    Buf x = {0}, y = {0};
-    size_t bad = 0;
-    long n = tok13a(s, &x, &y, out, &bad);
-    buf_free(&x);
-    buf_free(&y);
-    if (n < 0)
-        return err_set(e, "invalid UTF-8 at byte %zu", bad);
-    return n;
+    const BleuOpts o = {.tok = BLEU_TOK_13A};
+    return bleu_tokenize_opts(s, &o, out, e);
 }
 
 long bleu_tokenize_opts(const char *s, const BleuOpts *o, Buf *out, Err *e)
@@ -548,43 +536,21 @@ int bleu_add(BleuStats *s, const char *hyp, const char *const *refs, size_t nref
     }
     sc->start[nsrc] = sc->nids;
 
-    /* Hypothesis n-grams. */
-    const uint32_t *h = sc->ids;
     size_t hlen = sc->start[1];
-    for (size_t i = 0; i < hlen; i++) {
-        uint64_t st = NGRAM_HASH_SEED;
-        for (unsigned n = 1; n <= BLEU_MAX_ORDER && i + n <= hlen; n++) {
-            st = ngram_hash_step(st, h[i + n - 1]);
-            ngram_add(&sc->ng, h + i, n, ngram_hash_final(st))->hyp++;
-        }
-    }
+    ngram_count_hyp(&sc->ng, sc->ids, hlen, BLEU_MAX_ORDER);
 
     /* Largest count of each hypothesis n-gram in any one reference, and the
        reference length closest to the hypothesis length (ties: shorter). */
     size_t best_len = 0, best_diff = SIZE_MAX;
     for (size_t k = 1; k < nsrc; k++) {
-        const uint32_t *r = sc->ids + sc->start[k];
         size_t rlen = sc->start[k + 1] - sc->start[k];
         size_t diff = rlen > hlen ? rlen - hlen : hlen - rlen;
         if (diff < best_diff || (diff == best_diff && rlen < best_len)) {
             best_diff = diff;
             best_len = rlen;
         }
-        for (size_t i = 0; i < rlen; i++) {
-            uint64_t st = NGRAM_HASH_SEED;
-            for (unsigned n = 1; n <= BLEU_MAX_ORDER && i + n <= rlen; n++) {
-                st = ngram_hash_step(st, r[i + n - 1]);
-                NgramEntry *en = ngram_find(&sc->ng, r + i, n, ngram_hash_final(st));
-                if (!en)
-                    continue;
-                if (en->stamp != k) {
-                    en->stamp = (uint32_t)k;
-                    en->cur = 0;
-                }
-                if (++en->cur > en->best)
-                    en->best = en->cur;
-            }
-        }
+        ngram_count_ref(&sc->ng, sc->ids + sc->start[k], rlen, BLEU_MAX_ORDER, (uint32_t)k,
+                        NULL);
     }
 
     for (size_t i = 0; i < sc->ng.len; i++) {
@@ -596,10 +562,7 @@ int bleu_add(BleuStats *s, const char *hyp, const char *const *refs, size_t nref
             s->totals[n - 1] += (long long)(hlen - n + 1);
     s->sys_len += (long long)hlen;
     s->ref_len += (long long)best_len;
-    if (s->nsegs == 0)
-        s->nrefs = (long)kept;
-    else if (s->nrefs != (long)kept)
-        s->nrefs = BLEU_NREFS_VAR;
+    s->nrefs = ngram_nrefs_after(s->nrefs, s->nsegs, kept, BLEU_NREFS_VAR);
     s->nsegs++;
     return 0;
 }
@@ -682,10 +645,7 @@ void bleu_signature(const BleuStats *s, Buf *out) { bleu_signature_opts(s, false
 
 void bleu_signature_opts(const BleuStats *s, bool effective_order, Buf *out)
 {
-    if (s->nrefs == BLEU_NREFS_VAR)
-        buf_puts(out, "nrefs:var");
-    else
-        buf_printf(out, "nrefs:%ld", s->nrefs);
+    ngram_put_nrefs(out, s->nrefs, BLEU_NREFS_VAR);
     buf_printf(out, "|case:%s|eff:%s|tok:%s|smooth:exp", s->opts.lowercase ? "lc" : "mixed",
                effective_order ? "yes" : "no", bleu_tokenizer_names[s->opts.tok]);
 }

@@ -131,13 +131,7 @@ int chrf_add(ChrfStats *s, const char *hyp, const char *const *refs, size_t nref
     size_t hlen = sc->nhyp;
 
     ngram_clear(&sc->ng);
-    for (size_t i = 0; i < hlen; i++) {
-        uint64_t h = NGRAM_HASH_SEED;
-        for (unsigned n = 1; n <= CHRF_CHAR_ORDER && i + n <= hlen; n++) {
-            h = ngram_hash_step(h, sc->hyp[i + n - 1]);
-            ngram_add(&sc->ng, sc->hyp + i, n, ngram_hash_final(h))->hyp++;
-        }
-    }
+    ngram_count_hyp(&sc->ng, sc->hyp, hlen, CHRF_CHAR_ORDER);
 
     long long best[3][CHRF_CHAR_ORDER] = {{0}};
     double best_f = -1.0;
@@ -151,22 +145,7 @@ int chrf_add(ChrfStats *s, const char *hyp, const char *const *refs, size_t nref
             st[0][n - 1] = hlen >= n ? (long long)(hlen - n + 1) : 0;
             st[1][n - 1] = (long long)(rlen - n + 1);
         }
-        for (size_t i = 0; i < rlen; i++) {
-            uint64_t h = NGRAM_HASH_SEED;
-            for (unsigned n = 1; n <= CHRF_CHAR_ORDER && i + n <= rlen; n++) {
-                h = ngram_hash_step(h, ref[i + n - 1]);
-                NgramEntry *en = ngram_find(&sc->ng, ref + i, n, ngram_hash_final(h));
-                if (!en)
-                    continue;
-                if (en->stamp != stamp) {
-                    en->stamp = stamp;
-                    en->cur = 0;
-                }
-                /* min(hyp count, ref count) = reference occurrences up to hyp's count */
-                if (++en->cur <= en->hyp)
-                    st[2][n - 1]++;
-            }
-        }
+        ngram_count_ref(&sc->ng, ref, rlen, CHRF_CHAR_ORDER, stamp, st[2]);
         double f = chrf_compute(st[0], st[1], st[2]);
         if (f > best_f) {
             best_f = f;
@@ -179,10 +158,7 @@ int chrf_add(ChrfStats *s, const char *hyp, const char *const *refs, size_t nref
         s->ref[i] += best[1][i];
         s->match[i] += best[2][i];
     }
-    if (s->nsegs == 0)
-        s->nrefs = (long)kept;
-    else if (s->nrefs != (long)kept)
-        s->nrefs = CHRF_NREFS_VAR;
+    s->nrefs = ngram_nrefs_after(s->nrefs, s->nsegs, kept, CHRF_NREFS_VAR);
     s->nsegs++;
     return 0;
 }
@@ -212,10 +188,7 @@ void chrf_format(double score, const char *signature, Buf *out)
 
 void chrf_signature(const ChrfStats *s, Buf *out)
 {
-    if (s->nrefs == CHRF_NREFS_VAR)
-        buf_puts(out, "nrefs:var");
-    else
-        buf_printf(out, "nrefs:%ld", s->nrefs);
+    ngram_put_nrefs(out, s->nrefs, CHRF_NREFS_VAR);
     buf_printf(out, "|case:%s|eff:yes|nc:%d|nw:0|space:no", s->lowercase ? "lc" : "mixed",
                CHRF_CHAR_ORDER);
 }

@@ -95,6 +95,40 @@ NgramEntry *ngram_find(const NgramTable *t, const uint32_t *sym, unsigned n, uin
     return t->slots[i] ? &t->e[t->slots[i] - 1] : NULL;
 }
 
+void ngram_count_hyp(NgramTable *t, const uint32_t *sym, size_t len, unsigned order)
+{
+    for (size_t i = 0; i < len; i++) {
+        uint64_t h = NGRAM_HASH_SEED;
+        for (unsigned n = 1; n <= order && i + n <= len; n++) {
+            h = ngram_hash_step(h, sym[i + n - 1]);
+            ngram_add(t, sym + i, n, ngram_hash_final(h))->hyp++;
+        }
+    }
+}
+
+void ngram_count_ref(NgramTable *t, const uint32_t *ref, size_t len, unsigned order,
+                     uint32_t stamp, long long *match)
+{
+    for (size_t i = 0; i < len; i++) {
+        uint64_t h = NGRAM_HASH_SEED;
+        for (unsigned n = 1; n <= order && i + n <= len; n++) {
+            h = ngram_hash_step(h, ref[i + n - 1]);
+            NgramEntry *en = ngram_find(t, ref + i, n, ngram_hash_final(h));
+            if (!en)
+                continue;
+            if (en->stamp != stamp) {
+                en->stamp = stamp;
+                en->cur = 0;
+            }
+            if (++en->cur > en->best)
+                en->best = en->cur;
+            /* min(hyp count, ref count) = reference occurrences up to hyp's count */
+            if (match && en->cur <= en->hyp)
+                match[n - 1]++;
+        }
+    }
+}
+
 bool ngram_is_space_slow(uint32_t cp)
 {
     switch (cp) {
@@ -128,6 +162,21 @@ size_t ngram_refs_present(const char *const *refs, size_t nrefs, bool keep_empty
 }
 
 int ngram_no_ref_error(Err *e) { return err_set(e, "no reference (empty references are ignored)"); }
+
+long ngram_nrefs_after(long nrefs, long long nsegs, size_t kept, long var)
+{
+    if (nsegs == 0)
+        return (long)kept;
+    return nrefs == (long)kept ? nrefs : var;
+}
+
+void ngram_put_nrefs(Buf *out, long nrefs, long var)
+{
+    if (nrefs == var)
+        buf_puts(out, "nrefs:var");
+    else
+        buf_printf(out, "nrefs:%ld", nrefs);
+}
 
 /* ---- Python's str.lower() ------------------------------------------------------ */
 

@@ -72,6 +72,19 @@ NgramEntry *ngram_add(NgramTable *t, const uint32_t *sym, unsigned n, uint64_t h
 /* The entry for sym[0..n-1] whose hash is h, or NULL. */
 NgramEntry *ngram_find(const NgramTable *t, const uint32_t *sym, unsigned n, uint64_t h);
 
+/* Adds every n-gram of sym[0..len) with n <= order to t, counting its occurrences
+   in `hyp`. */
+void ngram_count_hyp(NgramTable *t, const uint32_t *sym, size_t len, unsigned order);
+/*
+ * Matches reference number `stamp` (1, 2, ...; a new number for each reference of
+ * the segment), ref[0..len), against the n-grams (n <= order) already in t; n-grams
+ * t lacks are ignored. Of an entry: `cur` counts its occurrences in this reference,
+ * `best` becomes the largest `cur` of any reference so far. With match not NULL,
+ * match[n-1] += min(hyp, cur at the end) summed over the entries of order n.
+ */
+void ngram_count_ref(NgramTable *t, const uint32_t *ref, size_t len, unsigned order,
+                     uint32_t stamp, long long *match);
+
 /* True for the code points Python's str.isspace() accepts (list above). */
 bool ngram_is_space_slow(uint32_t cp);
 static inline bool ngram_is_space(uint32_t cp)
@@ -106,6 +119,11 @@ static inline bool ngram_ref_present(const char *r, bool keep_empty)
    (ngram_no_ref_error). */
 size_t ngram_refs_present(const char *const *refs, size_t nrefs, bool keep_empty);
 int ngram_no_ref_error(Err *e);
+/* The nrefs of a corpus after one more segment with `kept` references, nsegs
+   segments before it: kept while every segment has had the same number, else var. */
+long ngram_nrefs_after(long nrefs, long long nsegs, size_t kept, long var);
+/* Appends the signature's "nrefs:N", or "nrefs:var" when nrefs is var, to out. */
+void ngram_put_nrefs(Buf *out, long nrefs, long var);
 
 /*
  * Python's str.lower() on the UTF-8 string s, appended to out: each code point's

@@ -1,5 +1,6 @@
 #include "nn/attention.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "base/err.h"
@@ -155,12 +156,18 @@ void nn_attn_context_backward(real *da, real *dHs, const real *dctx, const real 
     }
 }
 
+/* The width of one head of the dot-product scores (A split into H heads). */
+static int dot_head_dim(const AttnShape *sh)
+{
+    CHECK(sh->H >= 1 && sh->A % sh->H == 0);
+    return sh->A / sh->H;
+}
+
 void nn_attn_dot_forward(real *e, const real *q, const real *K, const AttnShape *sh)
 {
     const int S = sh->S, B = sh->B, A = sh->A, H = sh->H;
     const real scale = sh->scale;
-    CHECK(H >= 1 && A % H == 0);
-    int dh = A / H;
+    int dh = dot_head_dim(sh);
     for (int j = 0; j < S; j++) {
         for (int b = 0; b < B; b++) {
             for (int hd = 0; hd < H; hd++) {
@@ -180,8 +187,7 @@ void nn_attn_dot_backward(real *dq, real *dK, const real *de, const real *q, con
 {
     const int S = sh->S, B = sh->B, A = sh->A, H = sh->H;
     const real scale = sh->scale;
-    CHECK(H >= 1 && A % H == 0);
-    int dh = A / H;
+    int dh = dot_head_dim(sh);
     for (int j = 0; j < S; j++) {
         for (int b = 0; b < B; b++) {
             for (int hd = 0; hd < H; hd++) {
@@ -328,7 +334,7 @@ void nn_local_pos_backward(real *dx, const real *dp, const real *sig, const int 
 /* ---- multi-head attention over sequences ---- */
 
 /* The keys query i of sentence b may attend to: j < mha_keys(s, b, i). */
-static int mha_keys(const MhaShape *s, int b, int i)
+static inline int mha_keys(const MhaShape *s, int b, int i)
 {
     int n = s->klen ? s->klen[b] : s->Tk;
     if (s->causal >= 0 && i + s->causal + 1 < n)
@@ -377,98 +383,129 @@ typedef struct MhaJob {
     const MhaShape *s;
 } MhaJob;
 
-NN_SIMD static void mha_fwd_range(void *ctx, size_t lo, size_t hi)
+/* Head h of sentence b (bh = b·H + h): where its first position starts in Q, K, V
+   and the output, and the step from one position to the next in each. */
+typedef struct MhaHead {
+    int b;
+    size_t qo, ko, vo, oo;
+    size_t sq, sk, sv, so;
+} MhaHead;
+
+static inline MhaHead mha_head(const MhaShape *s, size_t bh)
 {
-    const MhaJob *J = ctx;
+    int b = (int)(bh / (size_t)s->H), h = (int)(bh % (size_t)s->H), B = s->B, dh = s->dh;
+    return (MhaHead){
+        .b = b,
+        .qo = (size_t)b * s->ldq + (size_t)h * dh,
+        .ko = (size_t)b * s->ldk + (size_t)h * dh,
+        .vo = (size_t)b * s->ldv + (size_t)h * dh,
+        .oo = (size_t)b * s->ldo + (size_t)h * dh,
+        .sq = (size_t)B * s->ldq,
+        .sk = (size_t)B * s->ldk,
+        .sv = (size_t)B * s->ldv,
+        .so = (size_t)B * s->ldo,
+    };
+}
+
+/* Query i of head m: its attention weights into J->a[row..] and its output. */
+static inline __attribute__((always_inline)) void mha_fwd_row(const MhaJob *J, const MhaHead *m,
+                                                              int i, size_t row)
+{
     const MhaShape *s = J->s;
-    int Tq = s->Tq, Tk = s->Tk, B = s->B, dh = s->dh;
-    size_t sq = (size_t)B * s->ldq, sk = (size_t)B * s->ldk, sv = (size_t)B * s->ldv,
-           so = (size_t)B * s->ldo;
-    for (size_t bh = lo; bh < hi; bh++) {
-        int b = (int)(bh / (size_t)s->H), h = (int)(bh % (size_t)s->H);
-        const real *q0 = J->Q + (size_t)b * s->ldq + (size_t)h * dh;
-        const real *k0 = J->K + (size_t)b * s->ldk + (size_t)h * dh;
-        const real *v0 = J->V + (size_t)b * s->ldv + (size_t)h * dh;
-        real *o0 = J->out + (size_t)b * s->ldo + (size_t)h * dh;
-        for (int i = 0; i < Tq; i++) {
-            int n = mha_keys(s, b, i);
-            real *restrict ar = J->a + (bh * (size_t)Tq + (size_t)i) * (size_t)Tk;
-            const real *restrict q = q0 + (size_t)i * sq;
-            for (int j = 0; j < n; j++) {
-                ar[j] = s->scale * dot_lanes(q, k0 + (size_t)j * sk, dh);
-            }
-            softmax_prefix(ar, ar, n, Tk);
-            const real *dr = J->drop ? J->drop + (bh * (size_t)Tq + (size_t)i) * (size_t)Tk : NULL;
-            real *restrict o = o0 + (size_t)i * so;
+    int Tk = s->Tk, dh = s->dh;
+    int n = mha_keys(s, m->b, i);
+    size_t sk = m->sk, sv = m->sv;
+    real *restrict ar = J->a + row;
+    const real *restrict q = J->Q + m->qo + (size_t)i * m->sq;
+    const real *k0 = J->K + m->ko, *v0 = J->V + m->vo;
+    for (int j = 0; j < n; j++) {
+        ar[j] = s->scale * dot_lanes(q, k0 + (size_t)j * sk, dh);
+    }
+    softmax_prefix(ar, ar, n, Tk);
+    const real *dr = J->drop ? J->drop + row : NULL;
+    real *restrict o = J->out + m->oo + (size_t)i * m->so;
+    for (int d = 0; d < dh; d++)
+        o[d] = 0;
+    for (int j = 0; j < n; j++) {
+        real w = dr ? ar[j] * dr[j] : ar[j];
+        const real *restrict v = v0 + (size_t)j * sv;
+        for (int d = 0; d < dh; d++)
+            o[d] += w * v[d];
+    }
+}
+
+/* Query i of head m backward: dQ, dK, dV from J->dout, the scores' gradient into
+   J->de[row..]. */
+static inline __attribute__((always_inline)) void mha_bwd_row(const MhaJob *J, const MhaHead *m,
+                                                              int i, size_t row)
+{
+    const MhaShape *s = J->s;
+    int dh = s->dh;
+    int n = mha_keys(s, m->b, i);
+    size_t sq = m->sq, sk = m->sk, sv = m->sv, qo = m->qo, ko = m->ko, vo = m->vo;
+    const real *restrict ar = J->ca + row;
+    const real *dr = J->drop ? J->drop + row : NULL;
+    real *restrict e = J->de + row;
+    const real *restrict dy = J->dout + m->oo + (size_t)i * m->so;
+    /* dV[j] += a·drop · dy; e[j] = (dy · V[j]) · drop  (the gradient of a) */
+    double dot_ad = 0; /* in double: a·(g − Σ a g) cancels when one weight is near 1 */
+    for (int j = 0; j < n; j++) {
+        const real *restrict v = J->V + vo + (size_t)j * sv;
+        real w = dr ? ar[j] * dr[j] : ar[j];
+        double g = dot_lanes_d(dy, v, dh);
+        if (J->dV) {
+            real *restrict dv = J->dV + vo + (size_t)j * sv;
             for (int d = 0; d < dh; d++)
-                o[d] = 0;
-            for (int j = 0; j < n; j++) {
-                real w = dr ? ar[j] * dr[j] : ar[j];
-                const real *restrict v = v0 + (size_t)j * sv;
-                for (int d = 0; d < dh; d++)
-                    o[d] += w * v[d];
-            }
+                dv[d] += w * dy[d];
+        }
+        e[j] = (real)(dr ? g * dr[j] : g);
+        dot_ad += (double)ar[j] * e[j];
+    }
+    /* softmax backward, then the scores' scale */
+    for (int j = 0; j < n; j++)
+        e[j] = (real)(s->scale * ar[j] * ((double)e[j] - dot_ad));
+    const real *restrict q = J->Q + qo + (size_t)i * sq;
+    for (int j = 0; j < n; j++) {
+        const real *restrict k = J->K + ko + (size_t)j * sk;
+        if (J->dQ) {
+            real *restrict dq = J->dQ + qo + (size_t)i * sq;
+            for (int d = 0; d < dh; d++)
+                dq[d] += e[j] * k[d];
+        }
+        if (J->dK) {
+            real *restrict dk = J->dK + ko + (size_t)j * sk;
+            for (int d = 0; d < dh; d++)
+                dk[d] += e[j] * q[d];
         }
     }
 }
+
+/* Every query of heads [lo, hi), forward or backward; inlined into each of the two
+   range functions below, so that `backward` is a constant there. */
+static inline __attribute__((always_inline)) void mha_rows(const MhaJob *J, size_t lo, size_t hi,
+                                                           bool backward)
+{
+    const MhaShape *s = J->s;
+    for (size_t bh = lo; bh < hi; bh++) {
+        const MhaHead m = mha_head(s, bh);
+        for (int i = 0; i < s->Tq; i++) {
+            size_t row = (bh * (size_t)s->Tq + (size_t)i) * (size_t)s->Tk;
+            if (backward)
+                mha_bwd_row(J, &m, i, row);
+            else
+                mha_fwd_row(J, &m, i, row);
+        }
+    }
+}
+
+NN_SIMD static void mha_fwd_range(void *ctx, size_t lo, size_t hi) { mha_rows(ctx, lo, hi, false); }
+
+NN_SIMD static void mha_bwd_range(void *ctx, size_t lo, size_t hi) { mha_rows(ctx, lo, hi, true); }
 
 void nn_mha_forward(real *out, real *a, const real *drop, const MhaQkv *qkv, const MhaShape *s)
 {
     MhaJob J = {.out = out, .a = a, .drop = drop, .Q = qkv->Q, .K = qkv->K, .V = qkv->V, .s = s};
     nn_parallel_for((size_t)s->B * (size_t)s->H, 4, mha_fwd_range, &J);
-}
-
-NN_SIMD static void mha_bwd_range(void *ctx, size_t lo, size_t hi)
-{
-    const MhaJob *J = ctx;
-    const MhaShape *s = J->s;
-    int Tq = s->Tq, Tk = s->Tk, B = s->B, dh = s->dh;
-    size_t sq = (size_t)B * s->ldq, sk = (size_t)B * s->ldk, sv = (size_t)B * s->ldv,
-           so = (size_t)B * s->ldo;
-    for (size_t bh = lo; bh < hi; bh++) {
-        int b = (int)(bh / (size_t)s->H), h = (int)(bh % (size_t)s->H);
-        size_t qo = (size_t)b * s->ldq + (size_t)h * dh, ko = (size_t)b * s->ldk + (size_t)h * dh,
-               vo = (size_t)b * s->ldv + (size_t)h * dh, oo = (size_t)b * s->ldo + (size_t)h * dh;
-        for (int i = 0; i < Tq; i++) {
-            int n = mha_keys(s, b, i);
-            size_t row = (bh * (size_t)Tq + (size_t)i) * (size_t)Tk;
-            const real *restrict ar = J->ca + row;
-            const real *dr = J->drop ? J->drop + row : NULL;
-            real *restrict e = J->de + row;
-            const real *restrict dy = J->dout + oo + (size_t)i * so;
-            /* dV[j] += a·drop · dy; e[j] = (dy · V[j]) · drop  (the gradient of a) */
-            double dot_ad = 0; /* in double: a·(g − Σ a g) cancels when one weight is near 1 */
-            for (int j = 0; j < n; j++) {
-                const real *restrict v = J->V + vo + (size_t)j * sv;
-                real w = dr ? ar[j] * dr[j] : ar[j];
-                double g = dot_lanes_d(dy, v, dh);
-                if (J->dV) {
-                    real *restrict dv = J->dV + vo + (size_t)j * sv;
-                    for (int d = 0; d < dh; d++)
-                        dv[d] += w * dy[d];
-                }
-                e[j] = (real)(dr ? g * dr[j] : g);
-                dot_ad += (double)ar[j] * e[j];
-            }
-            /* softmax backward, then the scores' scale */
-            for (int j = 0; j < n; j++)
-                e[j] = (real)(s->scale * ar[j] * ((double)e[j] - dot_ad));
-            const real *restrict q = J->Q + qo + (size_t)i * sq;
-            for (int j = 0; j < n; j++) {
-                const real *restrict k = J->K + ko + (size_t)j * sk;
-                if (J->dQ) {
-                    real *restrict dq = J->dQ + qo + (size_t)i * sq;
-                    for (int d = 0; d < dh; d++)
-                        dq[d] += e[j] * k[d];
-                }
-                if (J->dK) {
-                    real *restrict dk = J->dK + ko + (size_t)j * sk;
-                    for (int d = 0; d < dh; d++)
-                        dk[d] += e[j] * q[d];
-                }
-            }
-        }
-    }
 }
 
 void nn_mha_backward(const MhaQkvGrad *dqkv, real *de, const real *dout, const real *a,
