@@ -69,7 +69,6 @@ void buf_json_str(Buf *b, const char *s, size_t n)
     buf_putc(b, '"');
 }
 
-/* Numbers are printed in the "C" locale: a decimal comma is not JSON. */
 static locale_t c_locale;
 static pthread_once_t c_locale_once = PTHREAD_ONCE_INIT;
 
@@ -80,6 +79,12 @@ static void make_c_locale(void)
         die("cannot create the C locale");
 }
 
+locale_t buf_c_locale(void)
+{
+    pthread_once(&c_locale_once, make_c_locale);
+    return c_locale;
+}
+
 /* The shortest %.Ng text that reads back as the same value (as Python's repr). */
 static void put_shortest(Buf *b, double x, bool single)
 {
@@ -87,8 +92,8 @@ static void put_shortest(Buf *b, double x, bool single)
         buf_puts(b, "null");
         return;
     }
-    pthread_once(&c_locale_once, make_c_locale);
-    locale_t old = uselocale(c_locale);
+    /* numbers are printed in the "C" locale: a decimal comma is not JSON */
+    locale_t old = uselocale(buf_c_locale());
     char tmp[40];
     for (int prec = 1; prec <= 17; prec++) {
         snprintf(tmp, sizeof tmp, "%.*g", prec, x);

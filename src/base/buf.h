@@ -2,6 +2,7 @@
 #ifndef S2S_BASE_BUF_H
 #define S2S_BASE_BUF_H
 
+#include <locale.h>
 #include <stddef.h>
 #include "base/err.h"
 
@@ -10,6 +11,10 @@ typedef struct Buf {
     size_t len;
     size_t cap;
 } Buf;
+
+/* The "C" locale (made once), in which numbers are written and read whatever
+   setlocale() chose: a decimal comma is not JSON. */
+locale_t buf_c_locale(void);
 
 void buf_reserve(Buf *b, size_t extra);
 void buf_append(Buf *b, const void *p, size_t n);

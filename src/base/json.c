@@ -241,16 +241,6 @@ static int parse_string(Parser *p, const char **out, size_t *out_len)
     return 0;
 }
 
-/* The "C" locale, so that numbers parse the same whatever setlocale() chose. */
-static locale_t c_locale;
-static pthread_once_t c_locale_once = PTHREAD_ONCE_INIT;
-
-static void make_c_locale(void)
-{
-    c_locale = newlocale(LC_ALL_MASK, "C", (locale_t)0);
-    if (!c_locale)
-        die("cannot create the C locale");
-}
 
 static bool is_digit(int c) { return c >= '0' && c <= '9'; }
 
@@ -347,8 +337,8 @@ static int parse_number(Parser *p, JsonVal *v)
     char *tmp = n < sizeof small ? small : xmalloc(n + 1);
     memcpy(tmp, p->s + start, n);
     tmp[n] = '\0';
-    pthread_once(&c_locale_once, make_c_locale);
-    double d = strtod_l(tmp, NULL, c_locale);
+    /* in the "C" locale, so that numbers parse the same whatever setlocale() chose */
+    double d = strtod_l(tmp, NULL, buf_c_locale());
     if (tmp != small)
         free(tmp);
     if (isinf(d))
@@ -431,6 +421,25 @@ static void close_container(Parser *p, JsonVal *v, size_t base, size_t kbase, bo
     p->nkeys = kbase;
 }
 
+/* After an item of a container closed by `close`: 1 when ',' says another follows
+   (skipped, with the spaces after it), 0 at the closing character (skipped), else an
+   error (-1). */
+static int next_item(Parser *p, int close)
+{
+    skip_ws(p);
+    int c = peek(p);
+    if (c == ',') {
+        p->pos++;
+        skip_ws(p);
+        return 1;
+    }
+    if (c == close) {
+        p->pos++;
+        return 0;
+    }
+    return fail_at(p, p->pos, "expected ',' or '%c'", close);
+}
+
 static int parse_array(Parser *p, JsonVal *v, int depth)
 {
     size_t base = p->nvals;
@@ -447,18 +456,11 @@ static int parse_array(Parser *p, JsonVal *v, int depth)
         if (parse_value(p, &item, depth) != 0)
             return -1;
         push_val(p, &item);
-        skip_ws(p);
-        int c = peek(p);
-        if (c == ',') {
-            p->pos++;
-            skip_ws(p);
-            continue;
-        }
-        if (c == ']') {
-            p->pos++;
+        int more = next_item(p, ']');
+        if (more < 0)
+            return -1;
+        if (!more)
             break;
-        }
-        return fail_at(p, p->pos, "expected ',' or ']'");
     }
     close_container(p, v, base, p->nkeys, false);
     return 0;
@@ -494,18 +496,11 @@ static int parse_object(Parser *p, JsonVal *v, int depth)
             return -1;
         push_key(p, ks, klen, kpos);
         push_val(p, &item);
-        skip_ws(p);
-        int c = peek(p);
-        if (c == ',') {
-            p->pos++;
-            skip_ws(p);
-            continue;
-        }
-        if (c == '}') {
-            p->pos++;
+        int more = next_item(p, '}');
+        if (more < 0)
+            return -1;
+        if (!more)
             break;
-        }
-        return fail_at(p, p->pos, "expected ',' or '}'");
     }
     size_t dup = find_duplicate(p->keys + kbase, p->nkeys - kbase);
     if (dup) {
