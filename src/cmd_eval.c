@@ -24,12 +24,15 @@ typedef struct EvalOpts {
     int nmodels;
     DecodeArgs d;
     bool json;
+    bool by_length;
 } EvalOpts;
 
 static const OptRow rows[] = {
     {.kind = OPT_SECTION, .help = "options:"},
     {.name = "--json", .kind = OPT_TRUE, .off = offsetof(EvalOpts, json),
      .help = "print one JSON object instead of the text block"},
+    {.name = "--by-length", .kind = OPT_TRUE, .off = offsetof(EvalOpts, by_length),
+     .help = "also score by source length (1-8, 9-15, 16-30, >30 words)"},
     DECODE_OPTION_ROWS(EvalOpts, d),
     OPT_HELP_ROW,
     {0},
@@ -51,6 +54,14 @@ static const OptTable table = {
             "under the model (teacher-forced, every TSV line, <eos> included, no label\n"
             "smoothing); the line and token counts; the decoding settings and time. With\n"
             "--json, one JSON object with the same figures instead.\n"
+            "\n"
+            "With --by-length, the distinct sources are also put into buckets by their\n"
+            "number of words (whitespace-separated, of the raw line): 1-8, 9-15, 16-30,\n"
+            "over 30. A table after the block (in JSON, the array by_length) gives each\n"
+            "bucket's lines, corpus BLEU and chrF2 over those lines alone, and the share\n"
+            "of lines whose translation has under 0.5 times (short: omissions?) or over\n"
+            "2 times (long: hallucinations?) the source's words; an empty bucket has no\n"
+            "score.\n"
             "\n"
             "Several MODEL files decode as an ensemble (the mean of their log-probabilities\n"
             "at each step; see s2s translate --help); the perplexity is then not computed.\n"
@@ -94,6 +105,8 @@ int cmd_eval(int argc, char **argv)
     Evaluation ev;
     const EvalNames names = {po.tsv, po.models, dm.n};
     if (evaluate_run(&ev, &mf, &names, &c, &po.d.to, &e) != 0)
+        die_err(&e);
+    if (po.by_length && evaluate_by_length(&ev, &c, &e) != 0)
         die_err(&e);
     if (po.d.output) {
         Buf o = {0};

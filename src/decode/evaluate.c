@@ -103,11 +103,55 @@ int evaluate_run(Evaluation *ev, ModelFile *mf, const EvalNames *names, const Co
     return 0;
 }
 
+int evaluate_by_length(Evaluation *ev, const Corpus *c, Err *e)
+{
+    const SourceGroups *g = &ev->groups;
+    size_t n = g->n;
+    const char **src = xmalloc_array(n ? n : 1, sizeof *src);
+    size_t *lines = xmalloc_array(n ? n : 1, sizeof *lines);
+    const char **refs = xmalloc_array(c->n ? c->n : 1, sizeof *refs); /* in group order */
+    for (size_t s = 0; s < n; s++) {
+        src[s] = c->pairs[g->member[g->start[s]]].src;
+        lines[s] = g->start[s + 1] - g->start[s];
+    }
+    for (size_t k = 0; k < c->n; k++)
+        refs[k] = c->pairs[g->member[k]].tgt;
+    const BylenSet set = {src, (const char *const *)ev->hyp, n, refs, g->start, lines};
+    size_t bad;
+    Err se;
+    int rc = bylen_compute(ev->by_length, &set, &bad, &se);
+    if (rc != 0)
+        err_set(e, "%s:%zu: %s", c->name, c->pairs[g->member[g->start[bad]]].line, se.msg);
+    ev->have_by_length = rc == 0;
+    free(refs);
+    free(lines);
+    free(src);
+    return rc;
+}
+
 void evaluate_hyps(const Evaluation *ev, Buf *out)
 {
     for (size_t i = 0; i < ev->lines; i++) {
         buf_puts(out, ev->hyp[ev->groups.group_of[i]]);
         buf_putc(out, '\n');
+    }
+}
+
+/* The table of by_length: a row per bucket, shares in percent. */
+static void by_length_text(const Evaluation *ev, Buf *out)
+{
+    buf_puts(out, "by source length (short: output under 0.5x the source's words, "
+                  "long: over 2x):\n");
+    buf_printf(out, "%-12s %7s %7s %7s %7s %7s\n", "source words", "lines", "BLEU", "chrF2",
+               "short", "long");
+    for (int k = 0; k < BYLEN_BUCKETS; k++) {
+        const BylenBucket *b = &ev->by_length[k];
+        buf_printf(out, "%-12s %7zu", bylen_bucket_names[k], b->lines);
+        if (b->lines == 0)
+            buf_puts(out, "  no score\n");
+        else
+            buf_printf(out, " %7.2f %7.2f %6.1f%% %6.1f%%\n", b->bleu, b->chrf,
+                       100 * b->short_share, 100 * b->long_share);
     }
 }
 
@@ -129,6 +173,8 @@ void evaluate_text(const Evaluation *ev, Buf *out)
                ev->lines, ev->sources, ts->src_tokens, ts->src_unk, unk_pct, ts->hyp_tokens);
     buf_printf(out, "decoding: beam %d, length penalty %g%s, %.2f s\n", ev->opts.beam, ev->opts.alpha,
                ev->opts.replace_unk ? ", unknown words replaced" : "", ev->decode_seconds);
+    if (ev->have_by_length)
+        by_length_text(ev, out);
 }
 
 /* The scores of the JSON object: BLEU, chrF2, their signatures, the perplexity. */
@@ -144,6 +190,31 @@ static void put_scores(JsonWriter *w, const Evaluation *ev)
         json_put_f64(w, "perplexity", ev->ppl);
     else
         json_put_null(w, "perplexity");
+}
+
+/* The array "by_length": one object per bucket; an empty one's scores are null. */
+static void by_length_json(JsonWriter *w, const Evaluation *ev)
+{
+    json_open_array(w, "by_length");
+    for (int k = 0; k < BYLEN_BUCKETS; k++) {
+        const BylenBucket *b = &ev->by_length[k];
+        json_open_object(w, NULL);
+        json_put_str(w, "bucket", bylen_bucket_names[k]);
+        json_put_uint(w, "lines", b->lines);
+        if (b->lines == 0) {
+            json_put_null(w, "bleu");
+            json_put_null(w, "chrf");
+            json_put_null(w, "short");
+            json_put_null(w, "long");
+        } else {
+            json_put_f64(w, "bleu", b->bleu);
+            json_put_f64(w, "chrf", b->chrf);
+            json_put_f64(w, "short", b->short_share);
+            json_put_f64(w, "long", b->long_share);
+        }
+        json_close(w);
+    }
+    json_close(w);
 }
 
 void evaluate_json(const Evaluation *ev, Buf *out)
@@ -172,6 +243,8 @@ void evaluate_json(const Evaluation *ev, Buf *out)
     json_put_int(&w, "max_len", ev->opts.max_len);
     json_put_bool(&w, "replace_unk", ev->opts.replace_unk);
     json_put_double(&w, "decode_seconds", "%.3f", ev->decode_seconds);
+    if (ev->have_by_length)
+        by_length_json(&w, ev);
     json_close(&w);
     buf_putc(out, '\n');
 }

@@ -14,6 +14,7 @@
 #include "base/buf.h"
 #include "base/err.h"
 #include "decode/translate.h"
+#include "eval/bylength.h"
 #include "eval/scores.h"
 #include "model/file.h"
 #include "text/corpus.h"
@@ -38,6 +39,8 @@ typedef struct Evaluation {
     TextScores scores;
     SourceGroups groups;   /* the corpus's lines by source */
     char **hyp;            /* (sources) the translation of each distinct source */
+    bool have_by_length;   /* by_length is filled (evaluate_by_length) */
+    BylenBucket by_length[BYLEN_BUCKETS];
 } Evaluation;
 
 /* Translates and scores c with mf (its ensemble when names->nmodels > 1). Returns 0,
@@ -45,12 +48,19 @@ typedef struct Evaluation {
 int evaluate_run(Evaluation *ev, ModelFile *mf, const EvalNames *names, const Corpus *c,
                  const TranslateOpts *o, Err *e);
 
+/* Fills ev->by_length from the translations of a finished evaluate_run of c: the
+   distinct sources by their word count, each standing for its corpus lines. Returns
+   0, or -1 with e set ("NAME:LINE: ..."). */
+int evaluate_by_length(Evaluation *ev, const Corpus *c, Err *e);
+
 /* Appends the translation of each corpus line (its source's), one a line. */
 void evaluate_hyps(const Evaluation *ev, Buf *out);
 /* Appends the text block: BLEU and its signature, chrF2 and its signature, the
-   perplexity, the counts, the decoding settings and time. */
+   perplexity, the counts, the decoding settings and time; then, when by_length is
+   filled, its table. */
 void evaluate_text(const Evaluation *ev, Buf *out);
-/* Appends the same figures as one JSON object on one line. */
+/* Appends the same figures as one JSON object on one line (by_length: the array
+   "by_length"). */
 void evaluate_json(const Evaluation *ev, Buf *out);
 
 void evaluate_free(Evaluation *ev);
