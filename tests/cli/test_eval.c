@@ -299,3 +299,119 @@ Test(cli_eval, bleu_and_chrf_worked_by_hand)
     run_free(&r);
     fix_free(&f);
 }
+
+/* The corpus BLEU and chrF2 of CHAIN_OUT for each of nseg segments against refs[s]. */
+static void chain_scores(const char *const *const *refs, const size_t *nref, int nseg, double *bleu,
+                         double *chrf)
+{
+    BleuStats bs;
+    ChrfStats cs;
+    bleu_init(&bs);
+    chrf_init(&cs);
+    Err e;
+    for (int s = 0; s < nseg; s++) {
+        cr_assert_eq(bleu_add(&bs, CHAIN_OUT, refs[s], nref[s], &e), 0, "%s", e.msg);
+        cr_assert_eq(chrf_add(&cs, CHAIN_OUT, refs[s], nref[s], &e), 0, "%s", e.msg);
+    }
+    BleuResult br;
+    bleu_score(&bs, &br);
+    *bleu = br.score;
+    *chrf = chrf_score(&cs);
+    bleu_free(&bs);
+    chrf_free(&cs);
+}
+
+#define W10 "the cat the cat the cat the cat the cat"
+#define W30 W10 " " W10 " " W10
+/* Every output is CHAIN_OUT, 5 words. 1-8 words: "hello" (1 word, long) and "the cat"
+   (2 words, long) on two lines; 9-15: 10 words (exactly half: plausible) and 11 words
+   (short); 16-30: none; over 30: 31 words (short). */
+#define BYLEN_TSV                                   \
+    "hello\tbonjour !\n"                            \
+    "the cat\tj'ai vu le chat !\n"                  \
+    W10 "\tle chat\n"                               \
+    "the cat\tJ'ai vu le chat !\n"                  \
+    W10 " cat\tun chat noir\n"                      \
+    W30 " cat\tchat\n"
+
+Test(cli_eval, by_length_table_and_json)
+{
+    Fix f = fix_new(BYLEN_TSV);
+    const char *a0[] = {"bonjour !"}, *a1[] = {"j'ai vu le chat !", "J'ai vu le chat !"},
+               *b0[] = {"le chat"}, *b1[] = {"un chat noir"}, *c0[] = {"chat"};
+    const char *const *ra[] = {a0, a1}, *const *rb[] = {b0, b1}, *const *rc[] = {c0};
+    const size_t na[] = {1, 2}, nb[] = {1, 1}, nc[] = {1};
+    double bleu[4] = {0}, chrf[4] = {0};
+    chain_scores(ra, na, 2, &bleu[0], &chrf[0]);
+    chain_scores(rb, nb, 2, &bleu[1], &chrf[1]);
+    chain_scores(rc, nc, 1, &bleu[3], &chrf[3]);
+
+    RunResult plain = RUN_S2S(NULL, "eval", f.chain, f.tsv, "--out", f.out);
+    cr_assert_eq(plain.status, 0, "%s", plain.err);
+    cr_assert_null(strstr(plain.out, "by source length"), "%s", plain.out);
+    char *hyps = slurp(f.out, NULL);
+    cr_assert_str_eq(hyps, CHAIN_OUT "\n" CHAIN_OUT "\n" CHAIN_OUT "\n" CHAIN_OUT "\n" CHAIN_OUT
+                           "\n" CHAIN_OUT "\n");
+    free(hyps);
+    RunResult r = RUN_S2S(NULL, "eval", f.chain, f.tsv, "--by-length");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    /* the usual block up to the decoding time, then the table */
+    const char *dec = strstr(plain.out, "\ndecoding: ");
+    cr_assert_not_null(dec);
+    cr_assert(strncmp(r.out, plain.out, (size_t)(dec - plain.out)) == 0, "%s\nvs\n%s", r.out, plain.out);
+    char *table = strf("\nby source length (short: output under 0.5x the source's words, long: over 2x):\n"
+                       "source words   lines    BLEU   chrF2   short    long\n"
+                       "1-8                3 %7.2f %7.2f    0.0%%  100.0%%\n"
+                       "9-15               2 %7.2f %7.2f   50.0%%    0.0%%\n"
+                       "16-30              0  no score\n"
+                       ">30                1 %7.2f %7.2f  100.0%%    0.0%%\n",
+                       bleu[0], chrf[0], bleu[1], chrf[1], bleu[3], chrf[3]);
+    const char *s = strstr(r.out, " s\nby source length");
+    cr_assert_not_null(s, "%s", r.out);
+    cr_assert_str_eq(s + 2, table);
+    free(table);
+    run_free(&r);
+    run_free(&plain);
+
+    r = RUN_S2S(NULL, "eval", f.chain, f.tsv, "--by-length", "--json");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    Json doc;
+    Err e;
+    cr_assert_eq(json_parse(&doc, r.out, r.out_len, &e), 0, "%s: %s", e.msg, r.out);
+    const JsonVal *by = json_get(doc.root, "by_length");
+    cr_assert_eq(json_len(by), 4, "%s", r.out);
+    const char *names[] = {"1-8", "9-15", "16-30", ">30"};
+    const int64_t lines[] = {3, 2, 0, 1};
+    const double shorts[] = {0, 0.5, 0, 1}, longs[] = {1, 0, 0, 0};
+    for (size_t k = 0; k < 4; k++) {
+        const JsonVal *o = json_at(by, k);
+        cr_assert_eq(json_len(o), 6);
+        const char *str;
+        int64_t n;
+        cr_assert_eq(json_as_str(json_get(o, "bucket"), &str, NULL, &e), 0);
+        cr_assert_str_eq(str, names[k]);
+        cr_assert_eq(json_as_int(json_get(o, "lines"), &n, &e), 0);
+        cr_assert_eq(n, lines[k], "%s", names[k]);
+        const char *keys[] = {"bleu", "chrf", "short", "long"};
+        double want[] = {bleu[k], chrf[k], shorts[k], longs[k]};
+        for (int j = 0; j < 4; j++) {
+            const JsonVal *v = json_get(o, keys[j]);
+            if (lines[k] == 0) {
+                cr_assert(v && v->type == JSON_NULL, "%s %s", names[k], keys[j]);
+                continue;
+            }
+            double x;
+            cr_assert_eq(json_as_num(v, &x, &e), 0, "%s %s", names[k], keys[j]);
+            cr_assert(x >= 0 && x <= (j < 2 ? 100 : 1), "%s %s: %g", names[k], keys[j], x);
+            cr_assert_eq(x, want[j], "%s %s: %.17g vs %.17g", names[k], keys[j], x, want[j]);
+        }
+    }
+    cr_assert(fabs(bleu[3] - 10.68) < 0.005 && fabs(chrf[3] - 57.05) < 0.005);
+    json_free(&doc);
+    run_free(&r);
+    r = RUN_S2S(NULL, "eval", f.chain, f.tsv, "--json");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert_null(strstr(r.out, "by_length"), "%s", r.out);
+    run_free(&r);
+    fix_free(&f);
+}
