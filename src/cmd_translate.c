@@ -79,6 +79,14 @@ static const OptTable table = {
             "few hundred to a few thousand tokens, depending on the model and the beam; a\n"
             "smaller --max-len raises it).\n"
             "\n"
+            "Each line is split into sentences (after . ! ? or ... followed by a space and a\n"
+            "capital, a digit or an opening quote; not after abbreviations such as Mr. or\n"
+            "M., initials or inside quotes and brackets) and its sentences are translated\n"
+            "apart, in the same batches, then joined by single spaces: a model trained on\n"
+            "single sentences would otherwise drop some. --no-split translates each line\n"
+            "whole. With --nbest, --show-attention or --attention-svg, which are per line,\n"
+            "lines are not split.\n"
+            "\n"
             "Stdin is translated as it comes: a batch is decoded as soon as it has --batch\n"
             "lines or no more input is waiting, and its lines are written in input order and\n"
             "flushed at once (with --batch 1, each line right after it is read), so a pipe or\n"
@@ -420,6 +428,8 @@ int cmd_translate(int argc, char **argv)
         return 0;
     }
 
+    if (po.d.to.nbest)
+        to.split = false; /* n-best lists are per line, whatever N */
     Buf text = {0};
     if (po.nsent || (po.input && strcmp(po.input, "-") != 0))
         translate_given(&po, &mf, &to, &text);

@@ -53,6 +53,10 @@ DecodeArgs decode_args_default(void);
     {.name = "--replace-unk", .kind = OPT_TRUE, .off = offsetof(T, d.to.replace_unk),                      \
      .help = "replace each <unk> in the output by the source token\n"                                     \
              "with the highest attention weight at that step"},                                            \
+    {.name = "--no-split", .kind = OPT_FALSE, .off = offsetof(T, d.to.split),                               \
+     .help = "translate each line whole: without it a line is split\n"                                   \
+             "into sentences, translated one by one and joined by\n"                                     \
+             "spaces (never with --nbest or the attention options)"},                                      \
     {.name = "--max-len", .kind = OPT_INT, .off = offsetof(T, d.to.max_len), .min = 1, .max = 10000,       \
      .arg = "N",                                                                                           \
      .help = "at most N output tokens per sentence (default: twice the\n"                                 \

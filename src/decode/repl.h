@@ -8,6 +8,8 @@
  *   :quit          leave (so do Ctrl-D on an empty line and Ctrl-C, with status 0)
  * An unknown command or a bad value prints one error line and the prompt comes back;
  * so does a line that cannot be translated (its error names the line "<stdin>:N").
+ * A line is split into sentences as translate_run does with TranslateOpts.split (when
+ * o->split, with n-best 1 and the heatmap off).
  * History lives in memory while the prompt runs. Ctrl-C exits at once, also during a
  * translation, after the terminal is restored. With svg_dir, each translated line's
  * attention is also written to svg_dir/NNNN.svg (NNNN the line's number in the

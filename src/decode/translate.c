@@ -1,5 +1,6 @@
 #include "decode/translate.h"
 
+#include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,6 +8,7 @@
 #include "decode/beam.h"
 #include "decode/greedy.h"
 #include "text/bpe.h"
+#include "text/sentences.h"
 #include "text/tokenize.h"
 #include "data/batch.h"
 
@@ -250,8 +252,9 @@ static void fill_result(TranslateResult *res, const BeamOut *h, const Sources *s
     buf_free(&text);
 }
 
-int translate_run(ModelFile *mf, const TranslateInput *in, const TranslateOpts *o,
-                  TranslateResult *res, TranslateStats *st, Err *e)
+/* translate_run without splitting: each line of in decoded whole. */
+static int run_lines(ModelFile *mf, const TranslateInput *in, const TranslateOpts *o,
+                     TranslateResult *res, TranslateStats *st, Err *e)
 {
     const int K = o->beam > 1 ? o->beam : 1, N = o->nbest > 1 ? o->nbest : 1;
     Model *m = &mf->model;
@@ -277,6 +280,135 @@ int translate_run(ModelFile *mf, const TranslateInput *in, const TranslateOpts *
     if (st)
         *st = s;
     return 0;
+}
+
+/* The sentences of the lines of one call: line i's are in.lines[first[i] ..
+   first[i + 1]). */
+typedef struct Pieces {
+    TranslateInput in;
+    const char **lines;
+    size_t *lens;
+    long *line_no;
+    int *first; /* (lines + 1) */
+    int cap;
+} Pieces;
+
+static void pieces_free(Pieces *p)
+{
+    free(p->lines);
+    free(p->lens);
+    free(p->line_no);
+    free(p->first);
+    memset(p, 0, sizeof *p);
+}
+
+static int pieces_add(Pieces *p, const char *s, size_t len, long line_no, Err *e)
+{
+    if (p->in.n == INT_MAX)
+        return err_set(e, "%s: more than %d sentences", p->in.name, INT_MAX);
+    if (p->in.n == p->cap) {
+        p->cap = p->cap > INT_MAX / 2 ? INT_MAX : 2 * p->cap;
+        XRENEW(p->lines, p->cap);
+        XRENEW(p->lens, p->cap);
+        XRENEW(p->line_no, p->cap);
+    }
+    p->lines[p->in.n] = s;
+    p->lens[p->in.n] = len;
+    p->line_no[p->in.n++] = line_no;
+    return 0;
+}
+
+/* Splits each line of in into its sentences (text/sentences.h). A line of one
+   sentence, a blank one and one that is not valid UTF-8 or holds a NUL byte stays
+   whole, so that it translates, or fails, as without splitting. 0, or -1 with e set. */
+static int split_input(const TranslateInput *in, Lang lang, Pieces *p, Err *e)
+{
+    *p = (Pieces){.in = {.name = in->name}, .cap = in->n > 0 ? in->n : 1};
+    p->lines = XNEW(const char *, p->cap);
+    p->lens = XNEW(size_t, p->cap);
+    p->line_no = XNEW(long, p->cap);
+    p->first = XNEW(int, (size_t)in->n + 1);
+    for (int i = 0; i < in->n; i++) {
+        const char *line = in->lines[i];
+        size_t len = in->lens ? in->lens[i] : strlen(line), k = 0;
+        long ln = in->line_no ? in->line_no[i] : (long)i + 1;
+        SentSpan *sp = NULL;
+        Err te;
+        if (!memchr(line, '\0', len) && tok_check_utf8(line, len, &te) == 0)
+            k = sent_split(line, len, lang, &sp);
+        p->first[i] = p->in.n;
+        int rc = k < 2 ? pieces_add(p, line, len, ln, e) : 0;
+        for (size_t j = 0; k >= 2 && j < k && rc == 0; j++)
+            rc = pieces_add(p, line + sp[j].off, sp[j].len, ln, e);
+        free(sp);
+        if (rc != 0)
+            return -1;
+    }
+    p->first[in->n] = p->in.n;
+    p->in.lines = p->lines;
+    p->in.lens = p->lens;
+    p->in.line_no = p->line_no;
+    return 0;
+}
+
+/* The result of n lines from that of their sentences pr: each line's translations
+   joined by single spaces (empty ones left out), its score their mean. */
+static void join_result(TranslateResult *res, TranslateResult *pr, const Pieces *p, int n)
+{
+    size_t cnt = n ? (size_t)n : 1;
+    *res = (TranslateResult){.n = n, .count = XNEW(int, cnt), .hyps = XNEW(TranslateHyp *, cnt)};
+    Buf text = {0};
+    for (int i = 0; i < n; i++) {
+        int a = p->first[i], m = p->first[i + 1] - a;
+        res->count[i] = 1;
+        res->hyps[i] = XNEW(TranslateHyp, 1);
+        if (m == 1) {
+            res->hyps[i][0] = pr->hyps[a][0];
+            pr->hyps[a][0].text = NULL;
+            continue;
+        }
+        buf_clear(&text);
+        double score = 0;
+        for (int j = a; j < a + m; j++) {
+            const TranslateHyp *h = &pr->hyps[j][0];
+            if (h->text[0] && text.len)
+                buf_putc(&text, ' ');
+            buf_puts(&text, h->text);
+            score += h->score;
+        }
+        res->hyps[i][0] = (TranslateHyp){xstrndup(text.data ? text.data : "", text.len), score / m};
+    }
+    buf_free(&text);
+}
+
+/* translate_run with o->split: the sentences of all the lines decoded in one call. */
+static int run_split(ModelFile *mf, const TranslateInput *in, const TranslateOpts *o,
+                     TranslateResult *res, TranslateStats *st, Err *e)
+{
+    Pieces p;
+    TranslateResult pr;
+    TranslateStats s;
+    memset(res, 0, sizeof *res);
+    if (split_input(in, text_src_opts(&mf->text).lang, &p, e) != 0 ||
+        run_lines(mf, &p.in, o, &pr, &s, e) != 0) {
+        pieces_free(&p);
+        return -1;
+    }
+    join_result(res, &pr, &p, in->n);
+    translate_result_free(&pr);
+    pieces_free(&p);
+    s.lines = in->n;
+    if (st)
+        *st = s;
+    return 0;
+}
+
+int translate_run(ModelFile *mf, const TranslateInput *in, const TranslateOpts *o,
+                  TranslateResult *res, TranslateStats *st, Err *e)
+{
+    if (o->split && o->nbest <= 1 && !o->attention)
+        return run_split(mf, in, o, res, st, e);
+    return run_lines(mf, in, o, res, st, e);
 }
 
 int translate_lines(ModelFile *mf, const TranslateInput *in, const TranslateOpts *o, char **out,

@@ -11,6 +11,15 @@
  * target codes, bpe_join (units ending in "@@" glued to the next) → detok_line for the
  * target language. A line without tokens (empty or blank) translates to "".
  *
+ * Sentence splitting (TranslateOpts.split; used only with nbest 1 and without
+ * attention, which are per line): each line is split into sentences by sent_split
+ * (text/sentences.h) for the source language; the sentences of all the lines are
+ * decoded together, in one call, as lines of their own (errors still name their line),
+ * and each line's translation is its sentences' translations in order, joined by single
+ * spaces (empty ones left out), its score their mean. A line of one sentence, a blank
+ * line and a line with invalid UTF-8 or a NUL byte are decoded whole, exactly as
+ * without splitting.
+ *
  * Unknown-word replacement (Luong et al. 2015, replace_unk): an output <unk> becomes
  * the source token (as the tokenizer wrote it) with the highest attention weight at
  * the step that produced it.
@@ -36,12 +45,14 @@ typedef struct TranslateOpts {
     double alpha;     /* length penalty exponent (decode/beam.h), >= 0 */
     bool replace_unk; /* output <unk> → the most attended source token */
     bool attention;   /* fill TranslateResult.align */
+    bool split;       /* with nbest 1 and without attention: split lines into sentences */
 } TranslateOpts;
 
 /* Counts over one call (optional). */
 typedef struct TranslateStats {
     long lines;      /* lines given */
-    long sentences;  /* lines with at least one token (the ones decoded) */
+    long sentences;  /* sentences decoded: lines (with split, their sentences) with at
+                        least one token */
     long src_tokens; /* source tokens */
     long src_unk;    /* of which not in the source vocabulary */
     long hyp_tokens; /* output tokens */

@@ -172,6 +172,27 @@ Test(cli_eval, hypotheses_match_translate)
     fix_free(&f);
 }
 
+/* eval splits sources into sentences as translate does, and both take --no-split. */
+Test(cli_eval, sentence_splitting_matches_translate)
+{
+    Fix f = fix_new("The big black cat sleeps. A dog eats.\tle chat dort. un chien mange.\n"
+                    "hello\tbonjour\n");
+    const char *in = "The big black cat sleeps. A dog eats.\nhello\n";
+    const char *const modes[] = {"--beam=5", "--no-split"};
+    for (int k = 0; k < 2; k++) {
+        RunResult r = RUN_S2S(NULL, "eval", f.random, f.tsv, "--out", f.out, modes[k]);
+        cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+        run_free(&r);
+        char *hyp = slurp(f.out, NULL);
+        r = RUN_S2S(in, "translate", f.random, modes[k]);
+        cr_assert_eq(r.status, 0);
+        cr_assert_str_eq(hyp, r.out);
+        run_free(&r);
+        free(hyp);
+    }
+    fix_free(&f);
+}
+
 Test(cli_eval, errors)
 {
     Fix f = fix_new("the cat\tle chat\nno tab here\n");

@@ -168,6 +168,76 @@ Test(cli_translate, arguments_stdin_and_files_agree)
     fix_free(&f);
 }
 
+/* The output of run r, which must succeed, as a string to free. */
+static char *ok_out(RunResult *r)
+{
+    cr_assert_eq(r->status, 0, "status %d, stderr: %s", r->status, r->err);
+    char *out = strf("%s", r->out);
+    run_free(r);
+    return out;
+}
+
+/* A line of two sentences translates as its sentences do apart, joined by one space;
+   with --no-split, --nbest or an attention option it translates whole, as the
+   library does without splitting. */
+Test(cli_translate, sentences_split_and_joined)
+{
+    Fix f = fix_new();
+    const char *one = "The big black cat sleeps.", *two = "A dog eats the cat!";
+    char *line = strf("  %s  %s ", one, two), *text = strf("%s\nhello\n%s\n", line, one);
+    RunResult r = RUN_S2S(NULL, "translate", f.random, one, two);
+    char *apart = ok_out(&r), *nl = strchr(apart, '\n');
+    cr_assert(nl && nl > apart && nl[1] != '\n' && strcmp(nl + 1, "\n") != 0, "%s", apart);
+    *nl = ' ';
+    r = RUN_S2S(NULL, "translate", f.random, line);
+    expect_ok(&r, apart);
+
+    /* in a batch of lines, through stdin, one line at a time too */
+    r = RUN_S2S(NULL, "translate", f.random, one);
+    char *first = ok_out(&r);
+    r = RUN_S2S(NULL, "translate", f.random, "hello");
+    char *hello = ok_out(&r);
+    char *want = strf("%s%s%s", apart, hello, first);
+    r = RUN_S2S(text, "translate", f.random);
+    expect_ok(&r, want);
+    r = RUN_S2S(text, "translate", f.random, "--batch", "1");
+    expect_ok(&r, want);
+
+    /* whole: --no-split, and the library without splitting */
+    ModelFile mf;
+    Err e;
+    cr_assert_eq(model_file_load(&mf, f.random, false, &e), 0, "%s", e.msg);
+    model_set_precision(&mf.model, PREC_INT8);
+    TranslateOpts to = {.batch = 64, .beam = 5, .alpha = 1.0};
+    TranslateResult res;
+    const char *lines[] = {line};
+    cr_assert_eq(translate_run(&mf, &(TranslateInput){lines, NULL, 1, "x", NULL}, &to, &res, NULL, &e),
+                 0, "%s", e.msg);
+    char *whole = strf("%s\n", res.hyps[0][0].text);
+    char *nbest = strf("0 ||| %s ||| %.6f\n", res.hyps[0][0].text, res.hyps[0][0].score);
+    cr_assert_str_neq(whole, apart, "the test needs a line the model translates otherwise whole");
+    translate_result_free(&res);
+    model_file_free(&mf);
+    r = RUN_S2S(NULL, "translate", f.random, line, "--no-split");
+    expect_ok(&r, whole);
+    r = RUN_S2S(NULL, "translate", f.random, line, "--nbest", "1");
+    expect_ok(&r, nbest);
+    r = RUN_S2S(NULL, "translate", f.random, line, "--show-attention");
+    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    cr_assert_str_eq(r.out, whole);
+    run_free(&r);
+
+    free(nbest);
+    free(whole);
+    free(want);
+    free(hello);
+    free(first);
+    free(apart);
+    free(text);
+    free(line);
+    fix_free(&f);
+}
+
 Test(cli_translate, max_len_and_the_default_limit)
 {
     Fix f = fix_new();
