@@ -32,11 +32,11 @@ int main(int argc, char **argv)
         Cell cell;
         int layers;
         bool bidir, tie, keep_case;
-        Direction dir;
+        const char *dir;
     } seeds[] = {
-        {"gru1", CELL_GRU, 1, false, false, false, DIR_EN_FR},
-        {"gru2_bidir", CELL_GRU, 2, true, false, true, DIR_FR_EN},
-        {"lstm1_bidir_tied", CELL_LSTM, 1, true, true, false, DIR_EN_FR},
+        {"gru1", CELL_GRU, 1, false, false, false, "en-fr"},
+        {"gru2_bidir", CELL_GRU, 2, true, false, true, "fr-en"},
+        {"lstm1_bidir_tied", CELL_LSTM, 1, true, true, false, "en-fr"},
     };
     Vocab *vs = vocab_of("a\ncat\n.");
     Vocab *vt = vocab_of("un\nchat\n.\nl'");
@@ -58,7 +58,8 @@ int main(int argc, char **argv)
         Rng r;
         rng_seed(&r, 1 + i);
         model_init_random(&m, &r);
-        TextConfig t = {.dir = seeds[i].dir, .keep_case = seeds[i].keep_case};
+        TextConfig t = {.keep_case = seeds[i].keep_case};
+        CHECK(direction_parse(seeds[i].dir, &t.dir) == 0);
         char path[4096];
         snprintf(path, sizeof path, "%s/%s.s2s", argv[1], seeds[i].name);
         Err e;
