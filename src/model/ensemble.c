@@ -15,10 +15,9 @@ typedef struct Ensemble {
 } Ensemble;
 
 typedef struct EnsWork {
-    Work base;      /* base.logits: (max_b, Vt) the mean log-probabilities of the last step */
+    Work base;     /* base.logits: (max_b, Vt) the mean log-probabilities of the last step */
     int n;
-    Work **member;  /* one Work per member, sized as the ensemble's */
-    real *logp;
+    Work **member; /* one Work per member, sized as the ensemble's */
 } EnsWork;
 
 static const Ensemble *ens(const Model *m) { return m->impl; }
@@ -54,8 +53,7 @@ static Work *ens_work_new(const Model *m, const WorkShape *s)
     x->member = XNEW(Work *, e->n);
     for (int i = 0; i < e->n; i++)
         x->member[i] = work_new(&e->member[i], s->max_b, s->max_s, s->max_t, s->kind);
-    x->logp = XNEW(real, (size_t)s->max_b * (size_t)m->cfg.tgt_vocab);
-    x->base.logits = x->logp;
+    x->base.logits = XNEW(real, (size_t)s->max_b * (size_t)m->cfg.tgt_vocab);
     return &x->base;
 }
 
@@ -64,7 +62,7 @@ static void ens_work_free(Work *w)
     EnsWork *x = (EnsWork *)w;
     for (int i = 0; i < x->n; i++)
         work_free(x->member[i]);
-    free(x->logp);
+    free(x->base.logits);
     free(x->member);
     free(x);
 }
@@ -79,7 +77,7 @@ static void ens_decode_step(Model *m, Work *w, const Batch *b, const int *prev, 
 {
     EnsWork *x = (EnsWork *)w;
     int n = ens(m)->n, B = b->B, V = m->cfg.tgt_vocab;
-    real *lp = x->logp;
+    real *lp = x->base.logits;
     memset(lp, 0, (size_t)B * V * sizeof *lp);
     for (int i = 0; i < n; i++) {
         Work *mw = x->member[i];

@@ -10,7 +10,8 @@
 
 void model_free(Model *m)
 {
-    model_set_precision(m, PREC_F32);
+    if (m->ops) /* not a zeroed Model */
+        model_set_precision(m, PREC_F32);
     free(m->impl);
     param_layout_free(&m->layout);
     if (!m->params_borrowed)
@@ -182,29 +183,24 @@ void work_step_linear(const Work *w, real *y, const real *x, const real *W, cons
 
 /* ------------------------------------------------------------------ row moves */
 
-void work_gather_rows(Work *w, real *dst, const real *src, int S, int B, int n, size_t width, const int *from)
+/* Row r of the (S,n) array dst becomes row from[r] of the (S,B) array src (which dst
+   may be), rows of `row` bytes. The copy of src goes to the Work's scratch when it fits,
+   else to a temporary allocation. */
+static void gather(Work *w, void *dst, const void *src, int S, int B, int n, size_t row, const int *from)
 {
-    size_t old = (size_t)S * B * width;
-    real *tmp = old <= w->rows_tmp_len ? w->rows_tmp : xmalloc_array(old, sizeof *tmp);
-    memcpy(tmp, src, old * sizeof *tmp);
+    size_t old = (size_t)S * B * row;
+    char *tmp = old <= w->rows_tmp_len * sizeof(real) ? (char *)w->rows_tmp : xmalloc(old);
+    memcpy(tmp, src, old);
     for (int s = 0; s < S; s++)
         for (int r = 0; r < n; r++)
-            memcpy(dst + ((size_t)s * n + r) * width, tmp + ((size_t)s * B + from[r]) * width,
-                   width * sizeof *dst);
-    if (tmp != w->rows_tmp)
+            memcpy((char *)dst + ((size_t)s * n + r) * row, tmp + ((size_t)s * B + from[r]) * row, row);
+    if (tmp != (char *)w->rows_tmp)
         free(tmp);
 }
 
-/* Row r of the (S,n) ints x becomes row from[r] of the (S,B) ints x, for r < n. */
-static void gather_ints(int *x, int S, int B, int n, const int *from)
+void work_gather_rows(Work *w, real *dst, const real *src, int S, int B, int n, size_t width, const int *from)
 {
-    size_t old = (size_t)S * B;
-    int *tmp = xmalloc_array(old, sizeof *tmp);
-    memcpy(tmp, x, old * sizeof *tmp);
-    for (int s = 0; s < S; s++)
-        for (int r = 0; r < n; r++)
-            x[(size_t)s * n + r] = tmp[(size_t)s * B + from[r]];
-    free(tmp);
+    gather(w, dst, src, S, B, n, width * sizeof(real), from);
 }
 
 static void check_rows(const int *from, int n, int B)
@@ -218,8 +214,8 @@ void model_expand_rows(Model *m, Work *w, Batch *b, const int *from, int n)
     CHECK(w->kind == WORK_DECODE && b->B == w->B && n >= 1 && n <= w->max_b);
     check_rows(from, n, b->B);
     m->ops->expand_rows(m, w, b, from, n);
-    gather_ints(b->src, b->S, b->B, n, from);
-    gather_ints(b->src_len, 1, b->B, n, from);
+    gather(w, b->src, b->src, b->S, b->B, n, sizeof *b->src, from);
+    gather(w, b->src_len, b->src_len, 1, b->B, n, sizeof *b->src_len, from);
     b->B = w->B = n;
 }
 

@@ -55,19 +55,28 @@ static void expect_fail(RunResult *r, int status, const char *err)
     run_free(r);
 }
 
+/* BLEU's and chrF's statistics of segments hyp[s] (or, with hyp NULL, one1 for every
+   segment) against refs[s][0..nref[s]). */
+static void add_segments(BleuStats *bs, ChrfStats *cs, const char *const *hyp, const char *one1,
+                         const char *const *const *refs, const size_t *nref, int nseg)
+{
+    bleu_init(bs);
+    chrf_init(cs);
+    Err e;
+    for (int s = 0; s < nseg; s++) {
+        const char *h = hyp ? hyp[s] : one1;
+        cr_assert_eq(bleu_add(bs, h, refs[s], nref[s], &e), 0, "%s", e.msg);
+        cr_assert_eq(chrf_add(cs, h, refs[s], nref[s], &e), 0, "%s", e.msg);
+    }
+}
+
 /* The expected stdout for segments hyp[s] against refs[s][0..nref[s]). */
 static char *expected_scores(const char *const *hyp, const char *const *const *refs,
                              const size_t *nref, int nseg)
 {
     BleuStats bs;
     ChrfStats cs;
-    bleu_init(&bs);
-    chrf_init(&cs);
-    Err e;
-    for (int s = 0; s < nseg; s++) {
-        cr_assert_eq(bleu_add(&bs, hyp[s], refs[s], nref[s], &e), 0, "%s", e.msg);
-        cr_assert_eq(chrf_add(&cs, hyp[s], refs[s], nref[s], &e), 0, "%s", e.msg);
-    }
+    add_segments(&bs, &cs, hyp, NULL, refs, nref, nseg);
     BleuResult br;
     bleu_score(&bs, &br);
     Buf out = {0}, sig = {0};
@@ -327,13 +336,7 @@ static void chain_scores(const char *const *const *refs, const size_t *nref, int
 {
     BleuStats bs;
     ChrfStats cs;
-    bleu_init(&bs);
-    chrf_init(&cs);
-    Err e;
-    for (int s = 0; s < nseg; s++) {
-        cr_assert_eq(bleu_add(&bs, CHAIN_OUT, refs[s], nref[s], &e), 0, "%s", e.msg);
-        cr_assert_eq(chrf_add(&cs, CHAIN_OUT, refs[s], nref[s], &e), 0, "%s", e.msg);
-    }
+    add_segments(&bs, &cs, NULL, CHAIN_OUT, refs, nref, nseg);
     BleuResult br;
     bleu_score(&bs, &br);
     *bleu = br.score;
