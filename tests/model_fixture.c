@@ -175,7 +175,7 @@ void fixture_mix_eos(Model *m, int n, int *const *src, const int *len)
     real *proj_b = m->params + param_of(m, "out.proj.bias", NULL)->offset;
     for (size_t q = 0; q < pw->size; q++)
         m->params[pw->offset + q] *= 4;
-    PairSet d = {n, src, len, NULL, NULL, NULL};
+    PairSet d = {.n = n, .src = src, .src_len = len};
     real base = proj_b[3], best_bias = base;
     int best = -1;
     for (int k = -10; k <= 20; k++) {

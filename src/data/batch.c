@@ -8,8 +8,28 @@
 
 enum { TOK_PAD = 0, TOK_BOS = 2, TOK_EOS = 3, DEFAULT_CHUNK = 100 };
 
+/* The parts of joined pair i: their count, then their indices in d->base. */
+static const int *join_of(const PairSet *d, int i)
+{
+    return d->join + 4 * (size_t)(i - d->base->n);
+}
+
+static int is_joined(const PairSet *d, int i) { return d->base && i >= d->base->n; }
+
+/* The length of side tgt (0 source, 1 target) of joined pair i: the sum of its parts'. */
+static int joined_len(const PairSet *d, int i, int tgt)
+{
+    const int *j = join_of(d, i);
+    int len = 0;
+    for (int k = 1; k <= j[0]; k++)
+        len += tgt ? pair_tgt_len(d->base, j[k]) : pair_src_len(d->base, j[k]);
+    return len;
+}
+
 int pair_src_len(const PairSet *d, int i)
 {
+    if (d->base)
+        return is_joined(d, i) ? joined_len(d, i, 0) : pair_src_len(d->base, i);
     if (d->ids)
         return (int)(ids_off(d->ids, 2 * (size_t)i + 1) - ids_off(d->ids, 2 * (size_t)i));
     return d->src_len[i];
@@ -17,6 +37,8 @@ int pair_src_len(const PairSet *d, int i)
 
 int pair_tgt_len(const PairSet *d, int i)
 {
+    if (d->base)
+        return is_joined(d, i) ? joined_len(d, i, 1) : pair_tgt_len(d->base, i);
     if (d->ids)
         return (int)(ids_off(d->ids, 2 * (size_t)i + 2) - ids_off(d->ids, 2 * (size_t)i + 1));
     return d->tgt ? d->tgt_len[i] : 0;
@@ -24,6 +46,10 @@ int pair_tgt_len(const PairSet *d, int i)
 
 const int *pair_src(const PairSet *d, int i)
 {
+    if (d->base) {
+        CHECK(!is_joined(d, i));
+        return pair_src(d->base, i);
+    }
     if (d->ids)
         return d->ids->ids + ids_off(d->ids, 2 * (size_t)i);
     return d->src[i];
@@ -31,9 +57,23 @@ const int *pair_src(const PairSet *d, int i)
 
 const int *pair_tgt(const PairSet *d, int i)
 {
+    if (d->base) {
+        CHECK(!is_joined(d, i));
+        return pair_tgt(d->base, i);
+    }
     if (d->ids)
         return d->ids->ids + ids_off(d->ids, 2 * (size_t)i + 1);
     return d->tgt ? d->tgt[i] : NULL;
+}
+
+int pair_check(const PairSet *d, int i, Err *e)
+{
+    if (d->base) {
+        if (is_joined(d, i))
+            return 0;
+        d = d->base;
+    }
+    return d->ids ? ids_pair_check(d->ids, (size_t)i, e) : 0;
 }
 
 void pair_extent(const PairSet *d, int *max_s, int *max_t, int *min_t)
@@ -44,8 +84,12 @@ void pair_extent(const PairSet *d, int *max_s, int *max_t, int *min_t)
         *min_t = d->ids->min_tgt;
         return;
     }
-    int ms = 0, mt = 0, lt = 0;
-    for (int i = 0; i < d->n; i++) {
+    int ms = 0, mt = 0, lt = 0, from = 0;
+    if (d->base) { /* the base's extent, then the joined pairs' */
+        pair_extent(d->base, &ms, &mt, &lt);
+        from = d->base->n;
+    }
+    for (int i = from; i < d->n; i++) {
         int s = pair_src_len(d, i), t = pair_tgt_len(d, i);
         ms = s > ms ? s : ms;
         mt = t > mt ? t : mt;
@@ -157,9 +201,9 @@ static void grow(BatchPlan *p, int need)
    the pages of a chunk's scattered pairs would otherwise stay resident. */
 static int key_of(const PairSet *d, int i, int m, PlanKey *k, Err *e)
 {
-    if (d->ids && (m & 63) == 63)
-        ids_release(d->ids);
-    if (d->ids && ids_pair_check(d->ids, (size_t)i, e) != 0)
+    if (pair_ids(d) && (m & 63) == 63)
+        ids_release(pair_ids(d));
+    if (pair_check(d, i, e) != 0)
         return -1;
     int s = pair_src_len(d, i);
     if (s < 1)
@@ -221,8 +265,8 @@ static int plan_chunk(BatchPlan *p, Err *e)
 
 int batch_plan_next(BatchPlan *p, const int **rows, int *n, Err *e)
 {
-    if (p->d->ids) /* the pages of the batch before: see key_of */
-        ids_release(p->d->ids);
+    if (pair_ids(p->d)) /* the pages of the batch before: see key_of */
+        ids_release(pair_ids(p->d));
     if (p->next == p->nb) {
         if (p->taken == p->d->n)
             return 0;
@@ -287,6 +331,23 @@ void batch_buf_free(BatchBuf *bb)
     memset(bb, 0, sizeof *bb);
 }
 
+/* Writes side tgt (0 source, 1 target) of pair i to dst[0], dst[stride], ... */
+static void put_side(const PairSet *d, int i, int tgt, int *dst, int n)
+{
+    if (is_joined(d, i)) {
+        const int *j = join_of(d, i);
+        for (int k = 1; k <= j[0]; k++) {
+            put_side(d->base, j[k], tgt, dst, n);
+            dst += (size_t)(tgt ? pair_tgt_len(d->base, j[k]) : pair_src_len(d->base, j[k])) * (size_t)n;
+        }
+        return;
+    }
+    int len = tgt ? pair_tgt_len(d, i) : pair_src_len(d, i);
+    const int *x = tgt ? pair_tgt(d, i) : pair_src(d, i);
+    for (int t = 0; t < len; t++)
+        dst[(size_t)t * (size_t)n] = x[t];
+}
+
 void batch_fill(Batch *b, BatchBuf *bb, const PairSet *d, const int *idx, int n)
 {
     CHECK(n >= 1 && n <= bb->max_b);
@@ -318,18 +379,13 @@ void batch_fill(Batch *b, BatchBuf *bb, const PairSet *d, const int *idx, int n)
         int sl = pair_src_len(d, i);
         CHECK(sl >= 1);
         bb->src_len[r] = sl;
-        const int *src = pair_src(d, i);
-        for (int s = 0; s < sl; s++)
-            bb->src[s * n + r] = src[s];
+        put_side(d, i, 0, bb->src + r, n);
         if (!has_tgt)
             continue;
         int tl = pair_tgt_len(d, i);
-        const int *tgt = pair_tgt(d, i);
         bb->tgt_in[r] = TOK_BOS;
-        for (int t = 0; t < tl; t++) {
-            bb->tgt_in[(t + 1) * n + r] = tgt[t];
-            bb->tgt_out[t * n + r] = tgt[t];
-        }
+        put_side(d, i, 1, bb->tgt_in + n + r, n);
+        put_side(d, i, 1, bb->tgt_out + r, n);
         bb->tgt_out[tl * n + r] = TOK_EOS;
         ntok += tl + 1;
     }

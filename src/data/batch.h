@@ -13,7 +13,10 @@ struct IdsView;
    src[i][0..src_len[i]) → tgt[i][0..tgt_len[i]), tgt NULL for a source-only set
    (translation), the arrays not owned; or, with ids set (the arrays NULL), the pairs of
    a mapped SPLIT.ids file, read from it as they are used and checked the first time
-   (ids_pair_check). Read pairs through pair_src_len, pair_src, ... below. */
+   (ids_pair_check); or, with base set, a joined set (data/concat.h): pairs
+   0 .. base->n − 1 are base's, and pair base->n + k joins the base pairs
+   join[4k + 1 .. 4k + join[4k]] (1 to 3 of them), source to source and target to
+   target. Read pairs through pair_src_len, pair_src, ... below. */
 typedef struct PairSet {
     int n;
     int *const *src;
@@ -21,14 +24,28 @@ typedef struct PairSet {
     int *const *tgt;
     const int *tgt_len;
     struct IdsView *ids;
+    const struct PairSet *base;
+    const int *join;
 } PairSet;
 
-/* Pair i's sides. For a mapped set, only after the plan (or pair_check) has checked it. */
+/* Pair i's sides. For a mapped set, only after the plan (or pair_check) has checked it.
+   pair_src and pair_tgt point into the set, so not for a joined pair (batch_fill
+   copies those part by part). */
 int pair_src_len(const PairSet *d, int i);
 int pair_tgt_len(const PairSet *d, int i); /* 0 without targets */
 const int *pair_src(const PairSet *d, int i);
 const int *pair_tgt(const PairSet *d, int i);
-static inline int pair_has_tgt(const PairSet *d) { return d->tgt != NULL || d->ids != NULL; }
+static inline int pair_has_tgt(const PairSet *d)
+{
+    return d->base ? pair_has_tgt(d->base) : d->tgt != NULL || d->ids != NULL;
+}
+
+/* Checks pair i of a mapped set (ids_pair_check; the parts of a joined pair were
+   checked when it was made); 0 for a set in memory. */
+int pair_check(const PairSet *d, int i, Err *e);
+
+/* The mapped file under d, or NULL. */
+static inline struct IdsView *pair_ids(const PairSet *d) { return d->base ? d->base->ids : d->ids; }
 
 /* The longest source and target (and the shortest target) of the set: recorded in a
    mapped file's header, counted otherwise. */

@@ -336,7 +336,7 @@ int beam_decode(Model *m, const PairSet *d, const BeamOpts *o, BeamOut *out, Err
     Work *w = work_new(m, B * K, max_s, max_t, false);
     BatchBuf bb;
     batch_buf_init(&bb, B * K, max_s, 1);
-    const PairSet src = {n, d->src, d->src_len, NULL, NULL, NULL};
+    const PairSet src = {.n = n, .src = d->src, .src_len = d->src_len};
     Search s;
     search_init(&s, o, B, max_s, max_t, c->tgt_vocab);
 

@@ -41,7 +41,7 @@ int greedy_decode(Model *m, const PairSet *d, int batch, int max_len, Hyps *out,
         Work *w = work_new(m, B, max_s, max_t, false);
         BatchBuf bb;
         batch_buf_init(&bb, B, max_s, 1);
-        const PairSet src = {n, d->src, d->src_len, NULL, NULL, NULL};
+        const PairSet src = {.n = n, .src = d->src, .src_len = d->src_len};
         int *prev = xmalloc_array((size_t)B, sizeof *prev);
         int *lim = xmalloc_array((size_t)B, sizeof *lim);
         int *rlen = xmalloc_array((size_t)B, sizeof *rlen);

@@ -268,7 +268,7 @@ static int run_lines(ModelFile *mf, const TranslateInput *in, const TranslateOpt
                        e) != 0)
         return -1;
 
-    PairSet d = {src.n, src.line, src.len, NULL, NULL, NULL};
+    PairSet d = {.n = src.n, .src = src.line, .src_len = src.len};
     BeamOpts bo = {.beam = K, .nbest = N, .batch = o->batch, .max_len = o->max_len,
                    .alpha = o->alpha, .attention = o->attention};
     BeamOut h;
@@ -549,7 +549,7 @@ int translate_nll(ModelFile *mf, const TranslateInput *src, const char *const *r
     }
     TranslateNll r = {0};
     if (p.n > 0) {
-        PairSet d = {p.n, p.sid, p.slen, p.tid, p.tlen, NULL};
+        PairSet d = {.n = p.n, .src = p.sid, .src_len = p.slen, .tgt = p.tid, .tgt_len = p.tlen};
         r = score_pairs(&mf->model, &d);
     }
     score_pairs_free(&p);

@@ -93,6 +93,10 @@ static const OptRow rows[] = {
     {.name = "--direction", .kind = OPT_PARSE, AT(direction), .parse = parse_direction,
      .choices = "en-XX or XX-en with XX an ISO 639 language code", .arg = "en-XX|XX-en",
      .help = "the languages of a corpus DATA (as s2s prepare's;\ndefault en-fr)"},
+    {REAL("--concat", OPT_DOUBLE, concat, 0, 0.9), FIXED | OPT_KEY_OPTIONAL, .key = "concat", .arg = "P",
+     .help = "share P of each epoch's examples made of 2 or 3\n"
+             "random pairs joined, source to source, target to\n"
+             "target (default {}; docs/quality.md)"},
     {INT("--batch", batch.batch, 0, 1000000), FIXED | TRAIN_TOP, .key = "batch_size", .arg = "B",
      .help = "sentences per batch (default {}; 0: no limit)"},
     {LONG("--batch-tokens", batch.tokens, 0, 100000000), FIXED | TRAIN_TOP, .key = "batch_tokens", .arg = "N",

@@ -23,6 +23,7 @@
 #include "eval/bleu.h"
 #include "model/file.h"
 #include "nn/linalg.h"
+#include "data/concat.h"
 #include "data/prepared.h"
 #include "train/dist.h"
 #include "train/fault.h"
@@ -79,6 +80,7 @@ typedef struct Trainer {
     Sched sched;
     Progress p;
     Rng data_rng;
+    Concat concat; /* the current epoch's examples (--concat) */
     BatchPlan plan, vplan;
     BatchBuf bb;
     Work *work;
@@ -952,6 +954,7 @@ static void trainer_free(Trainer *t)
     work_free(t->work);
     batch_buf_free(&t->bb);
     batch_plan_free(&t->plan);
+    concat_free(&t->concat);
     batch_plan_free(&t->vplan);
     free(t->mine);
     optim_adam_free(&t->adam);
@@ -1003,11 +1006,31 @@ static void log_step(Trainer *t, Buf *b, const StepResult *r, double lr, long nt
     log_close(t, &w);
 }
 
+/* The longest sides of a joined pair (--concat): CONCAT_MAX_TOKENS, or fewer where
+   learned positions are fewer (as check_positions). */
+static ConcatOpts concat_opts(const Trainer *t)
+{
+    ConcatOpts c = {.share = t->o->concat, .max_s = CONCAT_MAX_TOKENS, .max_t = CONCAT_MAX_TOKENS};
+    int rows = model_max_positions(&t->m);
+    if (rows && rows < c.max_s)
+        c.max_s = rows;
+    if (rows && rows - 1 < c.max_t)
+        c.max_t = rows - 1;
+    return c;
+}
+
+/* The examples of the current epoch: the training pairs, and joined pairs with --concat. */
+static int epoch_examples(Trainer *t, Err *e)
+{
+    ConcatOpts c = concat_opts(t);
+    return concat_epoch(&t->concat, &t->data.train.set, &c, t->o->seed, t->p.epoch, e);
+}
+
 static int train_loop(Trainer *t, Stop *why, Err *e)
 {
     const TrainOpts *o = t->o;
     Progress *p = &t->p;
-    const PairSet *d = &t->data.train.set;
+    const PairSet *d = &t->concat.set;
     Model *m = &t->m;
     Buf lb = {0};
     JsonWriter w;
@@ -1032,7 +1055,7 @@ static int train_loop(Trainer *t, Stop *why, Err *e)
             p->epoch++;
             p->batch = 0;
             p->epoch_rng = t->data_rng;
-            if (batch_plan_start(&t->plan, d, &o->batch, &t->data_rng, e) != 0) {
+            if (epoch_examples(t, e) != 0 || batch_plan_start(&t->plan, d, &o->batch, &t->data_rng, e) != 0) {
                 rc = -1;
                 break;
             }
@@ -1180,7 +1203,7 @@ static int trainer_setup(Trainer *t, ModelConfig *cfg, Err *e)
     /* The epoch's plan, from the generator saved at its start; a resumed run passes over
        the batches it has done. Its first chunk is checked before anything is written. */
     t->data_rng = t->p.epoch_rng;
-    if (batch_plan_start(&t->plan, &t->data.train.set, &o->batch, &t->data_rng, e) != 0)
+    if (epoch_examples(t, e) != 0 || batch_plan_start(&t->plan, &t->concat.set, &o->batch, &t->data_rng, e) != 0)
         return -1;
     for (long k = 0; k < t->p.batch; k++) {
         const int *rows;
@@ -1195,6 +1218,11 @@ static int trainer_setup(Trainer *t, ModelConfig *cfg, Err *e)
         return -1;
     int mb, ms, mt, vb = 0, vs = 0, vt = 0;
     batch_limits(&t->data.train.set, &o->batch, &mb, &ms, &mt);
+    if (o->concat > 0) { /* joined pairs are longer, and no more in a batch */
+        ConcatOpts c = concat_opts(t);
+        ms = ms > c.max_s ? ms : c.max_s;
+        mt = mt > c.max_t + 1 ? mt : c.max_t + 1;
+    }
     if (t->data.valid.set.n)
         batch_limits(&t->data.valid.set, &o->batch, &vb, &vs, &vt);
     mb = mb > vb ? mb : vb;

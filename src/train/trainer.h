@@ -61,6 +61,7 @@ typedef struct TrainOpts {
     double ema;        /* decay of the weights' moving average (0: none); MODEL and
                           MODEL.last then hold the average, MODEL.state both */
     long keep_ckpt;    /* keep the last N validation checkpoints as MODEL.ckpt.STEP */
+    double concat;     /* joined pairs' share of an epoch's examples (data/concat.h) */
     long bpe;          /* a corpus DATA: joint subword merges of its preparation */
     Direction direction; /* a corpus DATA: its languages */
 } TrainOpts;

@@ -187,6 +187,66 @@ Test(train, same_seed_same_run_and_resume_is_exact)
     free(dir);
 }
 
+/* The "epoch" of a log's step line `step`. */
+static long epoch_at(const char *log_path, long step)
+{
+    char *log = slurp(log_path, NULL);
+    cr_assert_not_null(log);
+    char *key = strf("{\"event\": \"step\", \"step\": %ld, \"epoch\": ", step), *at = strstr(log, key);
+    cr_assert_not_null(at, "no step %ld in %s", step, log_path);
+    long epoch = strtol(at + strlen(key), NULL, 10);
+    free(key);
+    free(log);
+    return epoch;
+}
+
+/* --concat 0.5: epochs of twice the examples (the 320 pairs and 320 joined ones, 10
+   batches instead of 5), exact across --resume inside an epoch and at its end, and a
+   different run from one without. */
+Test(train, concat_doubles_the_epoch_and_resumes_exactly)
+{
+    char *dir = sample_prepared_dir();
+    char *data = strf("%s/data", dir);
+    char *a = strf("%s/a.s2s", dir), *b = strf("%s/b.s2s", dir), *c = strf("%s/c.s2s", dir);
+    RunResult r = RUN_S2S(NULL, "train", data, "-o", a, "--steps", "13", "--concat", "0.5", SMALL_MODEL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    run_free(&r);
+    r = RUN_S2S(NULL, "train", data, "-o", b, "--steps", "13", SMALL_MODEL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    run_free(&r);
+    r = RUN_S2S(NULL, "train", data, "-o", c, "--steps", "4", "--concat", "0.5", SMALL_MODEL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    run_free(&r);
+    /* another share on --resume is refused */
+    r = RUN_S2S(NULL, "train", "--resume", "-o", c, "--concat", "0.25");
+    cr_expect_eq(r.status, 2);
+    cr_expect(strstr(r.err, "s2s: train: --concat differs from the run in ") == r.err, "%s", r.err);
+    run_free(&r);
+    r = RUN_S2S(NULL, "train", "--resume", "-o", c, "--steps", "10", "--threads", "1", "--quiet");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    run_free(&r);
+    r = RUN_S2S(NULL, "train", "--resume", "-o", c, "--steps", "13", "--threads", "1", "--quiet");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    run_free(&r);
+    char *la = strf("%s.log.jsonl", a), *lb = strf("%s.log.jsonl", b), *lc = strf("%s.log.jsonl", c);
+    cr_expect_eq(epoch_at(la, 10), 1);
+    cr_expect_eq(epoch_at(la, 11), 2);
+    cr_expect_eq(epoch_at(lb, 5), 1);
+    cr_expect_eq(epoch_at(lb, 6), 2);
+    char *sa = step_losses(la, 1), *sb = step_losses(lb, 1), *sc = step_losses(lc, 1);
+    cr_expect_str_eq(sc, sa, "resumed run, different losses");
+    cr_expect_str_neq(sb, sa, "--concat 0.5 trained as without");
+    char *lasta = strf("%s.last", a), *lastc = strf("%s.last", c);
+    expect_same_weights(lasta, lastc);
+    free(lasta); free(lastc);
+    free(sa); free(sb); free(sc);
+    free(la); free(lb); free(lc);
+    free(a); free(b); free(c);
+    free(data);
+    rm_rf(dir);
+    free(dir);
+}
+
 Test(train, refuses_to_overwrite_a_run_without_resume_or_force)
 {
     char *dir = sample_prepared_dir();

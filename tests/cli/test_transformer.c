@@ -105,7 +105,7 @@ Test(transformer, s2s_and_the_pytorch_reference_translate_to_the_same_tokens, .t
     char *ids_path = strf("%s/src.ids", dir), *ref_path = strf("%s/ref.ids", dir);
     write_file(ids_path, lines.data);
 
-    PairSet d = {n, ids, lens, NULL, NULL, NULL};
+    PairSet d = {.n = n, .src = ids, .src_len = lens};
     Hyps h;
     cr_assert_eq(greedy_decode(&mf.model, &d, 16, 0, &h, &e), 0, "%s", e.msg);
 

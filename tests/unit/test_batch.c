@@ -31,7 +31,7 @@ static Data data_make(int n)
         for (int k = 0; k < d.tl[i]; k++)
             d.tgt[i][k] = 4 + (2 * i + k) % 60;
     }
-    d.set = (PairSet){n, d.src, d.sl, d.tgt, d.tl, NULL};
+    d.set = (PairSet){.n = n, .src = d.src, .src_len = d.sl, .tgt = d.tgt, .tgt_len = d.tl};
     return d;
 }
 
@@ -53,7 +53,7 @@ Test(batch, fill_exact_contents)
     int t0[] = {40, 41, 42}, t1[] = {50}, t2[] = {60, 61};
     int *src[] = {s0, s1, s2}, *tgt[] = {t0, t1, t2};
     int sl[] = {2, 3, 1}, tl[] = {3, 1, 2};
-    PairSet d = {3, src, sl, tgt, tl, NULL};
+    PairSet d = {.n = 3, .src = src, .src_len = sl, .tgt = tgt, .tgt_len = tl};
     BatchBuf bb;
     batch_buf_init(&bb, 4, 5, 6);
     Batch b;
@@ -106,7 +106,7 @@ Test(batch, fill_exact_contents)
     int s3[] = {7, 8};
     int *srcs[] = {s0, s3};
     int sls[] = {2, 2};
-    PairSet ds = {2, srcs, sls, NULL, NULL, NULL};
+    PairSet ds = {.n = 2, .src = srcs, .src_len = sls};
     int idx3[] = {1, 0};
     batch_fill(&b, &bb, &ds, idx3, 2);
     cr_expect_eq(b.T, 0, "no targets: T = 0");

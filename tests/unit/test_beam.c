@@ -264,7 +264,7 @@ Test(model_rows, expand_and_select_equal_direct_decoding_lstm_2_layers) { check_
 static BeamOut beam(Model *m, const Srcs *s, int K, int nbest, int batch, int max_len,
                     double alpha, bool att)
 {
-    PairSet d = {s->n, s->ids, s->len, NULL, NULL, NULL};
+    PairSet d = {.n = s->n, .src = s->ids, .src_len = s->len};
     BeamOpts o = {.beam = K, .nbest = nbest, .batch = batch, .max_len = max_len, .alpha = alpha,
                   .attention = att};
     BeamOut out;
@@ -298,7 +298,7 @@ static void check_beam1_is_greedy_of(const ModelConfig *c, uint64_t seed)
     fixture_model_from(&m, c, seed);
     Srcs s = srcs_random(30, 9, VS, seed + 1);
     fixture_mix_eos(&m, s.n, s.ids, s.len);
-    PairSet d = {s.n, s.ids, s.len, NULL, NULL, NULL};
+    PairSet d = {.n = s.n, .src = s.ids, .src_len = s.len};
     for (int max_len = 0; max_len <= 4; max_len += 4) {
         int stopped = 0, cut = 0;
         const int batches[] = {1, 4, 30};
@@ -629,7 +629,7 @@ Test(beam, ids_outside_the_source_vocabulary_are_an_error)
     Srcs s = srcs_random(3, 4, VS, 3);
     s.len[2] = 2;
     s.ids[2][1] = VS;
-    PairSet d = {s.n, s.ids, s.len, NULL, NULL, NULL};
+    PairSet d = {.n = s.n, .src = s.ids, .src_len = s.len};
     BeamOpts o = {.beam = 3, .nbest = 1, .batch = 2};
     BeamOut out;
     Err e;

@@ -13,7 +13,7 @@
 
 enum { VS = 13, VT = 15, NSENT = 24 };
 
-static PairSet pairs(const Srcs *s) { return (PairSet){s->n, s->ids, s->len, NULL, NULL, NULL}; }
+static PairSet pairs(const Srcs *s) { return (PairSet){.n = s->n, .src = s->ids, .src_len = s->len}; }
 
 /* log-softmax of row x (V), in double */
 static void log_softmax(const real *x, int V, double *out)

@@ -25,7 +25,7 @@ static Srcs srcs_of_lengths(const int *lens, int n)
 }
 
 
-static PairSet pairs(const Srcs *s) { return (PairSet){s->n, s->ids, s->len, NULL, NULL, NULL}; }
+static PairSet pairs(const Srcs *s) { return (PairSet){.n = s->n, .src = s->ids, .src_len = s->len}; }
 
 static Hyps decode(Model *m, const Srcs *s, int batch, int max_len)
 {
@@ -334,7 +334,7 @@ Test(greedy, targets_in_the_set_are_ignored)
         tgt[i] = t0;
         tl[i] = 30; /* longer than any decoding step count */
     }
-    PairSet d = {s.n, s.ids, s.len, tgt, tl, NULL};
+    PairSet d = {.n = s.n, .src = s.ids, .src_len = s.len, .tgt = tgt, .tgt_len = tl};
     Hyps b;
     Err e;
     cr_assert_eq(greedy_decode(&m, &d, 3, 0, &b, &e), 0);

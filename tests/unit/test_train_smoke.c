@@ -24,7 +24,7 @@ Test(train_smoke, memorises_eight_pairs)
     int *tgt[NPAIR] = {t0, t1, t2, t3, t4, t5, t6, t7};
     int sl[NPAIR] = {3, 2, 4, 1, 2, 5, 2, 3};
     int tl[NPAIR] = {3, 3, 2, 4, 1, 5, 3, 2};
-    PairSet d = {NPAIR, src, sl, tgt, tl, NULL};
+    PairSet d = {.n = NPAIR, .src = src, .src_len = sl, .tgt = tgt, .tgt_len = tl};
 
     ModelConfig cfg = model_config_default();
     cfg.emb = cfg.hidden = cfg.dec_hidden = cfg.attn = cfg.deep_out = 32;
