@@ -145,6 +145,7 @@ static void complete_transformer(ModelConfig *cfg, const int *seen)
     t.dropout = cfg->dropout;
     t.label_smoothing = cfg->label_smoothing;
     t.tie_embeddings = cfg->tie_embeddings;
+    t.share_embeddings = cfg->share_embeddings;
     t.layers = given(seen, "--layers") ? cfg->layers : t.layers;
     t.heads = given(seen, "--heads") ? cfg->heads : t.heads;
     bool max_positions = given(seen, "--max-positions");

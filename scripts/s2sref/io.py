@@ -4,10 +4,12 @@ from .model import *  # noqa: F401,F403
 
 def model_tensors(model):
     """The tensors stored in the model file: the state_dict without the tied
-    out.proj.weight, float32."""
+    out.proj.weight and the shared tgt_emb.weight, float32."""
     sd = model.state_dict()
     if model.cfg["tie_embeddings"]:
         del sd["out.proj.weight"]
+    if model.cfg.get("share_embeddings"):
+        del sd["tgt_emb.weight"]
     return {k: v.detach().to(torch.float32).contiguous() for k, v in sd.items()}
 
 
@@ -81,6 +83,8 @@ def load_model(path, dtype=torch.float32):
             raise RefError(f"{path}: {name} is {t.dtype}, expected float32")
     model = build_model(cfg, len(src_vocab), len(tgt_vocab))
     state = dict(tensors)
+    if cfg.get("share_embeddings"):
+        state["tgt_emb.weight"] = state["src_emb.weight"]
     if cfg["tie_embeddings"]:
         state["out.proj.weight"] = state["tgt_emb.weight"]
     model.load_state_dict(state, strict=True)

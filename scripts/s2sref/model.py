@@ -163,8 +163,8 @@ def make_config(user, where="config", complete=False):
 
 def config_json(cfg):
     """The s2s.config text of a model file: every key in CONFIG_KEYS order, as s2s
-    writes it."""
-    return json.dumps(cfg)
+    writes it (share_embeddings only when true)."""
+    return json.dumps({k: v for k, v in cfg.items() if k != "share_embeddings" or v})
 
 
 def parse_config_arg(arg):

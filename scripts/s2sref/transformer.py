@@ -24,12 +24,15 @@ TF_DEFAULT_CONFIG = {
     "dropout": 0.1,
     "label_smoothing": 0.1,
     "tie_embeddings": False,
+    "share_embeddings": False,
     "direction": "en-fr",
     "src_lang": "en",
     "tgt_lang": "fr",
     "keep_case": False,
 }
 TF_CONFIG_KEYS = tuple(TF_DEFAULT_CONFIG)
+# Keys a model file may lack: s2s writes share_embeddings only when it is true.
+TF_OPTIONAL_KEYS = ("share_embeddings",)
 
 
 def make_tf_config(user, where="config", complete=False):
@@ -39,7 +42,7 @@ def make_tf_config(user, where="config", complete=False):
     if unknown:
         raise RefError(f"{where}: unknown key '{unknown[0]}'")
     if complete:
-        missing = [k for k in TF_CONFIG_KEYS if k not in user]
+        missing = [k for k in TF_CONFIG_KEYS if k not in user and k not in TF_OPTIONAL_KEYS]
         if missing:
             raise RefError(f"{where}: missing key '{missing[0]}'")
     cfg = dict(TF_DEFAULT_CONFIG)
@@ -60,7 +63,7 @@ def make_tf_config(user, where="config", complete=False):
     need("max_positions", lambda v: is_int(v) and v >= 0, "an integer >= 0")
     need("norm", lambda v: v in ("post", "pre"), '"post" or "pre"')
     need("positions", lambda v: v in ("sinusoidal", "learned"), '"sinusoidal" or "learned"')
-    for k in ("tie_embeddings", "keep_case"):
+    for k in ("tie_embeddings", "share_embeddings", "keep_case"):
         need(k, lambda v: isinstance(v, bool), "true or false")
     for k in ("dropout", "label_smoothing"):
         need(k, lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v < 1,
@@ -81,7 +84,11 @@ def tf_tensor_shapes(cfg, vs, vt):
     """The Transformer's tensor table of docs/model.md, in layout order, written out
     independently of the modules."""
     d, F_, L = cfg["model_dim"], cfg["ff"], cfg["layers"]
-    t = {"src_emb.weight": (vs, d), "tgt_emb.weight": (vt, d)}
+    t = {"src_emb.weight": (vs, d)}
+    if not cfg["share_embeddings"]:
+        t["tgt_emb.weight"] = (vt, d)
+    elif vs != vt:
+        raise RefError(f"share_embeddings needs one vocabulary: {vs} source and {vt} target tokens")
     if cfg["positions"] == "learned":
         t["src_pos.weight"] = (cfg["max_positions"], d)
         t["tgt_pos.weight"] = (cfg["max_positions"], d)
@@ -132,7 +139,13 @@ class Transformer(nn.Module):
         d, H, F_, L, p = (cfg[k] for k in ("model_dim", "heads", "ff", "layers", "dropout"))
         pre = cfg["norm"] == "pre"
         self.src_emb = nn.Embedding(src_vocab, d)
-        self.tgt_emb = nn.Embedding(tgt_vocab, d)
+        if cfg["share_embeddings"]:
+            if src_vocab != tgt_vocab:
+                raise RefError(f"share_embeddings needs one vocabulary: {src_vocab} source and "
+                               f"{tgt_vocab} target tokens")
+            self.tgt_emb = self.src_emb
+        else:
+            self.tgt_emb = nn.Embedding(tgt_vocab, d)
         if cfg["positions"] == "learned":
             self.src_pos = nn.Embedding(cfg["max_positions"], d)
             self.tgt_pos = nn.Embedding(cfg["max_positions"], d)

@@ -68,6 +68,7 @@ typedef struct ModelConfig {
     float dropout;
     float label_smoothing;
     bool tie_embeddings; /* out.proj.weight is tgt_emb.weight (needs P == E, or d) */
+    bool share_embeddings; /* Transformer: tgt_emb.weight is src_emb.weight (one vocabulary) */
     int src_vocab, tgt_vocab;
 } ModelConfig;
 

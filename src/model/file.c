@@ -32,6 +32,8 @@ void model_config_json(const ModelConfig *c, const TextConfig *t, Buf *out)
         json_put_str(&w, "norm", norm_names[c->norm]);
         json_put_str(&w, "positions", pos_names[c->positions]);
         json_put_int(&w, "max_positions", c->max_positions);
+        if (c->share_embeddings) /* written only when true: files without it read as before */
+            json_put_bool(&w, "share_embeddings", true);
     } else {
         json_put_str(&w, "cell", cell_name(c->cell));
         json_put_int(&w, "layers", c->layers);
@@ -69,9 +71,9 @@ static const char *const rnn_keys[] = {
 static const char *const rnn_optional[] = {"arch", "heads", "local", "window", "input_feed", "bridge", NULL};
 static const char *const tf_keys[] = {
     "arch", "layers", "model_dim", "heads", "ff", "norm", "positions", "max_positions", "dropout",
-    "label_smoothing", "tie_embeddings", "direction", "src_lang", "tgt_lang", "keep_case", NULL,
+    "label_smoothing", "tie_embeddings", "share_embeddings", "direction", "src_lang", "tgt_lang", "keep_case", NULL,
 };
-static const char *const no_keys[] = {NULL};
+static const char *const tf_optional[] = {"share_embeddings", NULL};
 
 static bool in_list(const char *const *list, const char *key)
 {
@@ -281,7 +283,8 @@ static int parse_transformer(const JsonVal *root, ModelConfig *c, const char *wh
         return -1;
     n.norm = (NormKind)norm;
     n.positions = (PosKind)pos;
-    if (cfg_ints(root, tf_ints, &n, where, e) || cfg_common(root, &n, where, e))
+    if (cfg_ints(root, tf_ints, &n, where, e) || cfg_common(root, &n, where, e) ||
+        (json_get(root, "share_embeddings") && cfg_bool(root, "share_embeddings", &n.share_embeddings, where, e)))
         return -1;
     if (n.model_dim % n.heads != 0)
         return err_set(e, "%s: 'heads' must divide 'model_dim'", where);
@@ -310,7 +313,7 @@ int model_config_parse(ModelConfig *c, TextConfig *t, const char *json, size_t l
     if (json_get(root, "arch") && (arch = cfg_str(root, "arch", arch_names, ARCH_KINDS, where, e)) < 0)
         goto out;
     bool tf = arch == ARCH_TRANSFORMER;
-    if (check_keys(root, tf ? tf_keys : rnn_keys, tf ? no_keys : rnn_optional, where, e) ||
+    if (check_keys(root, tf ? tf_keys : rnn_keys, tf ? tf_optional : rnn_optional, where, e) ||
         (tf ? parse_transformer(root, &n, where, e) : parse_rnn(root, &n, where, e)) ||
         parse_text(root, &nt, where, e))
         goto out;

@@ -45,7 +45,7 @@ void tf_walk(ParamWalk *w, void *views, const ModelConfig *c)
     memset(ws, 0, sizeof *ws);
     int d = c->model_dim;
     ws->src_emb = param_add(w, "src_emb.weight", c->src_vocab, d);
-    ws->tgt_emb = param_add(w, "tgt_emb.weight", c->tgt_vocab, d);
+    ws->tgt_emb = c->share_embeddings ? ws->src_emb : param_add(w, "tgt_emb.weight", c->tgt_vocab, d);
     if (c->positions == POS_LEARNED) {
         ws->src_pos = param_add(w, "src_pos.weight", c->max_positions, d);
         ws->tgt_pos = param_add(w, "tgt_pos.weight", c->max_positions, d);
@@ -116,6 +116,9 @@ int tf_check(const ModelConfig *c, Err *e)
         return err_set(e, "--heads %d does not divide --model-dim %d", c->heads, c->model_dim);
     if (c->positions == POS_LEARNED && (c->max_positions < 1 || c->max_positions > 65536))
         return err_set(e, "--max-positions must be between 1 and 65536, got %d", c->max_positions);
+    if (c->share_embeddings && c->src_vocab != c->tgt_vocab)
+        return err_set(e, "--share-embeddings needs one vocabulary for both sides (s2s prepare --joint), "
+                          "got %d source and %d target tokens", c->src_vocab, c->tgt_vocab);
     if (c->positions == POS_SINUSOIDAL && c->max_positions != 0)
         return err_set(e, "--max-positions needs --positions learned");
     return model_config_check_common(c, e);

@@ -80,6 +80,10 @@ static const OptRow rows[] = {
      .arg = "sinusoidal|learned", .help = "position code (default sinusoidal)"},
     {INT("--max-positions", cfg.max_positions, 1, 65536), FIXED | TRAIN_TF, .arg = "N",
      .help = "rows of the learned position tables (default 256);\nlonger training pairs are skipped"},
+    {FLAG("--share-embeddings", OPT_TRUE, cfg.share_embeddings), FIXED | TRAIN_TF,
+     .help = "one embedding table for source and target (needs one\n"
+             "vocabulary: a corpus DATA, or prepare --joint); with\n"
+             "--tie-embeddings the output projection too"},
     {.kind = OPT_SECTION, .help = "both:"},
     {REAL("--dropout", OPT_FLOAT, cfg.dropout, 0, 0.99), FIXED, .arg = "P", .help = "dropout (default {})"},
     {REAL("--label-smoothing", OPT_FLOAT, cfg.label_smoothing, 0, 0.99), FIXED, .arg = "E",

@@ -1158,6 +1158,21 @@ static int check_positions(const Model *m, const Prepared *d, Err *e)
     return 0;
 }
 
+/* --share-embeddings: the data's two vocabularies must be one, token for token. */
+static int check_shared_vocab(const Prepared *d, const ModelConfig *cfg, Err *e)
+{
+    if (!cfg->share_embeddings)
+        return 0;
+    size_t n = vocab_size(d->src_vocab);
+    bool same = n == vocab_size(d->tgt_vocab);
+    for (size_t i = 0; same && i < n; i++)
+        same = strcmp(vocab_token(d->src_vocab, (int32_t)i), vocab_token(d->tgt_vocab, (int32_t)i)) == 0;
+    if (!same)
+        return err_set(e, "%s: --share-embeddings needs one vocabulary for both sides (s2s prepare --joint)",
+                       d->dir);
+    return 0;
+}
+
 /* Everything before the first step: data, model, state, buffers, the log. */
 static int trainer_setup(Trainer *t, ModelConfig *cfg, Err *e)
 {
@@ -1168,6 +1183,8 @@ static int trainer_setup(Trainer *t, ModelConfig *cfg, Err *e)
     cfg->src_vocab = (int)vocab_size(t->data.src_vocab);
     cfg->tgt_vocab = (int)vocab_size(t->data.tgt_vocab);
     Err ce;
+    if (check_shared_vocab(&t->data, cfg, e) != 0)
+        return -1;
     if (model_config_check(cfg, &ce) != 0) /* the options were checked with placeholder sizes: this is about the data */
         return err_set(e, "%s: %s", o->data, ce.msg);
     model_init(&t->m, cfg, true);

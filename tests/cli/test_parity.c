@@ -59,6 +59,8 @@
 /* Vocabulary sizes and batch shape (make-batch's B, S, T). */
 #define VS 30
 #define VT 40
+/* The target vocabulary of the case: VT, or VS for one vocabulary (share_embeddings). */
+static int vt_size = VT;
 #define NB 6
 #define NS 9
 #define NT 8
@@ -106,7 +108,7 @@ static const char *python(void)
 static int run_driver(const char *dir, const char *config, int seed, const char *scale, char **log)
 {
     char *log_path = path_join(dir, "python.log");
-    char *seed_s = strf("%d", seed), *vs = strf("%d", VS), *vt = strf("%d", VT), *nb = strf("%d", NB),
+    char *seed_s = strf("%d", seed), *vs = strf("%d", VS), *vt = strf("%d", vt_size), *nb = strf("%d", NB),
          *ns = strf("%d", NS), *nt = strf("%d", NT);
     const char *py = python();
     fflush(NULL);
@@ -215,7 +217,7 @@ static void run_case_scaled(const char *tag, const char *config, int seed, const
     cr_assert(model_file_load(&mf, mpath, true, &e) == 0, "%s: %s", tag, e.msg);
     Model *m = &mf.model;
     const ModelConfig *c = &m->cfg;
-    cr_assert(c->src_vocab == VS && c->tgt_vocab == VT && c->dropout > 0,
+    cr_assert(c->src_vocab == VS && c->tgt_vocab == vt_size && c->dropout > 0,
               "%s: model has vocabularies %d/%d, dropout %g", tag, c->src_vocab, c->tgt_vocab,
               (double)c->dropout);
 
@@ -256,8 +258,8 @@ static void run_case_scaled(const char *tag, const char *config, int seed, const
             isrc[s * B + r] = (int)bsrc[s * B + o];
         }
         for (int t = 0; t < T; t++) {
-            cr_assert(btin[t * B + o] >= 0 && btin[t * B + o] < VT && btout[t * B + o] >= 0 &&
-                      btout[t * B + o] < VT, "%s: target id out of range", tag);
+            cr_assert(btin[t * B + o] >= 0 && btin[t * B + o] < vt_size && btout[t * B + o] >= 0 &&
+                      btout[t * B + o] < vt_size, "%s: target id out of range", tag);
             itin[t * B + r] = (int)btin[t * B + o];
             itout[t * B + r] = (int)btout[t * B + o];
             ntok += itout[t * B + r] != 0;
@@ -510,6 +512,16 @@ Test(parity, transformer_post_norm_2_layers_tied_learned_positions)
 Test(parity, transformer_pre_norm_2_layers_tied)
 {
     run_case_scaled("transformer pre L2 tied", "{" TF_SIZES "\"layers\": 2, \"norm\": \"pre\", \"tie_embeddings\": true, " OPTS "}", 44, "1");
+}
+
+/* One embedding table for both sides and the output (three-way tying): the source's and
+   the target's gradients meet in src_emb.weight. */
+Test(parity, transformer_post_norm_2_layers_shared_and_tied)
+{
+    vt_size = VS;
+    run_case_scaled("transformer post L2 shared tied",
+                    "{" TF_SIZES "\"layers\": 2, \"norm\": \"post\", \"tie_embeddings\": true, "
+                    "\"share_embeddings\": true, " OPTS "}", 46, "1");
 }
 
 Test(parity, transformer_pre_norm_2_layers_learned_positions)

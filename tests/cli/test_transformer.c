@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "base/buf.h"
 #include "decode/greedy.h"
@@ -25,13 +26,16 @@ static const char *python(void)
     return p && *p ? p : "/usr/bin/python3";
 }
 
-/* Trains a small Transformer on data/sample.tsv into dir/m.s2s (a few seconds). */
-static char *train_small(const char *dir)
+/* Trains a small Transformer on data/sample.tsv into dir/m.s2s (a few seconds); shared:
+   one embedding table for source, target and output. */
+static char *train_small(const char *dir, bool shared)
 {
     char *model = strf("%s/m.s2s", dir);
-    RunResult r = RUN_S2S(NULL, "train", "data/sample.tsv", "-o", model, "--arch", "transformer",
+    const char *argv[] = {"train", "data/sample.tsv", "-o", model, "--arch", "transformer",
                           "--model-dim", "32", "--ff", "64", "--layers", "2", "--heads", "4",
-                          "--steps", "150", "--valid-every", "0", "--threads", "1", "--quiet");
+                          "--steps", "150", "--valid-every", "0", "--threads", "1", "--quiet",
+                          shared ? "--share-embeddings" : NULL, "--tie-embeddings", NULL}; /* unshared: untied */
+    RunResult r = run_s2s(NULL, argv);
     cr_assert_eq(r.status, 0, "train failed: %s", r.err);
     run_free(&r);
     return model;
@@ -66,7 +70,7 @@ static const char DRIVER[] =
     "    for ids in out:\n"
     "        f.write(' '.join(map(str, ids)) + '\\n')\n";
 
-Test(transformer, s2s_and_the_pytorch_reference_translate_to_the_same_tokens, .timeout = 300)
+static void same_tokens_as_the_reference(bool shared)
 {
     char *probe = strf("'%s' -c 'import torch' >/dev/null 2>&1", python());
     int have_torch = system(probe) == 0;
@@ -74,11 +78,19 @@ Test(transformer, s2s_and_the_pytorch_reference_translate_to_the_same_tokens, .t
     if (!have_torch)
         cr_skip_test("%s cannot import torch", python());
     char *dir = tmpdir_new();
-    char *model = train_small(dir);
+    char *model = train_small(dir, shared);
     ModelFile mf;
     Err e;
     cr_assert_eq(model_file_load(&mf, model, false, &e), 0, "%s", e.msg);
     cr_assert_eq(mf.model.cfg.arch, ARCH_TRANSFORMER);
+    cr_assert_eq(mf.model.cfg.share_embeddings, shared);
+    cr_assert_eq(mf.model.cfg.tie_embeddings, shared);
+    cr_assert_eq(mf.model.cfg.src_vocab, mf.model.cfg.tgt_vocab, "a corpus is prepared with one vocabulary");
+    const ParamLayout *lay = &mf.model.layout;
+    int has_tgt_emb = 0;
+    for (int i = 0; i < lay->n; i++)
+        has_tgt_emb += strcmp(lay->info[i].name, "tgt_emb.weight") == 0;
+    cr_assert_eq(has_tgt_emb, !shared, "tgt_emb.weight stored %d times", has_tgt_emb);
 
     /* the sample's sources as the model's ids */
     char *text = slurp("data/sample.tsv", NULL);
@@ -158,6 +170,17 @@ Test(transformer, s2s_and_the_pytorch_reference_translate_to_the_same_tokens, .t
     free(dir);
 }
 
+Test(transformer, s2s_and_the_pytorch_reference_translate_to_the_same_tokens, .timeout = 300)
+{
+    same_tokens_as_the_reference(false);
+}
+
+/* --share-embeddings --tie-embeddings: one table, in s2s and in the reference. */
+Test(transformer, with_one_embedding_table_the_same_tokens_as_the_reference, .timeout = 300)
+{
+    same_tokens_as_the_reference(true);
+}
+
 /* Each decoding step's logits equal the teacher-forced forward pass at that position
    (to float rounding: the products have other sizes), padding on both sides. */
 Test(transformer, cached_steps_equal_the_whole_prefix_recomputed)
@@ -215,6 +238,7 @@ Test(transformer, options_of_the_other_architecture_are_refused)
         {{"--arch", "transformer", "--heads", "3"}, "s2s: train: --heads 3 does not divide --model-dim 256\n"},
         {{"--arch", "transformer", "--max-positions", "9"}, "s2s: train: --max-positions needs --positions learned\n"},
         {{"--arch", "cnn", NULL, NULL}, "s2s: train: option --arch must be rnn or transformer, got 'cnn'\n"},
+        {{"--cell", "gru", "--share-embeddings", NULL}, "s2s: train: option --share-embeddings does not apply to --arch rnn\n"},
     };
     char *dir = tmpdir_new();
     char *model = strf("%s/m.s2s", dir);
@@ -230,6 +254,28 @@ Test(transformer, options_of_the_other_architecture_are_refused)
         run_free(&r);
     }
     cr_expect_eq(dir_count(dir), 0, "nothing is written");
+    free(model);
+    rm_rf(dir);
+    free(dir);
+}
+
+/* --share-embeddings needs one vocabulary: data prepared with two is refused before a
+   step, and no model is written. */
+Test(transformer, one_embedding_table_needs_one_vocabulary)
+{
+    char *dir = tmpdir_new();
+    char *data = strf("%s/words", dir), *model = strf("%s/m.s2s", dir);
+    RunResult r = RUN_S2S(NULL, "prepare", "data/sample.tsv", "-o", data);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    run_free(&r);
+    r = RUN_S2S(NULL, "train", data, "-o", model, "--share-embeddings", "--steps", "2", "--threads", "1", "--quiet");
+    cr_expect_eq(r.status, 1);
+    char *want = strf("s2s: %s: --share-embeddings needs one vocabulary for both sides (s2s prepare --joint)\n", data);
+    cr_expect_str_eq(r.err, want);
+    cr_expect(access(model, F_OK) != 0, "a model was written");
+    run_free(&r);
+    free(want);
+    free(data);
     free(model);
     rm_rf(dir);
     free(dir);

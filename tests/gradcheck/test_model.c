@@ -196,4 +196,12 @@ Test(gradcheck_model, transformer_pre_norm_sinusoidal) { check_config(tf_config(
 Test(gradcheck_model, transformer_post_norm_learned_tied_2layer) { check_config(tf_config(2, NORM_POST, POS_LEARNED, true), false); }
 Test(gradcheck_model, transformer_pre_norm_learned_2layer) { check_config(tf_config(2, NORM_PRE, POS_LEARNED, false), false); }
 Test(gradcheck_model, transformer_pre_norm_tied_dropout) { check_config(tf_config(2, NORM_PRE, POS_SINUSOIDAL, true), true); }
+/* One table for the source and target embeddings and the output (7 tokens a side). */
+Test(gradcheck_model, transformer_shared_and_tied_embeddings)
+{
+    ModelConfig cfg = tf_config(2, NORM_POST, POS_SINUSOIDAL, true);
+    cfg.share_embeddings = true;
+    cfg.tgt_vocab = cfg.src_vocab;
+    check_config(cfg, false);
+}
 Test(gradcheck_model, transformer_post_norm_dropout) { check_config(tf_config(1, NORM_POST, POS_LEARNED, false), true); }
