@@ -237,8 +237,12 @@ static const char *parse_args(int argc, char **argv, TrainOpts *o, int *seen)
    the schedule and weight average of the architecture unless given. */
 static void arch_and_defaults(TrainOpts *o, const TrainOpts *saved, const int *seen)
 {
-    if (!given(seen, "--arch"))
+    if (!given(seen, "--arch")) {
         o->cfg.arch = saved ? saved->cfg.arch : arch_of_options(seen);
+        int k = saved ? -1 : first_given(seen, recipes[ARCH_RNN].rows, NULL, NULL);
+        if (o->cfg.arch == ARCH_RNN && k >= 0) /* named in train's first line */
+            o->arch_by = table->rows[k].name;
+    }
     arch_opts(&o->cfg, seen);
     const Recipe *r = &recipes[o->cfg.arch];
     if (!given(seen, "--lr-schedule"))
@@ -248,6 +252,10 @@ static void arch_and_defaults(TrainOpts *o, const TrainOpts *saved, const int *s
     bool warmup_sched = o->sched == SCHED_WARMUP_DECAY || o->sched == SCHED_WARMUP_COSINE;
     if (warmup_sched && !given(seen, "--warmup"))
         o->warmup = TRAIN_WARMUP;
+    if (o->sched == SCHED_WARMUP_COSINE && !given(seen, "--warmup") && !given(seen, "--warmup-share"))
+        o->warmup_share = TRAIN_WARMUP_SHARE;
+    if (given(seen, "--warmup-share") && o->sched != SCHED_WARMUP_COSINE)
+        die_usage("train: --warmup-share needs --lr-schedule warmup-cosine");
     if (given(seen, "--warmup") && !warmup_sched)
         die_usage("train: --warmup needs --lr-schedule warmup-decay or warmup-cosine");
     if (given(seen, "--lr-patience") && o->sched != SCHED_PLATEAU)

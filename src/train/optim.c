@@ -179,6 +179,8 @@ double optim_sched_lr_at(const Sched *s, long step, double progress)
     switch (s->kind) {
     case SCHED_WARMUP_COSINE: {
         double w = s->warmup > 0 && step < s->warmup ? (double)step / (double)s->warmup : 1;
+        if (w < 1 && s->warmup_share > 0 && progress >= 0)
+            w = fmin(1, fmax(w, progress / s->warmup_share));
         if (progress < 0)
             return s->base_lr * w;
         double f = progress < 1 ? progress : 1;

@@ -67,18 +67,22 @@ real optim_clip_coef(double norm, double max_norm);
                           so that it means the same amount of training whether
                           validations come every few steps (short epochs) or every
                           thousand.
-   - SCHED_WARMUP_COSINE: lr(s) = base * min(s / W, 1) * (1 + cos(pi * f)) / 2 with f
-                          the share of the run's budget done before step s (its
-                          --steps, --time or --epochs, whichever is furthest along):
-                          linear rise over W steps, then a half cosine to 0 at the end of
-                          the budget. Without a budget (f < 0): base after the warmup. */
+   - SCHED_WARMUP_COSINE: lr(s) = base * w * (1 + cos(pi * f)) / 2 with f the share of
+                          the run's budget done before step s (its --steps, --time or
+                          --epochs, whichever is furthest along) and the warmup
+                          w = min(1, max(s / W, f / warmup_share)): a linear rise that
+                          ends at step W or at warmup_share of the budget, whichever
+                          comes first (w = min(s / W, 1) when warmup_share is 0), then a
+                          half cosine to 0 at the end of the budget. Without a budget
+                          (f < 0): base after W steps. */
 typedef enum SchedKind { SCHED_CONSTANT = 0, SCHED_WARMUP_DECAY, SCHED_PLATEAU, SCHED_WARMUP_COSINE,
                          SCHED_KINDS } SchedKind;
 
 typedef struct Sched {
     SchedKind kind;
     double base_lr;
-    long warmup;       /* W, warmup-decay */
+    long warmup;       /* W, warmup-decay and warmup-cosine */
+    double warmup_share; /* warmup-cosine: the warmup also ends at this share of the budget (0: W alone) */
     double factor;     /* plateau: multiplier on each reduction (0.5) */
     double min_lr;     /* plateau: floor */
     long patience;     /* plateau: steps without improvement before reducing (1) */

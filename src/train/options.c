@@ -129,7 +129,12 @@ static const OptRow rows[] = {
      .help = "BLEU points a validation must gain over the best to\n"
              "count as better, for the schedule and --patience\n(default {})"},
     {LONG("--warmup", warmup, 0, 100000000), FIXED, .key = "warmup", .arg = "N",
-     .help = "warmup steps of warmup-decay and warmup-cosine\n(default " STR(TRAIN_WARMUP) ")"},
+     .help = "warmup steps of warmup-decay and warmup-cosine\n(default " STR(TRAIN_WARMUP) ", or fewer: --warmup-share)"},
+    {REAL("--warmup-share", OPT_DOUBLE, warmup_share, 0, 1), FIXED | OPT_KEY_OPTIONAL, .key = "warmup_share",
+     .arg = "F",
+     .help = "warmup-cosine: the warmup also ends at this share of\n"
+             "the budget, if that comes first (default " STR(TRAIN_WARMUP_SHARE) "\n"
+             "without --warmup, else 0: W steps alone)"},
     {LONG("--epochs", epochs, 0, 1000000), CHANGE, .key = "epochs", .arg = "N",
      .help = "stop after N epochs (default {} without --steps or\n--time, else no limit; 0: no limit)"},
     {LONG("--steps", steps, 0, LONG_MAX), CHANGE, .key = "steps", .arg = "N",

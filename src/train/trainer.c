@@ -831,7 +831,8 @@ static void log_valid(Trainer *t, bool have_valid, bool best, double t0)
     put_num6(&w, "ppl", p->last_valid_ppl, have_valid);
     put_num6(&w, "bleu", p->last_valid_bleu, have_valid);
     json_put_bool(&w, "best", best);
-    put_num6(&w, "lr", t->sched.lr, true);
+    /* the rate in force: the schedule's at this step and share of the budget */
+    put_num6(&w, "lr", optim_sched_lr_at(&t->sched, p->step > 0 ? p->step : 1, done_fraction(t)) * p->lr_scale, true);
     json_put_double(&w, "seconds", "%.3f", clock_now() - t0);
     json_put_double(&w, "elapsed", "%.3f", elapsed(t));
     log_close(t, &w);
@@ -1193,6 +1194,7 @@ static int trainer_setup(Trainer *t, ModelConfig *cfg, Err *e)
     optim_adam_init(&t->adam, t->m.layout.total, o->beta1, o->beta2, o->eps, o->weight_decay);
     t->sched = optim_sched_make(o->sched, o->lr);
     t->sched.warmup = o->warmup;
+    t->sched.warmup_share = o->warmup_share;
     t->sched.patience = o->sched_patience;
     t->sched.threshold = o->min_delta;
     t->sched.higher_better = true;
@@ -1250,6 +1252,24 @@ static int trainer_setup(Trainer *t, ModelConfig *cfg, Err *e)
     if (t->size > 1)
         t->mine = XNEW(int, mb);
     return 0;
+}
+
+/* A warmup of --warmup steps alone (no --warmup-share) that the budget cuts short: the
+   rate never reaches --lr. Said at the start when --steps is shorter, at the end when
+   the run stopped inside the warmup for another reason. */
+static void warn_warmup(Trainer *t, bool at_end)
+{
+    const TrainOpts *o = t->o;
+    bool warms = o->sched == SCHED_WARMUP_COSINE || o->sched == SCHED_WARMUP_DECAY;
+    if (!warms || o->warmup <= 0 || (o->sched == SCHED_WARMUP_COSINE && o->warmup_share > 0))
+        return;
+    bool by_steps = o->steps > 0 && o->steps < o->warmup;
+    if (!at_end && by_steps)
+        say(t, "train: warning: --warmup %ld is longer than --steps %ld: the rate never reaches --lr %g",
+            o->warmup, o->steps, o->lr);
+    else if (at_end && !by_steps && t->p.step < o->warmup)
+        say(t, "train: warning: stopped at step %ld, inside the %ld warmup steps: the rate never reached --lr %g",
+            t->p.step, o->warmup, o->lr);
 }
 
 /* The first log line of a run: "start", or "resume" with the step it resumes at. */
@@ -1311,13 +1331,16 @@ int train_run(const TrainOpts *o, Err *e)
 
     Buf b = {0};
     log_start(&t, &cfg, threads, &b);
+    char who[96] = "";
     if (t.size > 1)
-        say(&t, "train: %d pairs (valid %d), %zu parameters, %d processes of %d threads%s",
-            t.data.train.set.n, t.data.valid.set.n, t.m.layout.total, t.size, threads,
-            o->resume ? "; resuming" : "");
+        snprintf(who, sizeof who, "%d processes of %d thread%s", t.size, threads, threads == 1 ? "" : "s");
     else
-        say(&t, "train: %d pairs (valid %d), %zu parameters, %d threads%s", t.data.train.set.n,
-            t.data.valid.set.n, t.m.layout.total, threads, o->resume ? "; resuming" : "");
+        snprintf(who, sizeof who, "%d thread%s", threads, threads == 1 ? "" : "s");
+    say(&t, "train: %s%s%s%s, %d pairs (valid %d), %zu parameters, %s%s",
+        cfg.arch == ARCH_TRANSFORMER ? "Transformer" : "recurrent model", o->arch_by ? " (selected by " : "",
+        o->arch_by ? o->arch_by : "", o->arch_by ? ")" : "", t.data.train.set.n, t.data.valid.set.n,
+        t.m.layout.total, who, o->resume ? "; resuming" : "");
+    warn_warmup(&t, false);
     if (o->resume)
         say(&t, "resuming at step %ld (epoch %ld, batch %ld)", t.p.step, t.p.epoch + 1, t.p.batch);
 
@@ -1347,6 +1370,7 @@ int train_run(const TrainOpts *o, Err *e)
     json_put_double(&w, "elapsed", "%.3f", elapsed(&t));
     log_close(&t, &w);
     buf_free(&b);
+    warn_warmup(&t, true);
     if (why == STOP_SIGNAL)
         say(&t, "interrupted at step %ld: saved %s and %s; continue with the same command and --resume",
             t.p.step, t.path_last, t.path_state);

@@ -41,7 +41,9 @@ typedef struct TrainOpts {
     BatchOpts batch;
     double lr, beta1, beta2, eps, weight_decay, clip;
     SchedKind sched;
-    long warmup;       /* warmup-decay: W */
+    long warmup;       /* warmup-decay and warmup-cosine: W */
+    double warmup_share; /* warmup-cosine: the warmup also ends at this share of the budget */
+    const char *arch_by; /* the option that selected the architecture without --arch, or NULL */
     long sched_patience;/* plateau: steps without a better valid BLEU before halving */
     double min_delta;  /* BLEU points a validation must gain over the best to count as
                           an improvement (plateau schedule and --patience) */
@@ -74,6 +76,9 @@ TrainOpts train_opts_default(void);
    steps the Transformer takes in an hour on two cores at ~600 target tokens per batch
    (the paper's 4,000 were for batches of 25,000 tokens; docs/transformer.md). */
 #define TRAIN_WARMUP 800
+/* ... or sooner, at this share of the budget, so that a short run reaches its peak rate
+   (warmup-cosine without --warmup; a 60-minute run on two cores is still at step W). */
+#define TRAIN_WARMUP_SHARE 0.1
 
 /* The recipe of `s2s train` (docs/quality.md, measured at 30 and 60 minutes on fra.txt):
    the Transformer keeps an average of its weights with this decay unless --ema is given,

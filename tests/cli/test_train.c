@@ -606,17 +606,12 @@ Test(train, resume_without_flags_continues_exactly)
     free(dir);
 }
 
-/* --lr-schedule warmup-cosine with a budget of steps: the rate of every step in the log
-   is base · min(s/W, 1) · (1 + cos(π (s − 1)/N)) / 2, to the log's 6 digits. */
-Test(train, warmup_cosine_decays_to_the_end_of_the_steps)
+/* Checks the rate of every step line of a log against warmup-cosine's, to the log's 6
+   digits: base · w · (1 + cos(π f)) / 2 with f = (s − 1)/N and w = min(1, max(s/W,
+   f/share)) (share 0: min(s/W, 1)). Returns the steps checked. */
+static int check_cosine_rates(const char *logp, double base, long W, double share, long N)
 {
-    char *dir = sample_prepared_dir();
-    char *data = strf("%s/data", dir), *m = strf("%s/m.s2s", dir);
-    RunResult r = RUN_S2S(NULL, "train", data, "-o", m, "--steps", "12", "--warmup", "3", "--lr", "0.002",
-                          "--lr-schedule", "warmup-cosine", "--valid-every", "0", SMALL_MODEL);
-    cr_assert_eq(r.status, 0, "%s", r.err);
-    run_free(&r);
-    char *logp = strf("%s.log.jsonl", m), *log = slurp(logp, NULL);
+    char *log = slurp(logp, NULL);
     cr_assert_not_null(log);
     int seen = 0;
     for (char *line = log; line && *line;) {
@@ -627,21 +622,83 @@ Test(train, warmup_cosine_decays_to_the_end_of_the_steps)
         double lr;
         char *l = strstr(line, "\"lr\": ");
         if (sscanf(line, "{\"event\": \"step\", \"step\": %ld,", &step) == 1 && l && sscanf(l + 6, "%lf", &lr) == 1) {
-            double want = 0.002 * (step < 3 ? step / 3.0 : 1) * 0.5 * (1 + cos(M_PI * (double)(step - 1) / 12));
-            cr_expect(fabs(lr - want) <= 1e-5 * want, "step %ld: lr %g, want %g", step, lr, want);
+            double f = (double)(step - 1) / (double)N, w = step < W ? (double)step / (double)W : 1;
+            if (share > 0)
+                w = fmin(1, fmax(w, f / share));
+            double want = base * w * 0.5 * (1 + cos(M_PI * f));
+            cr_expect(fabs(lr - want) <= 1e-5 * want, "%s step %ld: lr %g, want %g", logp, step, lr, want);
             seen++;
         }
         line = nl ? nl + 1 : NULL;
     }
-    cr_expect_eq(seen, 12);
+    free(log);
+    return seen;
+}
+
+/* --lr-schedule warmup-cosine with a budget of steps: the rate of every step in the log
+   is base · min(s/W, 1) · (1 + cos(π (s − 1)/N)) / 2 with --warmup W given. */
+Test(train, warmup_cosine_decays_to_the_end_of_the_steps)
+{
+    char *dir = sample_prepared_dir();
+    char *data = strf("%s/data", dir), *m = strf("%s/m.s2s", dir);
+    RunResult r = RUN_S2S(NULL, "train", data, "-o", m, "--steps", "12", "--warmup", "3", "--lr", "0.002",
+                          "--lr-schedule", "warmup-cosine", "--valid-every", "0", SMALL_MODEL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    run_free(&r);
+    char *logp = strf("%s.log.jsonl", m);
+    cr_expect_eq(check_cosine_rates(logp, 0.002, 3, 0, 12), 12);
     r = RUN_S2S(NULL, "train", data, "-o", m, "--steps", "1", "--warmup", "3", "--force", SMALL_MODEL, "--lr-schedule",
                 "constant");
     cr_expect_eq(r.status, 2);
     cr_expect_str_eq(r.err, "s2s: train: --warmup needs --lr-schedule warmup-decay or warmup-cosine\n");
     run_free(&r);
-    free(log);
     free(logp);
     free(m);
+    free(data);
+    rm_rf(dir);
+    free(dir);
+}
+
+/* Warmup fits the budget: without --warmup, warmup-cosine's 800 steps end sooner, at a
+   tenth of the budget (here 20 steps: the peak at step 3), or at --warmup-share of it;
+   a --warmup longer than --steps is warned about; the valid lines show the rate in force. */
+Test(train, warmup_fits_a_short_budget)
+{
+    char *dir = sample_prepared_dir();
+    char *data = strf("%s/data", dir), *m = strf("%s/m.s2s", dir), *n = strf("%s/n.s2s", dir);
+    RunResult r = RUN_S2S(NULL, "train", data, "-o", m, "--steps", "20", "--lr-schedule", "warmup-cosine",
+                          "--valid-every", "10", SMALL_MODEL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    run_free(&r);
+    char *logp = strf("%s.log.jsonl", m), *log = slurp(logp, NULL);
+    cr_expect_eq(check_cosine_rates(logp, 0.001, 800, 0.1, 20), 20);
+    /* after step 10 (f = 0.5 at the next step): 1e-3 · (1 + cos(π/2)) / 2 */
+    cr_expect(strstr(log, "{\"event\": \"valid\", \"step\": 10, ") && strstr(log, "\"lr\": 0.0005, "),
+              "no valid line at step 10 with the rate in force: %s", log);
+    r = RUN_S2S(NULL, "train", data, "-o", n, "--steps", "20", "--lr-schedule", "warmup-cosine", "--warmup", "100",
+                "--warmup-share", "0.25", "--valid-every", "0", SMALL_MODEL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    run_free(&r);
+    char *logn = strf("%s.log.jsonl", n);
+    cr_expect_eq(check_cosine_rates(logn, 0.001, 100, 0.25, 20), 20);
+    r = RUN_S2S(NULL, "train", data, "-o", n, "--steps", "4", "--lr-schedule", "warmup-cosine", "--warmup", "10",
+                "--valid-every", "0", "--force", "--emb", "16", "--hidden", "16", "--dec-hidden", "16",
+                "--attn-size", "16", "--deep-out", "16", "--threads", "1", "--log-every", "100");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_expect(strstr(r.err, "train: warning: --warmup 10 is longer than --steps 4: the rate never reaches --lr 0.001\n"),
+              "%s", r.err);
+    cr_expect(strstr(r.err, "train: recurrent model (selected by --emb), 320 pairs (valid 40), "), "%s", r.err);
+    run_free(&r);
+    r = RUN_S2S(NULL, "train", data, "-o", n, "--steps", "1", "--warmup-share", "0.5", "--force", SMALL_MODEL,
+                "--lr-schedule", "warmup-decay");
+    cr_expect_eq(r.status, 2);
+    cr_expect_str_eq(r.err, "s2s: train: --warmup-share needs --lr-schedule warmup-cosine\n");
+    run_free(&r);
+    free(log);
+    free(logp);
+    free(logn);
+    free(m);
+    free(n);
     free(data);
     rm_rf(dir);
     free(dir);

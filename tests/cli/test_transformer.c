@@ -407,7 +407,7 @@ Test(transformer, resume_continues_exactly_and_refuses_a_changed_size, .timeout 
 }
 
 /* The default architecture is the Transformer (docs/transformer.md: the better of the
-   two after 60 minutes), warmed up over 800 steps and then decayed as a cosine to the
+   two after 60 minutes), warmed up over 800 steps or a tenth of the budget and then decayed as a cosine to the
    end of the budget (docs/quality.md); an option of the recurrent model alone selects
    that model, with its plateau schedule. */
 Test(transformer, is_the_default_and_a_recurrent_option_selects_the_rnn, .timeout = 60)
@@ -427,10 +427,15 @@ Test(transformer, is_the_default_and_a_recurrent_option_selects_the_rnn, .timeou
     char *tl = strf("%s.log.jsonl", t), *rl = strf("%s.log.jsonl", r);
     cr_expect_eq(count_in_file(tl, "{\"event\": \"start\", \"step\": 0, \"config\": {\"arch\": \"transformer\","), 1);
     cr_expect_eq(count_in_file(tl, "\"schedule\": \"warmup-cosine\""), 1);
-    /* step 1 of 800 warmup steps at --lr 1e-3: 1e-3 / 800; step 2: 2e-3 / 800 times the
-       cosine halfway through the 2 steps of the budget, 0.5: the same rate */
+    /* step 1 of 800 warmup steps at --lr 1e-3: 1e-3 / 800; step 2, halfway through the 2
+       steps of the budget, past the tenth of it where the warmup ends at the latest:
+       1e-3 times the cosine there, 0.5 */
     cr_expect_eq(count_in_file(tl, "\"step\": 1, \"epoch\": 1, \"loss\""), 1);
-    cr_expect_eq(count_in_file(tl, "\"lr\": 1.25e-06,"), 2);
+    cr_expect_eq(count_in_file(tl, "\"lr\": 1.25e-06,"), 1);
+    cr_expect_eq(count_in_file(tl, "{\"event\": \"step\", \"step\": 2, \"epoch\": 1, \"loss\""), 1);
+    cr_expect_eq(count_in_file(tl, "\"lr\": 0.0005,"), 1);
+    /* the valid line at the end shows the rate in force there: the cosine's 0 */
+    cr_expect_eq(count_in_file(tl, "\"best\": true, \"lr\": 0, "), 1);
     cr_expect_eq(count_in_file(rl, "{\"event\": \"start\", \"step\": 0, \"config\": {\"cell\": \"gru\","), 1);
     cr_expect_eq(count_in_file(rl, "\"schedule\": \"plateau\""), 1);
     free(tl);

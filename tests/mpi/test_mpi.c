@@ -217,8 +217,9 @@ Test(mpi, two_processes_match_one_process_step_by_step)
     /* one start line and one line per 25 steps, from process 0; without --threads the
        two processes share the host's cores */
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    char *head = strf("train: 320 pairs (valid 40), 20253 parameters, 2 processes of %ld threads\n",
-                      cores > 2 ? cores / 2 : 1);
+    long each = cores > 2 ? cores / 2 : 1;
+    char *head = strf("train: recurrent model (selected by --emb), 320 pairs (valid 40), 20253 parameters, "
+                      "2 processes of %ld thread%s\n", each, each == 1 ? "" : "s");
     cr_expect(strncmp(r.err, head, strlen(head)) == 0, "%s", r.err);
     free(head);
     cr_expect_eq(count_lines(r.err, "train: "), 1, "%s", r.err);
