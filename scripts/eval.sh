@@ -69,9 +69,15 @@ else
     [ -f "$tsv" ] || die "$tsv: no such file (the model's data directory has no test split); give TSV"
 fi
 
-config="$(field cell) $(field layers)x$(field hidden)"
-[ "$(field bidir)" = true ] && config="$config bidir"
-config="$config emb $(field emb) dec $(field dec_hidden) $(field attention) $(field attn) out $(field deep_out)"
+if [ "$(field arch)" = transformer ]; then
+    config="transformer $(field layers)+$(field layers) d $(field model_dim) ff $(field ff) heads $(field heads)"
+    config="$config $(field norm)-norm $(field positions)"
+    [ "$(field share_embeddings)" = true ] && config="$config shared-emb"
+else
+    config="$(field cell) $(field layers)x$(field hidden)"
+    [ "$(field bidir)" = true ] && config="$config bidir"
+    config="$config emb $(field emb) dec $(field dec_hidden) $(field attention) $(field attn) out $(field deep_out)"
+fi
 steps=$(field steps)
 [ -n "$steps" ] && config="$config, $steps steps"
 

@@ -174,7 +174,7 @@ BadModels bad_models_make(const char *dir)
     char *zip = copy(file, len);
     memcpy(zip, "PK\x03\x04\x14\x00\x00\x00", 8); /* a zip archive's first bytes */
     add(&mk, "zip magic instead of a header length", zip, len,
-        "header length 85966670672 is absurd (more than 100000000 bytes)");
+        "not a model file: header length 85966670672 is absurd (more than 100000000 bytes)");
     char *longer = copy(file, len);
     for (int k = 0; k < 8; k++)
         longer[k] = (char)(unsigned char)((uint64_t)len >> (8 * k));

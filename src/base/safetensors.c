@@ -578,7 +578,7 @@ static int parse_all(StFile *f, const char *expect_format, Err *e)
     for (int k = 7; k >= 0; k--)
         hlen = hlen << 8 | f->buf[k];
     if (hlen > ST_MAX_HEADER)
-        return err_set(e, "%s: header length %" PRIu64 " is absurd (more than %llu bytes)", path,
+        return err_set(e, "%s: not a model file: header length %" PRIu64 " is absurd (more than %llu bytes)", path,
                        hlen, ST_MAX_HEADER);
     if (hlen > f->len - 8)
         return err_set(e, "%s: truncated: the header length says %" PRIu64

@@ -36,6 +36,10 @@ static void value_text(Buf *o, const JsonVal *v)
 static int config_diff(const ModelFile *a, const char *an, const ModelFile *b, const char *bn,
                        bool text_only, Err *e)
 {
+    if (!text_only && a->model.cfg.arch != b->model.cfg.arch)
+        return err_set(e, "%s is a %s, %s a %s: the architectures differ", bn,
+                       b->model.cfg.arch == ARCH_TRANSFORMER ? "Transformer" : "recurrent model", an,
+                       a->model.cfg.arch == ARCH_TRANSFORMER ? "Transformer" : "recurrent model");
     Buf ja = {0}, jb = {0};
     model_config_json(&a->model.cfg, &a->text, &ja);
     model_config_json(&b->model.cfg, &b->text, &jb);

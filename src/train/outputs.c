@@ -136,13 +136,17 @@ static int check_all(const char *model, const Inputs *in, bool corpus, bool resu
     return rc;
 }
 
-/* The directory that will hold MODEL's files must take new files. */
+/* The directory that will hold MODEL's files must take new files; created with its
+   parents when missing (as prepare creates its output directory). */
 static int check_writable_dir(const char *model, Err *e)
 {
     char *dir = path_dir(model);
     struct stat st;
     int rc = 0;
-    if (stat(dir, &st) != 0)
+    Err de;
+    if (stat(dir, &st) != 0 && errno == ENOENT && dir_ensure_all(dir, &de) != 0)
+        rc = err_set(e, "%s: cannot write there: %s", model, de.msg);
+    else if (stat(dir, &st) != 0)
         rc = err_set(e, "%s: cannot write there: %s", model, strerror(errno));
     else if (!S_ISDIR(st.st_mode))
         rc = err_set(e, "%s: cannot write there: %s", model, strerror(ENOTDIR));

@@ -105,6 +105,23 @@ Test(average, refuses_files_that_differ_and_writes_nothing)
     free(want);
     run_free(&r);
 
+    /* a Transformer and a recurrent model */
+    char *data = strf("%s/data", dir), *t = strf("%s/t.s2s", dir);
+    r = RUN_S2S(NULL, "train", data, "-o", t, "--steps", "1", "--model-dim", "8", "--ff", "8", "--heads", "2",
+                "--layers", "1", "--threads", "1", "--quiet");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    run_free(&r);
+    free(before);
+    before = dir_snapshot(dir);
+    r = RUN_S2S(NULL, "average", a, t, "-o", out);
+    cr_expect_eq(r.status, 1);
+    want = strf("s2s: %s is a Transformer, %s a recurrent model: the architectures differ\n", t, a);
+    cr_expect_str_eq(r.err, want);
+    free(want);
+    run_free(&r);
+    free(data);
+    free(t);
+
     /* another vocabulary: a model prepared with a larger --min-freq */
     char *data2 = strf("%s/data2", dir), *v = strf("%s/v.s2s", dir);
     r = RUN_S2S(NULL, "prepare", "data/sample.tsv", "-o", data2, "--min-freq", "3");

@@ -132,7 +132,7 @@ Test(cli_info, missing_foreign_and_corrupt_files)
 
     char *text = strf("%s/notes.txt", dir);
     write_file(text, "hello world\n");
-    want = strf("s2s: %s: header length 8031924123371070824 is absurd (more than 100000000 bytes)\n",
+    want = strf("s2s: %s: not a model file: header length 8031924123371070824 is absurd (more than 100000000 bytes)\n",
                 text);
     r = RUN_S2S(NULL, "info", text);
     expect_fail(&r, 1, want);

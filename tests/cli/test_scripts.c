@@ -147,6 +147,31 @@ Test(scripts, eval_appends_one_line_per_run)
     trained_free(&t);
 }
 
+/* A Transformer's configuration in the results line: its own keys. */
+Test(scripts, eval_names_a_transformer_configuration)
+{
+    char *dir = sample_prepared_dir();
+    char *data = strf("%s/data", dir), *model = strf("%s/t.s2s", dir), *res = strf("%s/results.tsv", dir);
+    RunResult r = RUN_S2S(NULL, "train", data, "-o", model, "--steps", "2", "--model-dim", "16", "--ff", "16",
+                          "--layers", "1", "--heads", "2", "--threads", "1", "--quiet");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    run_free(&r);
+    r = RUN_PROG(NULL, "scripts/eval.sh", "-r", res, model);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    run_free(&r);
+    char *text = slurp(res, NULL);
+    cr_assert_not_null(text);
+    char *config = field(strchr(text, '\n') + 1, 3);
+    cr_expect_str_eq(config, "transformer 1+1 d 16 ff 16 heads 2 post-norm sinusoidal, 2 steps");
+    free(config);
+    free(text);
+    free(res);
+    free(model);
+    free(data);
+    rm_rf(dir);
+    free(dir);
+}
+
 Test(scripts, eval_errors)
 {
     char *dir = tmpdir_new(), *res = strf("%s/results.tsv", dir), *missing = strf("%s/none.s2s", dir);

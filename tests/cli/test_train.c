@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "helpers.h"
 #include "base/crc32.h"
@@ -358,12 +359,19 @@ Test(train, missing_data_and_unwritable_output_fail_before_training)
     rm_rf(dir);
     free(dir);
 
+    /* a missing folder is created, as prepare creates its own; a file in the way is not */
     dir = sample_prepared_dir();
     char *data = strf("%s/data", dir);
-    model = strf("%s/no-such-dir/m.s2s", dir);
+    model = strf("%s/new/folder/m.s2s", dir);
+    r = RUN_S2S(NULL, "train", data, "-o", model, "--steps", "1", SMALL_MODEL);
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    cr_expect(access(model, F_OK) == 0, "no %s", model);
+    run_free(&r);
+    free(model);
+    model = strf("%s/data/train.tsv/m.s2s", dir);
     r = RUN_S2S(NULL, "train", data, "-o", model, "--quiet");
     cr_expect_eq(r.status, 1);
-    char *want = strf("s2s: %s: cannot write there: No such file or directory\n", model);
+    char *want = strf("s2s: %s: cannot write there: Not a directory\n", model);
     cr_expect_str_eq(r.err, want);
     run_free(&r);
     free(want);

@@ -420,7 +420,7 @@ Test(safetensors, header_length_beyond_the_file_or_absurd)
             b[k] = (unsigned char)(lens[i] >> (8 * k));
         write_bytes(path, b, n);
         char *msg = lens[i] > 100000000
-            ? strf("header length %" PRIu64 " is absurd (more than 100000000 bytes)", lens[i])
+            ? strf("not a model file: header length %" PRIu64 " is absurd (more than 100000000 bytes)", lens[i])
             : strf("truncated: the header length says %" PRIu64 " bytes but only %zu follow",
                    lens[i], n - 8);
         expect_load_err(path, NULL, msg);
