@@ -125,8 +125,8 @@ static void parallel_opts(PrepareOpts *p, const int *seen)
     bool given[2] = {opt_seen(&table, seen, "--src-lang"), opt_seen(&table, seen, "--tgt-lang")};
     for (int k = 0; k < 2; k++)
         if (!given[k] && prepare_lang_from_name(file[k], lang[k]) != 0)
-            die_usage("prepare: cannot tell the language of %s from its name; give --%s-lang", file[k],
-                      k ? "tgt" : "src");
+            die_usage("prepare: cannot tell the language of %s from its name (an extension that is a "
+                      "language code: .en, .de, .deu, .cmn); give --%s-lang", file[k], k ? "tgt" : "src");
     p->direction = direction_make(p->direction.src, p->direction.tgt);
 }
 

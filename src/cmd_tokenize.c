@@ -41,7 +41,7 @@ static const OptRow rows[] = {
 
 static const OptTable table = {
     .cmd = "tokenize", .rows = rows, .size = sizeof(TokenizeArgs), .col = 16,
-    .head = "usage: s2s tokenize [--lang CODE] [--lowercase] [--bpe CODES] [--detok|--join] < IN > OUT\n"
+    .head = "usage: s2s tokenize [--lang CODE] [--lowercase|--keep-case] [--bpe CODES] [--detok|--join] < IN > OUT\n"
             "\n"
             "Reads lines on stdin and prints, for each, its tokens separated by single\n"
             "spaces (an empty line for an empty or blank one). Text is normalised (NFKC,\n"

@@ -53,7 +53,10 @@ PrepareOpts prepare_opts_default(void);
 int prepare_direction_parse(const char *s, Direction *d);
 
 /* The language of a parallel file from its name: the extension, after a ".gz"
-   ("train.de", "news.deu.gz"), when it is a language code; else -1. */
+   ("train.de", "news.deu.gz"), when it is an ISO 639-1 code, the three-letter code of
+   such a language, or one of a few corpus languages without a two-letter code (cmn,
+   yue, kab, ...); else -1: other three-letter codes are not taken (.txt, .src and
+   .tgt are ISO 639-3 codes that no one means as languages). */
 int prepare_lang_from_name(const char *path, Lang *out);
 
 /* Reads the input of o: o->corpus in o->direction, or the parallel files. */

@@ -25,12 +25,25 @@ int prepare_lang_from_name(const char *path, Lang *out)
     size_t dot = n;
     while (dot > 0 && base[dot - 1] != '.')
         dot--;
-    if (dot == 0 || n - dot > 3)
+    if (dot == 0 || n - dot > 3 || n - dot < 2)
         return -1;
     char ext[4];
     memcpy(ext, base + dot, n - dot);
     ext[n - dot] = '\0';
-    return lang_parse(ext, out);
+    /* Most three-letter extensions are not languages, though .txt, .src and .tgt are
+       ISO 639-3 codes: three letters count when they name a language of two (deu) or one
+       of the corpus languages that have no two-letter code. */
+    static const char *const three[] = {"cmn", "yue", "wuu", "kab", "ber", "tok", "jbo", "lfn", "tlh", "shi", "zgh"};
+    Lang l;
+    if (lang_parse(ext, &l) != 0)
+        return -1;
+    bool known = strlen(l.code) == 2;
+    for (size_t k = 0; !known && k < sizeof three / sizeof *three; k++)
+        known = strcmp(l.code, three[k]) == 0;
+    if (!known)
+        return -1;
+    *out = l;
+    return 0;
 }
 
 int prepare_read_input(const PrepareOpts *o, Corpus *c, Err *e)

@@ -138,7 +138,7 @@ Test(cli_tokenize, help)
 {
     RunResult r = RUN_S2S(NULL, "tokenize", "--help");
     cr_expect_eq(r.status, 0);
-    cr_expect(starts_with(r.out, "usage: s2s tokenize [--lang CODE] [--lowercase] [--bpe CODES] [--detok|--join] < IN > OUT\n"),
+    cr_expect(starts_with(r.out, "usage: s2s tokenize [--lang CODE] [--lowercase|--keep-case] [--bpe CODES] [--detok|--join] < IN > OUT\n"),
               "stdout: %s", r.out);
     cr_expect_str_eq(r.err, "");
     run_free(&r);

@@ -88,6 +88,10 @@ Test(gzip, language_from_file_name)
     cr_expect_str_eq(lang_of("dir.x/train.deu"), "de");
     cr_expect_str_eq(lang_of("news.de-en.en.gz"), "en");
     cr_expect_str_eq(lang_of("a/b.cmn.gz"), "cmn");
+    cr_expect_str_eq(lang_of("a/b.yue"), "yue");
+    cr_expect_str_eq(lang_of("all.txt"), "-");
+    cr_expect_str_eq(lang_of("train.src"), "-");
+    cr_expect_str_eq(lang_of("train.tgt.gz"), "-");
     cr_expect_str_eq(lang_of("train.source"), "-");
     cr_expect_str_eq(lang_of("train"), "-");
     cr_expect_str_eq(lang_of("de"), "-");
