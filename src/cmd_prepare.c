@@ -143,6 +143,7 @@ static void parse_args(PrepareOpts *p, int argc, char **argv)
         die_usage("prepare: option --bpe-min-freq needs --bpe");
     if (p->joint && codes && !opt_seen(&table, seen, "--bpe-codes"))
         die_usage("prepare: --joint needs one merge list for both sides: --bpe N or --bpe-codes FILE");
+    p->said_direction = opt_seen(&table, seen, "--direction");
     if (p->src_file || p->tgt_file)
         parallel_opts(p, seen);
     else if (opt_seen(&table, seen, "--src-lang") || opt_seen(&table, seen, "--tgt-lang"))

@@ -121,6 +121,7 @@ static int claim_and_prepare(const TrainOpts *o, const char *data, const char *p
     po.corpus = data;
     po.dir = prepared;
     po.direction = o->direction;
+    po.said_direction = true; /* train's first line and its help name the languages */
     po.bpe = o->bpe;
     po.joint = o->bpe > 0;
     po.progress = !o->quiet;

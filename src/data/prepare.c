@@ -584,6 +584,10 @@ static void prep_summary(const Prep *p, Buf *summary)
                p->st[SPLIT_TRAIN].pairs, p->st[SPLIT_VALID].pairs, p->st[SPLIT_TEST].pairs,
                o->direction.src.code, vocab_size(p->voc[0]), o->direction.tgt.code,
                vocab_size(p->voc[1]));
+    if (o->corpus && !o->said_direction)
+        buf_printf(summary, "prepare: read as %s to %s, the default --direction %s; give --direction "
+                            "en-XX or XX-en for another language\n",
+                   lang_label(&o->direction.src), lang_label(&o->direction.tgt), o->direction.name);
     buf_printf(summary, "prepare: wrote %s in %.2f s\n", o->dir, clock_now() - p->pr.t0);
 }
 

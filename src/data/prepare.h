@@ -43,6 +43,7 @@ typedef struct PrepareOpts {
     long bpe_min_freq;
     const char *bpe_codes[2];
     bool joint;          /* one merge list and one vocabulary for both sides */
+    bool said_direction; /* a corpus whose direction was given: the summary need not name it */
 } PrepareOpts;
 
 /* The defaults of `s2s prepare` (corpus and dir NULL). */

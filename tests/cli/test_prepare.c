@@ -93,6 +93,9 @@ Test(cli_prepare, exact_files_without_valid_and_test)
               "%s", r.err);
     cr_assert(strstr(r.err, "prepare: train 10, valid 0, test 0 pairs; vocab en 11, fr 10\n"),
               "%s", r.err);
+    /* no --direction: the summary says which was taken */
+    cr_assert(strstr(r.err, "prepare: read as English to French, the default --direction en-fr; give --direction "
+                            "en-XX or XX-en for another language\n"), "%s", r.err);
     cr_assert_eq(dir_count(out), NOUTPUTS);
     expect_file(out, "train.tsv",
                 "hello\tbonjour\nthe cat\tle chat\nthe dog\tle chien\n"
@@ -162,6 +165,7 @@ Test(cli_prepare, fr_en_keep_case_crlf_bom_three_columns)
     RunResult r = RUN_S2S(NULL, "prepare", corpus, "--output", out, "--direction=fr-en",
                           "--keep-case", "--valid=0", "--test=0", "--min-freq", "1");
     cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    cr_assert(!strstr(r.err, "default --direction"), "%s", r.err);
     expect_file(out, "train.tsv", "Le chat\tThe cat\nle chat\tthe cat\nLe chat\tThe cat\n");
     expect_file(out, "vocab.src", SPECIALS "chat\t3\nLe\t2\nle\t1\n");
     expect_file(out, "vocab.tgt", SPECIALS "cat\t3\nThe\t2\nthe\t1\n");
