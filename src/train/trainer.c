@@ -93,6 +93,7 @@ typedef struct Trainer {
     double t_shown;
     double valid_seconds; /* spent validating in this process */
     long ckpt_step; /* step of the files on disk; -1 before the first checkpoint */
+    long valid_shown; /* step of the last validation shown on stderr */
     real *ema;      /* (layout.total) the weights' moving average (--ema), or NULL */
     bool ema_in;    /* the average is in m.params now (and the weights in ema) */
     int rank, size;  /* this process of the run's processes (train/dist.h) */
@@ -876,9 +877,15 @@ static int validate(Trainer *t, bool scheduled, bool *stop, Err *e)
     }
     log_valid(t, have_valid, best, t0);
     t->valid_seconds += clock_now() - t0;
-    if (have_valid)
+    /* On stderr, the validations of --valid-every and the last one, and those at epoch
+       ends at most every --log-every steps: a small corpus's epochs are a few steps
+       long (the log has every validation). */
+    bool every = t->o->valid_every > 0 && p->step % t->o->valid_every == 0;
+    if (have_valid && (every || !scheduled || p->step - t->valid_shown >= t->o->log_every)) {
         say(t, "valid step %ld: loss %.3f ppl %.2f BLEU %.2f%s (%.1f s)", p->step, loss, ppl, bleu,
             best ? " (best)" : "", clock_now() - t0);
+        t->valid_shown = p->step;
+    }
     if (checkpoint(t, best, true, e) != 0)
         return -1;
     if (t->o->patience > 0 && p->bad_valid >= t->o->patience) {

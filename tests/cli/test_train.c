@@ -248,6 +248,32 @@ Test(train, concat_doubles_the_epoch_and_resumes_exactly)
     free(dir);
 }
 
+/* A small corpus's epochs end every 5 steps: each is validated and logged, but stderr
+   shows a validation at most every --log-every steps (and the last). */
+Test(train, few_validation_lines_on_a_small_corpus)
+{
+    char *dir = sample_prepared_dir();
+    char *data = strf("%s/data", dir), *m = strf("%s/m.s2s", dir);
+    RunResult r = RUN_S2S(NULL, "train", data, "-o", m, "--steps", "60", "--log-every", "20", "--emb", "8",
+                          "--hidden", "8", "--dec-hidden", "8", "--attn-size", "8", "--deep-out", "8", "--threads", "1");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    int shown = 0;
+    for (const char *p = r.err; (p = strstr(p, "valid step ")); p++)
+        shown++;
+    cr_expect_eq(shown, 3, "%s", r.err);
+    cr_expect(strstr(r.err, "valid step 20: ") && strstr(r.err, "valid step 40: ") && strstr(r.err, "valid step 60: "),
+              "%s", r.err);
+    run_free(&r);
+    char *logp = strf("%s.log.jsonl", m), *log = slurp(logp, NULL);
+    cr_expect_eq(count_lines_with(log, "{\"event\": \"valid\""), 12);
+    free(log);
+    free(logp);
+    free(m);
+    free(data);
+    rm_rf(dir);
+    free(dir);
+}
+
 Test(train, refuses_to_overwrite_a_run_without_resume_or_force)
 {
     char *dir = sample_prepared_dir();
