@@ -91,7 +91,8 @@ ppl=$(num perplexity)
 secs=$(num decode_seconds)
 lines=$(num lines)
 [ -n "$bleu" ] && [ -n "$chrf" ] && [ -n "$lines" ] || die "unexpected output of s2s eval --json: $json"
-opts="beam $(num beam), length penalty $(num length_penalty)"
+prec=$(printf '%s\n' "$json" | sed -n 's/.*"precision": "\([a-z0-9]*\)".*/\1/p')
+opts="beam $(num beam), length penalty $(num length_penalty), $prec"
 [ ${#extra[@]} -gt 0 ] && opts="$opts (${extra[*]})"
 
 if [ ! -s "$results" ]; then

@@ -67,7 +67,9 @@ DecodeArgs decode_args_default(void);
      .min = 0, .max = PREC_KINDS - 1, .choices = "int8, bf16 or f32", .arg = "P",                          \
      .help = "int8 (default), bf16 or f32: the weights of the decoder\n"                                  \
              "step's products (int8: one scale per row, each input row\n"                                 \
-             "quantized too, exact integer sums)"},                                                        \
+             "quantized too, exact integer sums; bf16 halves f32's\n"                                     \
+             "memory but decodes slower than f32 on a CPU without\n"                                      \
+             "bf16 arithmetic)"},                                                                          \
     {.name = "--threads", .kind = OPT_INT, .off = offsetof(T, d.threads), .min = 1, .max = 1024,          \
      .arg = "N", .help = "threads (default: all cores)"}
 

@@ -171,8 +171,9 @@ void evaluate_text(const Evaluation *ev, Buf *out)
     buf_printf(out, "lines = %zu, distinct sources = %zu, source tokens = %ld, unknown = %ld "
                     "(%.2f%%), output tokens = %ld\n",
                ev->lines, ev->sources, ts->src_tokens, ts->src_unk, unk_pct, ts->hyp_tokens);
-    buf_printf(out, "decoding: beam %d, length penalty %g%s, %.2f s\n", ev->opts.beam, ev->opts.alpha,
-               ev->opts.replace_unk ? ", unknown words replaced" : "", ev->decode_seconds);
+    buf_printf(out, "decoding: beam %d, length penalty %g%s%s%s, %.2f s\n", ev->opts.beam, ev->opts.alpha,
+               ev->opts.replace_unk ? ", unknown words replaced" : "", ev->precision ? ", " : "",
+               ev->precision ? ev->precision : "", ev->decode_seconds);
     if (ev->have_by_length)
         by_length_text(ev, out);
 }
@@ -240,6 +241,8 @@ void evaluate_json(const Evaluation *ev, Buf *out)
     json_put_int(&w, "hyp_tokens", ev->ts.hyp_tokens);
     json_put_int(&w, "beam", ev->opts.beam);
     json_put_f64(&w, "length_penalty", ev->opts.alpha);
+    if (ev->precision)
+        json_put_str(&w, "precision", ev->precision);
     json_put_int(&w, "max_len", ev->opts.max_len);
     json_put_bool(&w, "replace_unk", ev->opts.replace_unk);
     json_put_double(&w, "decode_seconds", "%.3f", ev->decode_seconds);

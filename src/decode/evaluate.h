@@ -30,6 +30,7 @@ typedef struct EvalNames {
 typedef struct Evaluation {
     EvalNames names;
     TranslateOpts opts;    /* the decoding settings used */
+    const char *precision; /* the decoder step's weights, as --precision names them, or NULL */
     size_t lines, sources; /* corpus lines, distinct sources */
     TranslateStats ts;     /* of the translation of the sources */
     double decode_seconds;

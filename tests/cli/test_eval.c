@@ -125,7 +125,7 @@ Test(cli_eval, multi_reference_bleu_and_chrf_of_known_hypotheses)
     cr_assert(strncmp(r.out, want, strlen(want)) == 0, "%s", r.out);
     const char *rest = r.out + strlen(want);
     const char *counts = "lines = 4, distinct sources = 3, source tokens = 5, unknown = 0 (0.00%), "
-                         "output tokens = 18\ndecoding: beam 5, length penalty 1, ";
+                         "output tokens = 18\ndecoding: beam 5, length penalty 1, int8, ";
     cr_assert(strncmp(rest, "perplexity = ", 13) == 0, "%s", rest);
     const char *nl = strchr(rest, '\n');
     cr_assert(nl && strncmp(nl + 1, counts, strlen(counts)) == 0, "%s", rest);
@@ -300,6 +300,8 @@ Test(cli_eval, perplexity_of_the_references_and_json)
         cr_assert_eq(json_as_int(json_get(doc.root, ints[k]), &v, &e), 0, "%s", ints[k]);
         cr_assert_eq(v, vals[k], "%s: %lld", ints[k], (long long)v);
     }
+    cr_assert_eq(json_as_str(json_get(doc.root, "precision"), &str, &len, &e), 0);
+    cr_assert(len == 4 && strncmp(str, "int8", 4) == 0, "precision %.*s", (int)len, str);
     cr_assert_eq(json_as_num(json_get(doc.root, "decode_seconds"), &x, &e), 0);
     cr_assert(x >= 0 && x < 10);
     free(want);

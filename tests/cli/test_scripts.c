@@ -124,11 +124,11 @@ Test(scripts, eval_appends_one_line_per_run)
         {l1, 1, strf("%s", t.model)},
         {l1, 2, strf("%s", tsv)},
         {l1, 3, strf("gru 1x16 bidir emb 16 dec 16 bahdanau 16 out 16, %ld steps", info_steps(t.model))},
-        {l1, 4, strf("beam 5, length penalty 1")},
+        {l1, 4, strf("beam 5, length penalty 1, int8")},
         {l1, 5, strf("%.2f", bleu)},
         {l1, 6, strf("%.2f", chrf)},
         {l1, 9, strf("%lld", (long long)lines)},
-        {l2, 4, strf("beam 1, length penalty 1 (--beam 1)")},
+        {l2, 4, strf("beam 1, length penalty 1, int8 (--beam 1)")},
         {l2, 5, strf("%.2f", bleu1)},
         {l2, 6, strf("%.2f", chrf1)},
     };
