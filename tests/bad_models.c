@@ -284,7 +284,8 @@ BadModels bad_models_make(const char *dir)
             "not an s2s model (no s2s.format in the metadata, expected 's2s-model-1')");
     add_hdr(&mk, "a training state file", "\"s2s.format\":\"s2s-model-1\"",
             "\"s2s.format\":\"s2s-state-1\"",
-            "not an s2s model (format 's2s-state-1', expected 's2s-model-1')");
+            "not an s2s model (format 's2s-state-1', expected 's2s-model-1'); of a training state "
+            "'s2s average STATE -o OUT' makes one");
 
     free(beg);
     free(end);

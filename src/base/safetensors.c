@@ -598,9 +598,11 @@ static int parse_all(StFile *f, const char *expect_format, Err *e)
         if (!fmt)
             return err_set(e, "%s: not an s2s model (no %s in the metadata, expected '%s')", path,
                            ST_KEY_FORMAT, expect_format);
+        /* a training state (train/outputs.h) where a model is wanted: say how to get one */
+        bool state = strcmp(fmt, "s2s-state-1") == 0 && strcmp(expect_format, ST_FORMAT_MODEL) == 0;
         if (strcmp(fmt, expect_format) != 0)
-            return err_set(e, "%s: not an s2s model (format '%s', expected '%s')", path,
-                           show_c(fmt).s, expect_format);
+            return err_set(e, "%s: not an s2s model (format '%s', expected '%s')%s", path, show_c(fmt).s,
+                           expect_format, state ? "; of a training state 's2s average STATE -o OUT' makes one" : "");
     }
     const char *crc_text = st_meta(f, ST_KEY_CRC32);
     uint32_t want_crc = 0;

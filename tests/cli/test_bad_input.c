@@ -313,8 +313,8 @@ Test(bad_input, training_state_is_not_a_model)
     expect_run(&r, 0, "", "", "train");
     char *state = strf("%s.state", model), *tsv = strf("%s/train.tsv", data),
          *out = strf("%s/out.txt", dir);
-    char *want = strf("s2s: %s: not an s2s model (format 's2s-state-1', expected 's2s-model-1')\n",
-                      state);
+    char *want = strf("s2s: %s: not an s2s model (format 's2s-state-1', expected 's2s-model-1'); "
+                      "of a training state 's2s average STATE -o OUT' makes one\n", state);
     r = RUN_S2S(NULL, "translate", state, "cat", "-o", out);
     expect_run(&r, 1, "", want, "translate");
     r = RUN_S2S(NULL, "info", state);
