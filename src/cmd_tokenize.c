@@ -24,7 +24,7 @@ static const OptRow rows[] = {
     {.name = "--lang", .kind = OPT_PARSE, AT(to.lang), .parse = cmd_opt_lang, .choices = "an ISO 639 language code",
      .arg = "CODE",
      .help = "an ISO 639 code (default en): fr splits elisions (j'ai -> j' ai);\n"
-             "languages other than en and fr get the generic rules (README)"},
+             "languages other than en and fr get the generic rules (docs/cli/tokenize.md)"},
     {.name = "--lowercase", .kind = OPT_FALSE, AT(to.keep_case), .help = "fold case (as s2s prepare --lowercase)"},
     {.name = "--keep-case", .kind = OPT_TRUE, AT(to.keep_case), .help = "keep case (the default)"},
     {.name = "--bpe", .kind = OPT_STR, AT(codes), .arg = "CODES",
