@@ -180,11 +180,12 @@ typedef struct Recipe {
     void (*complete)(ModelConfig *cfg, const int *seen);
     SchedKind sched;
     double ema;
+    double concat; /* --concat */
 } Recipe;
 
 static const Recipe recipes[ARCH_KINDS] = {
-    [ARCH_RNN] = {TRAIN_RNN, complete_rnn, SCHED_PLATEAU, 0},
-    [ARCH_TRANSFORMER] = {TRAIN_TF, complete_transformer, SCHED_WARMUP_COSINE, TRAIN_EMA},
+    [ARCH_RNN] = {TRAIN_RNN, complete_rnn, SCHED_PLATEAU, 0, 0},
+    [ARCH_TRANSFORMER] = {TRAIN_TF, complete_transformer, SCHED_WARMUP_COSINE, TRAIN_EMA, TRAIN_CONCAT},
 };
 
 /* Without --arch: the architecture one of whose own options is given, else the
@@ -250,6 +251,8 @@ static void arch_and_defaults(TrainOpts *o, const TrainOpts *saved, const int *s
         o->sched = r->sched;
     if (!given(seen, "--ema") && r->ema > 0)
         o->ema = r->ema;
+    if (!given(seen, "--concat"))
+        o->concat = r->concat;
     bool warmup_sched = o->sched == SCHED_WARMUP_DECAY || o->sched == SCHED_WARMUP_COSINE;
     if (warmup_sched && !given(seen, "--warmup"))
         o->warmup = TRAIN_WARMUP;

@@ -100,7 +100,8 @@ static const OptRow rows[] = {
     {REAL("--concat", OPT_DOUBLE, concat, 0, 0.9), FIXED | OPT_KEY_OPTIONAL, .key = "concat", .arg = "P",
      .help = "share P of each epoch's examples made of 2 or 3\n"
              "random pairs joined, source to source, target to\n"
-             "target (default {}; docs/quality.md)"},
+             "target (default " STR(TRAIN_CONCAT) " for the Transformer, 0 for the\n"
+             "recurrent model; docs/quality.md)"},
     {INT("--batch", batch.batch, 0, 1000000), FIXED | TRAIN_TOP, .key = "batch_size", .arg = "B",
      .help = "sentences per batch (default {}; 0: no limit)"},
     {LONG("--batch-tokens", batch.tokens, 0, 100000000), FIXED | TRAIN_TOP, .key = "batch_tokens", .arg = "N",

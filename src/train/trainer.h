@@ -85,6 +85,8 @@ TrainOpts train_opts_default(void);
    and a corpus DATA is prepared with this many joint BPE merges unless --bpe is given. */
 #define TRAIN_EMA 0.999
 #define TRAIN_BPE 16000
+/* The share of joined examples (--concat) of the Transformer's recipe. */
+#define TRAIN_CONCAT 0
 
 /* Runs training, as one of the processes of train/dist.h (process 0 alone writes the
    files, the log and the progress). Returns 0 (stopped by a limit, patience, or a
