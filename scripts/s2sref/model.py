@@ -171,6 +171,11 @@ def parse_config_arg(arg):
     """--config: a JSON object given inline ('{...}') or the path of a JSON file."""
     if arg is None:
         return make_config({})
+    return make_config(*config_arg_object(arg))
+
+
+def config_arg_object(arg):
+    """The JSON object of --config as given (inline or a file's), and where it is from."""
     text, where = arg, "--config"
     if not arg.lstrip().startswith("{"):
         try:
@@ -183,7 +188,7 @@ def parse_config_arg(arg):
         obj = json.loads(text)
     except json.JSONDecodeError as e:
         raise RefError(f"{where}: invalid JSON at line {e.lineno} column {e.colno}: {e.msg}")
-    return make_config(obj, where)
+    return obj, where
 
 
 def enc_size(cfg):

@@ -151,6 +151,29 @@ def write_atomic(path, text):
         raise RefError(f"{path}: cannot write: {e.strerror or e}")
 
 
+def data_text_options(d):
+    """direction and keep_case of an s2s prepare directory (its prepare.json), or {}."""
+    try:
+        with open(os.path.join(d, "prepare.json"), encoding="utf-8") as f:
+            opts = json.load(f).get("options", {})
+    except (OSError, ValueError):
+        return {}
+    return {k: opts[k] for k in ("direction", "keep_case") if k in opts}
+
+
+def config_for_data(config_arg, d):
+    """--config completed with the data's direction and case; a key that --config gives
+    otherwise is an error."""
+    user, where = config_arg_object(config_arg) if config_arg else ({}, "--config")
+    if not isinstance(user, dict):
+        raise RefError(f"{where}: expected a JSON object")
+    data = data_text_options(d)
+    for k, v in data.items():
+        if k in user and user[k] != v:
+            raise RefError(f"{where}: '{k}' is {json.dumps(user[k])}, but {d} was prepared with {json.dumps(v)}")
+    return make_config({**data, **user}, where)
+
+
 def train(args):
     if args.time is None and args.steps is None:
         raise RefError("give --time MINUTES or --steps N (or both)")
@@ -172,8 +195,11 @@ def train(args):
         if m_src != src_vocab or m_tgt != tgt_vocab:
             raise RefError(f"--init {args.init}: its vocabularies differ from {d}/vocab.src, vocab.tgt")
         cfg = model.cfg
+        for k, v in data_text_options(d).items():
+            if cfg[k] != v:
+                raise RefError(f"--init {args.init}: its {k} {json.dumps(cfg[k])} differs from {d}'s {json.dumps(v)}")
     else:
-        cfg = parse_config_arg(args.config)
+        cfg = config_for_data(args.config, d)
         model = build_model(cfg, len(src_vocab), len(tgt_vocab))
     src_index = {t: i for i, t in enumerate(src_vocab)}
     tgt_index = {t: i for i, t in enumerate(tgt_vocab)}

@@ -72,3 +72,40 @@ Test(torch_ref, parity_names_a_missing_model, .timeout = 60)
     rm_rf(dir);
     free(dir);
 }
+
+/* torch_ref.py train takes the direction of the prepared data (and refuses a --config
+   that says another). */
+Test(torch_ref, train_takes_the_direction_of_the_data, .timeout = 120)
+{
+    skip_without_torch();
+    char *dir = tmpdir_new();
+    char *data = strf("%s/fe", dir), *model = strf("%s/fe.s2s", dir);
+    RunResult r = RUN_S2S(NULL, "prepare", "data/sample.tsv", "-o", data, "--direction", "fr-en");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    run_free(&r);
+    const char *tiny = "{\"emb\": 8, \"hidden\": 8, \"dec_hidden\": 8, \"attn\": 8, \"deep_out\": 8}";
+    char *cmd = strf("'%s' scripts/torch_ref.py train '%s' --steps 1 --s2s ./s2s -o '%s' --config '%s' 2>&1",
+                     python(), data, model, tiny);
+    char *out = NULL;
+    int rc = run_capture(cmd, &out);
+    cr_assert_eq(rc, 0, "output:\n%s", out);
+    free(out);
+    r = RUN_S2S(NULL, "info", model);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_expect(strstr(r.out, "\ndirection: fr-en (fr to en)\n"), "%s", r.out);
+    run_free(&r);
+    free(cmd);
+    cmd = strf("'%s' scripts/torch_ref.py train '%s' --steps 1 --s2s ./s2s -o '%s.2' --config '{\"direction\": \"en-fr\"}' 2>&1",
+               python(), data, model);
+    rc = run_capture(cmd, &out);
+    cr_expect_eq(rc, 1, "output:\n%s", out);
+    char *want = strf("torch_ref.py: --config: 'direction' is \"en-fr\", but %s was prepared with \"fr-en\"\n", data);
+    cr_expect_str_eq(out, want);
+    free(want);
+    free(out);
+    free(cmd);
+    free(model);
+    free(data);
+    rm_rf(dir);
+    free(dir);
+}
