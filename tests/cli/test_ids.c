@@ -357,7 +357,7 @@ static void expect_refused(const char *root, const char *dir, const char *want, 
     free(model);
 }
 
-Test(ids, damaged_truncated_foreign_other_version_or_other_vocabulary_refused, .timeout = 120)
+Test(ids, damaged_truncated_foreign_other_version_or_other_vocabulary_refused, .timeout = 600)
 {
     char *root = tmpdir_new();
     char *dir = prepare(root, "d", NULL);
@@ -491,7 +491,7 @@ static void expect_same_run(const char *const *prep, const char *const *model_ar
     free(root);
 }
 
-Test(ids, training_is_bit_identical_mapped_or_from_the_text, .timeout = 180)
+Test(ids, training_is_bit_identical_mapped_or_from_the_text, .timeout = 600)
 {
     expect_same_run(NULL, (const char *const[]){SMALL_MODEL, NULL});
     expect_same_run((const char *const[]){"--bpe", "150", NULL},

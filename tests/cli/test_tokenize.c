@@ -157,7 +157,7 @@ static size_t count_lines(const char *s)
 }
 
 /* The whole Tatoeba file (both columns on each line) gives one line per line. */
-Test(cli_tokenize, full_corpus, .timeout = 60)
+Test(cli_tokenize, full_corpus, .timeout = 600)
 {
     const char *path = fra_corpus();
     if (!path)
