@@ -86,7 +86,7 @@ TrainOpts train_opts_default(void);
 #define TRAIN_EMA 0.999
 #define TRAIN_BPE 16000
 /* The share of joined examples (--concat) of the Transformer's recipe. */
-#define TRAIN_CONCAT 0
+#define TRAIN_CONCAT 0.1
 
 /* Runs training, as one of the processes of train/dist.h (process 0 alone writes the
    files, the log and the progress). Returns 0 (stopped by a limit, patience, or a
