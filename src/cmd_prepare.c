@@ -3,12 +3,14 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "base/buf.h"
 #include "base/err.h"
 #include "base/opt.h"
 #include "commands.h"
 #include "data/prepare.h"
+#include "model/file.h"
 #include "text/lang.h"
 #include "text/split.h"
 #include "text/vocab.h"
@@ -81,6 +83,11 @@ static const OptRow rows[] = {
      .help = "the same for the source side only (words on the other\nside unless --bpe-codes-tgt is given too)"},
     {.name = "--bpe-codes-tgt", .kind = OPT_STR, AT(bpe_codes[1]), .arg = "FILE",
      .help = "the same for the target side only"},
+    {.name = "--model", .kind = OPT_STR, AT(model), .arg = "FILE",
+     .help = "the languages, case, BPE codes and vocabularies of a\n"
+             "model file instead of learned ones, so that the model\n"
+             "can go on training on DIR (s2s train DIR --init FILE);\n"
+             "prints the share of tokens it cannot represent"},
     OPT_HELP_ROW,
     {0},
 };
@@ -124,10 +131,49 @@ static void parallel_opts(PrepareOpts *p, const int *seen)
     Lang *lang[2] = {&p->direction.src, &p->direction.tgt};
     bool given[2] = {opt_seen(&table, seen, "--src-lang"), opt_seen(&table, seen, "--tgt-lang")};
     for (int k = 0; k < 2; k++)
-        if (!given[k] && prepare_lang_from_name(file[k], lang[k]) != 0)
+        if (p->like) { /* the model's languages; a name or a --src-lang that says otherwise is refused */
+            const Direction *d = &p->like->text.dir;
+            const Lang *want = k ? &d->tgt : &d->src;
+            Lang named;
+            if (given[k] && strcmp(lang[k]->code, want->code) != 0)
+                die_usage("prepare: --%s-lang %s, but %s translates from %s to %s", k ? "tgt" : "src",
+                          lang[k]->code, p->model, d->src.code, d->tgt.code);
+            if (!given[k] && prepare_lang_from_name(file[k], &named) == 0 && strcmp(named.code, want->code) != 0)
+                die_usage("prepare: %s is named as %s text, but %s translates from %s to %s; if it holds %s "
+                          "text, give --%s-lang %s", file[k], named.code, p->model, d->src.code, d->tgt.code,
+                          want->code, k ? "tgt" : "src", want->code);
+            *lang[k] = *want;
+        } else if (!given[k] && prepare_lang_from_name(file[k], lang[k]) != 0)
             die_usage("prepare: cannot tell the language of %s from its name (an extension that is a "
                       "language code: .en, .de, .deu, .cmn); give --%s-lang", file[k], k ? "tgt" : "src");
     p->direction = direction_make(p->direction.src, p->direction.tgt);
+}
+
+/* The model of --model, loaded once (its codes and vocabularies are borrowed by like). */
+static ModelFile model;
+static PrepareLike like;
+
+/* --model FILE: the model's languages, case, codes and vocabularies; the options that
+   would choose them otherwise are refused, and so is a --direction that differs. */
+static void model_opts(PrepareOpts *p, const int *seen)
+{
+    static const char *const own[] = {"--bpe", "--bpe-codes", "--bpe-codes-src", "--bpe-codes-tgt", "--joint",
+                                      "--bpe-min-freq", "--min-freq", "--max-vocab", "--lowercase", "--keep-case"};
+    for (size_t i = 0; i < sizeof own / sizeof *own; i++)
+        if (opt_seen(&table, seen, own[i]))
+            die_usage("prepare: option %s does not apply with --model: the case, codes and vocabularies "
+                      "are those of %s", own[i], p->model);
+    Err e;
+    if (model_file_load(&model, p->model, false, &e) != 0)
+        die("prepare: --model %s", e.msg);
+    like = prepare_like_model(&model, p->model);
+    if (p->said_direction && strcmp(p->direction.name, like.text.dir.name) != 0)
+        die_usage("prepare: --direction %s, but %s translates %s", p->direction.name, p->model,
+                  like.text.dir.name);
+    p->direction = like.text.dir;
+    p->said_direction = true;
+    p->keep_case = like.text.keep_case;
+    p->like = &like;
 }
 
 static void parse_args(PrepareOpts *p, int argc, char **argv)
@@ -144,6 +190,8 @@ static void parse_args(PrepareOpts *p, int argc, char **argv)
     if (p->joint && codes && !opt_seen(&table, seen, "--bpe-codes"))
         die_usage("prepare: --joint needs one merge list for both sides: --bpe N or --bpe-codes FILE");
     p->said_direction = opt_seen(&table, seen, "--direction");
+    if (p->model)
+        model_opts(p, seen);
     if (p->src_file || p->tgt_file)
         parallel_opts(p, seen);
     else if (opt_seen(&table, seen, "--src-lang") || opt_seen(&table, seen, "--tgt-lang"))
@@ -169,5 +217,7 @@ int cmd_prepare(int argc, char **argv)
         die_err(&e);
     fputs(summary.data ? summary.data : "", stderr);
     buf_free(&summary);
+    if (po.like)
+        model_file_free(&model);
     return 0;
 }

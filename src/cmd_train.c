@@ -107,7 +107,7 @@ static int claim_and_prepare(const TrainOpts *o, const char *data, const char *p
 {
     if (access(data, F_OK) != 0)
         return err_set(e, "%s: cannot open: %s", data, strerror(errno));
-    if (train_claim(&claim, o->model, data, o->resume, o->force, e) != 0)
+    if (train_claim(&claim, o->model, data, o->init, o->resume, o->force, e) != 0)
         return -1;
     atexit(release_claim);
     if (!prepared)
@@ -125,6 +125,14 @@ static int claim_and_prepare(const TrainOpts *o, const char *data, const char *p
     po.bpe = o->bpe;
     po.joint = o->bpe > 0;
     po.progress = !o->quiet;
+    PrepareLike like;
+    if (o->base) {
+        like = prepare_like_model(o->base, o->init);
+        po.like = &like;
+        po.keep_case = like.text.keep_case;
+        po.bpe = 0;
+        po.joint = false;
+    }
     Buf summary = {0};
     if (prepare_run(&po, &summary, e) != 0)
         return -1;
@@ -216,9 +224,18 @@ static void arch_opts(ModelConfig *cfg, const int *seen)
    --resume when it is not given. */
 static const char *parse_args(int argc, char **argv, TrainOpts *o, int *seen)
 {
-    const char *data = NULL;
+    const char *pos[2] = {NULL, NULL};
     *o = train_opts_default();
-    opt_parse(table, o, argc, argv, seen, &data, 1);
+    int npos = opt_parse(table, o, argc, argv, seen, pos, 2);
+    const char *data = pos[0];
+    if (npos == 2 && o->init)
+        die_usage("train: --init takes one model, and %s would make an ensemble; average the models "
+                  "first (s2s average %s %s -o BASE) and give --init BASE", pos[1], o->init, pos[1]);
+    if (npos == 2)
+        die_usage("train: unexpected argument '%s' (see 's2s train --help')", pos[1]);
+    if (o->init && o->resume)
+        die_usage("train: --init and --resume exclude each other: a resumed run continues from its "
+                  "state, which already started from its --init");
     if (!data && !o->resume)
         die_usage("train: missing DATA argument (see 's2s train --help')");
     if (!o->model)
@@ -233,19 +250,71 @@ static const char *parse_args(int argc, char **argv, TrainOpts *o, int *seen)
     return data;
 }
 
+/* --init BASE: the run's configuration is BASE's. Options of the other architecture
+   are refused, and so are shape options (TRAIN_SHAPE, TRAIN_RNN, TRAIN_TF) whose value
+   differs from BASE's; --dropout and --label-smoothing are the run's, BASE's unless
+   given. */
+static void base_arch(TrainOpts *o, const int *seen)
+{
+    const ModelConfig *b = &o->base->model.cfg;
+    Arch other = b->arch == ARCH_RNN ? ARCH_TRANSFORMER : ARCH_RNN;
+    int k = first_given(seen, recipes[other].rows, NULL, NULL);
+    if (k >= 0)
+        die_usage("train: option %s does not apply to %s, a %s", table->rows[k].name, o->init,
+                  b->arch == ARCH_RNN ? "recurrent model" : "Transformer");
+    TrainOpts want = *o;
+    want.cfg = *b;
+    unsigned shape[2] = {TRAIN_SHAPE, recipes[b->arch].rows};
+    for (int i = 0; i < 2; i++) {
+        k = first_given(seen, shape[i], o, &want);
+        if (k >= 0)
+            die_usage("train: %s differs from %s; with --init the architecture is the base model's "
+                      "(see 's2s info %s')", table->rows[k].name, o->init, o->init);
+    }
+    float dropout = o->cfg.dropout, smoothing = o->cfg.label_smoothing;
+    o->cfg = *b;
+    if (given(seen, "--dropout"))
+        o->cfg.dropout = dropout;
+    if (given(seen, "--label-smoothing"))
+        o->cfg.label_smoothing = smoothing;
+}
+
+/* The model file of --init, loaded once for the whole run. */
+static ModelFile base;
+
+/* --init BASE: loads it (a missing, damaged or foreign file, or a training state, is
+   refused: exit 1) and takes its languages; a corpus DATA is prepared with its codes. */
+static void load_base(TrainOpts *o, const int *seen)
+{
+    Err e;
+    if (given(seen, "--bpe"))
+        die_usage("train: option --bpe does not apply with --init: the codes and vocabularies are those of %s",
+                  o->init);
+    if (model_file_load(&base, o->init, false, &e) != 0)
+        die("train: --init %s", e.msg);
+    if (given(seen, "--direction") && strcmp(o->direction.name, base.text.dir.name) != 0)
+        die_usage("train: --direction %s, but %s translates %s", o->direction.name, o->init,
+                  base.text.dir.name);
+    o->direction = base.text.dir;
+    o->base = &base;
+}
+
 /* The architecture and what depends on it: without --arch, the run's architecture
    when resuming (saved, NULL otherwise), else the recurrent model if an option of it
    alone is given, else the Transformer (the default); then the model configuration, and
    the schedule and weight average of the architecture unless given. */
 static void arch_and_defaults(TrainOpts *o, const TrainOpts *saved, const int *seen)
 {
-    if (!given(seen, "--arch")) {
+    if (o->base) {
+        base_arch(o, seen);
+    } else if (!given(seen, "--arch")) {
         o->cfg.arch = saved ? saved->cfg.arch : arch_of_options(seen);
         int k = saved ? -1 : first_given(seen, recipes[ARCH_RNN].rows, NULL, NULL);
         if (o->cfg.arch == ARCH_RNN && k >= 0) /* named in train's first line */
             o->arch_by = table->rows[k].name;
     }
-    arch_opts(&o->cfg, seen);
+    if (!o->base)
+        arch_opts(&o->cfg, seen);
     const Recipe *r = &recipes[o->cfg.arch];
     if (!given(seen, "--lr-schedule"))
         o->sched = r->sched;
@@ -277,6 +346,8 @@ static const char *resolve_opts(TrainOpts *o, const char *data, const int *seen,
     *saved_data = NULL;
     if (o->resume && (got = train_saved_opts(o->model, &saved, saved_data, &e)) < 0)
         die_err(&e);
+    if (o->init)
+        load_base(o, seen);
     arch_and_defaults(o, got == 0 ? &saved : NULL, seen);
     if (o->resume) {
         if (got == 0)
@@ -363,5 +434,7 @@ int cmd_train(int argc, char **argv)
     free(seen);
     int rc = run(&o, data, argc, argv);
     free(saved_data);
+    if (o.base)
+        model_file_free(&base);
     return rc;
 }

@@ -372,6 +372,18 @@ static int prep_subwords(Prep *p, Err *e)
 static void prep_vocabularies(Prep *p)
 {
     bool joint = p->o.joint;
+    if (p->o.like) { /* copies of the model's */
+        Buf b = {0};
+        Err e;
+        for (int s = 0; s < 2; s++) {
+            buf_clear(&b);
+            vocab_lines(p->o.like->vocab[s], &b);
+            if (vocab_from_lines(&p->voc[s], p->o.like->name, b.data, b.len, &e) != 0)
+                BUG("the vocabulary of %s does not parse again: %s", p->o.like->name, e.msg);
+        }
+        buf_free(&b);
+        return;
+    }
     progress(&p->pr, "counting", 0, 1);
     VocabCounter *vc[2] = {vocab_counter_new(), joint ? NULL : vocab_counter_new()};
     for (size_t j = 0; j < p->n_kept; j++) {
@@ -458,6 +470,8 @@ static void report_options(JsonWriter *w, const Prep *p)
     else
         json_put_null(w, "max_len");
     json_put_bool(w, "skip_bad", o->skip_bad);
+    if (o->like)
+        json_put_str(w, "model", o->like->name);
     prepare_bpe_put_options(w, o);
     prepare_put_outside(w, o);
     json_close(w);
@@ -580,10 +594,17 @@ static void prep_summary(const Prep *p, Buf *summary)
         buf_printf(summary, "prepare: %zu training pair%s dropped: source in the valid or test "
                             "files\n", p->n_leak, p->n_leak == 1 ? "" : "s");
     prepare_bpe_summary(&p->pb, o, summary);
-    buf_printf(summary, "prepare: train %zu, valid %zu, test %zu pairs; vocab %s %zu, %s %zu\n",
+    buf_printf(summary, "prepare: train %zu, valid %zu, test %zu pairs; vocab %s %zu, %s %zu%s%s\n",
                p->st[SPLIT_TRAIN].pairs, p->st[SPLIT_VALID].pairs, p->st[SPLIT_TEST].pairs,
                o->direction.src.code, vocab_size(p->voc[0]), o->direction.tgt.code,
-               vocab_size(p->voc[1]));
+               vocab_size(p->voc[1]), o->like ? ", those of " : "", o->like ? o->like->name : "");
+    if (o->like) {
+        const SplitStats *t = &p->st[SPLIT_TRAIN];
+        buf_printf(summary, "prepare: tokens of train that %s's vocabularies cannot represent (<unk>): "
+                            "%s %.2f%%, %s %.2f%%\n", o->like->name, o->direction.src.code,
+                   100 * rate(t->unk[0], t->tokens[0]), o->direction.tgt.code,
+                   100 * rate(t->unk[1], t->tokens[1]));
+    }
     if (o->corpus && !o->said_direction)
         buf_printf(summary, "prepare: read as %s to %s, the default --direction %s; give --direction "
                             "en-XX or XX-en for another language\n",

@@ -20,7 +20,22 @@
 #include "base/err.h"
 #include "base/json.h"
 #include "data/outside.h"
+#include "data/prepared.h"
+#include "model/file.h"
+#include "text/bpe.h"
 #include "text/corpus.h"
+#include "text/vocab.h"
+
+/* The vocabularies and codes of an existing model (s2s train --init, s2s prepare
+   --model): the pairs are segmented with its codes and numbered with its vocabularies
+   instead of ones learned from the training split, so that the model can go on
+   training on them. Borrowed: prepare_run copies what it keeps. */
+typedef struct PrepareLike {
+    const char *name;      /* the model file, for prepare.json and the summary */
+    TextConfig text;       /* its direction and case */
+    const Vocab *vocab[2]; /* source, target */
+    const Bpe *bpe[2];     /* NULL: a side of words */
+} PrepareLike;
 
 typedef struct PrepareOpts {
     const char *corpus;  /* input file (Tatoeba layout: English first), or NULL and: */
@@ -44,7 +59,18 @@ typedef struct PrepareOpts {
     const char *bpe_codes[2];
     bool joint;          /* one merge list and one vocabulary for both sides */
     bool said_direction; /* a corpus whose direction was given: the summary need not name it */
+    const char *model;       /* s2s prepare --model: the file behind like */
+    const PrepareLike *like; /* a model's codes and vocabularies (bpe, bpe_codes, joint,
+                                min_freq and max_vocab then unused), or NULL */
 } PrepareOpts;
+
+/* The codes and vocabularies of a loaded model file, named name (borrowed from mf). */
+PrepareLike prepare_like_model(const ModelFile *mf, const char *name);
+
+/* Whether the prepared directory d was made with like's direction, case, codes and
+   vocabularies: 0, or -1 with e set to one line that names d's directory, like's model
+   and what differs. */
+int prepare_like_check(const PrepareLike *like, const Prepared *d, Err *e);
 
 /* The defaults of `s2s prepare` (corpus and dir NULL). */
 PrepareOpts prepare_opts_default(void);

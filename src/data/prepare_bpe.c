@@ -70,26 +70,46 @@ static void segment(const PrepareBpe *pb, Buf *arena, TokPair *tp, const size_t 
     *arena = units;
 }
 
+/* A copy of each side's codes of the model (the text of its codes, parsed again). */
+static void copy_codes(PrepareBpe *pb, const PrepareLike *like)
+{
+    Buf b = {0};
+    Err e;
+    for (int s = 0; s < 2; s++) {
+        if (!like->bpe[s])
+            continue;
+        buf_clear(&b);
+        bpe_format(like->bpe[s], &b);
+        if (bpe_parse(&pb->bpe[s], like->name, b.data, b.len, &e) != 0)
+            BUG("the codes of %s do not parse again: %s", like->name, e.msg);
+    }
+    buf_free(&b);
+}
+
 int prepare_bpe(PrepareBpe *pb, const PrepareOpts *o, Buf *arena, TokPair *tp, const size_t *kept,
                 const uint8_t *split, size_t n_kept, Err *e)
 {
     memset(pb, 0, sizeof *pb);
-    if (!o->bpe && !o->bpe_codes[0] && !o->bpe_codes[1])
-        return 0;
-    if (o->bpe)
+    if (o->like) {
+        copy_codes(pb, o->like);
+    } else if (o->bpe) {
         learn(pb, o, arena, tp, kept, split, n_kept);
-    else
+    } else {
         for (int s = 0; s < 2; s++)
             if (o->bpe_codes[s] && bpe_load(&pb->bpe[s], o->bpe_codes[s], e) != 0) {
                 prepare_bpe_free(pb);
                 return -1;
             }
-    segment(pb, arena, tp, kept, n_kept);
+    }
+    if (pb->bpe[0] || pb->bpe[1])
+        segment(pb, arena, tp, kept, n_kept);
     return 0;
 }
 
 void prepare_bpe_put_options(JsonWriter *w, const PrepareOpts *o)
 {
+    if (o->like)
+        return; /* the model's codes: "model" says whose */
     if (!o->bpe && !o->bpe_codes[0] && !o->bpe_codes[1] && !o->joint)
         return;
     json_put_int(w, "bpe", o->bpe);

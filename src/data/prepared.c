@@ -61,6 +61,14 @@ static int load_text_config(Prepared *d, const char *dir, Err *e)
         goto out;
     }
     d->text.keep_case = kc->b;
+    /* the training split's OOV rates, when prepare.json has them */
+    const JsonVal *sp = json_get(doc.root, "splits");
+    const JsonVal *tr = sp && sp->type == JSON_OBJECT ? json_get(sp, "train") : NULL;
+    for (int s = 0; s < 2; s++) {
+        const JsonVal *r = tr && tr->type == JSON_OBJECT ? json_get(tr, s ? "target_oov_rate" : "source_oov_rate")
+                                                         : NULL;
+        d->train_oov[s] = r && r->type == JSON_NUMBER ? r->u.num.d : -1;
+    }
     rc = load_bpe(d, json_get(doc.root, "bpe"), path, dir, e);
 out:
     if (parsed)

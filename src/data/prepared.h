@@ -33,6 +33,8 @@ typedef struct Prepared {
     Bpe *bpe[2];         /* bpe.src, bpe.tgt when prepare.json lists them, else NULL */
     Vocab *src_vocab, *tgt_vocab;
     Split train, valid;
+    double train_oov[2]; /* the training split's share of <unk> tokens, source and target, as
+                            prepare.json records it (-1: it does not) */
 } Prepared;
 
 /* Loads DIR/prepare.json, vocab.src, vocab.tgt, train.tsv and valid.tsv, and bpe.src
@@ -53,5 +55,6 @@ int prepared_write_ids(const char *dir, Err *e);
 /* The fingerprint of d's vocabularies and codes, as SPLIT.ids records it. */
 void prepared_print(const Prepared *d, IdsPrint *p);
 void prepared_free(Prepared *d);
+
 
 #endif

@@ -36,11 +36,11 @@ static int parse_direction(const char *v, void *field)
 
 static const OptRow rows[] = {
     {.kind = OPT_SECTION, .help = "model:"},
-    {ENUM("--arch", cfg.arch, arch_names, 0, ARCH_KINDS - 1), FIXED, .arg = "rnn|transformer",
+    {ENUM("--arch", cfg.arch, arch_names, 0, ARCH_KINDS - 1), FIXED | TRAIN_SHAPE, .arg = "rnn|transformer",
      .help = "Transformer (default) or recurrent encoder-decoder;\n"
              "without --arch, an option of the recurrent model\n"
              "alone (--cell, --emb, --attention, ...) selects it"},
-    {INT("--layers", cfg.layers, 1, TF_MAX_LAYERS), FIXED, .arg = "N",
+    {INT("--layers", cfg.layers, 1, TF_MAX_LAYERS), FIXED | TRAIN_SHAPE, .arg = "N",
      .help = "encoder and decoder layers (default 3; recurrent {})"},
     {.kind = OPT_SECTION, .help = "recurrent (--arch rnn):"},
     {ENUM("--cell", cfg.cell, cell_names, 0, 1), FIXED | TRAIN_RNN, .arg = "gru|lstm",
@@ -56,7 +56,7 @@ static const OptRow rows[] = {
     {ENUM("--attention", cfg.attention, attn_names, 0, ATT_KINDS - 1), FIXED | TRAIN_RNN, .arg = "NAME",
      .help = "bahdanau (default), luong-dot, luong-general,\n"
              "luong-concat, scaled-dot or multihead (docs/attention.md)"},
-    {INT("--heads", cfg.heads, 1, 8192), FIXED, .arg = "H",
+    {INT("--heads", cfg.heads, 1, 8192), FIXED | TRAIN_SHAPE, .arg = "H",
      .help = "heads of multihead; H divides --attn-size (default 4)"},
     {ENUM("--local", cfg.local, local_names, LOCAL_M, LOCAL_KINDS - 1), FIXED | TRAIN_RNN, .arg = "m|p",
      .help = "local attention (Luong kinds): window centred at the\n"
@@ -88,9 +88,14 @@ static const OptRow rows[] = {
     {REAL("--dropout", OPT_FLOAT, cfg.dropout, 0, 0.99), FIXED, .arg = "P", .help = "dropout (default {})"},
     {REAL("--label-smoothing", OPT_FLOAT, cfg.label_smoothing, 0, 0.99), FIXED, .arg = "E",
      .help = "label smoothing (default {})"},
-    {FLAG("--tie-embeddings", OPT_TRUE, cfg.tie_embeddings), FIXED,
+    {FLAG("--tie-embeddings", OPT_TRUE, cfg.tie_embeddings), FIXED | TRAIN_SHAPE,
      .help = "output projection shares the target embeddings\n(recurrent: needs --deep-out equal to --emb)"},
     {.kind = OPT_SECTION, .help = "training:"},
+    {.name = "--init", .kind = OPT_STR, AT(init), .arg = "BASE",
+     .help = "start from the model file BASE: its weights (its\n"
+             "average), architecture, case, codes and vocabularies;\n"
+             "a corpus DATA is prepared with them; the training\n"
+             "options are this run's (docs/finetune.md)"},
     {LONG("--bpe", bpe, 0, 10000000), .arg = "N",
      .help = "subword merges learned on both sides together for a\n"
              "corpus DATA (default {}; 0: word vocabularies)"},

@@ -12,6 +12,8 @@
 #define TRAIN_RNN (OPT_USER << 2)    /* the recurrent model's alone; selects it */
 #define TRAIN_TF (OPT_USER << 3)     /* the Transformer's alone */
 #define TRAIN_TOP (OPT_USER << 4)    /* saved at the top of the state, not in "options" */
+#define TRAIN_SHAPE (OPT_USER << 5)  /* the model's shape (with TRAIN_RNN and TRAIN_TF): with
+                                        --init, must equal the base model's */
 
 /* The options that may differ on --resume (the rows of TRAIN_CHANGE), for messages. */
 #define TRAIN_MAY_CHANGE "--time, --steps, --epochs, --patience, --threads, --log-every and --quiet"

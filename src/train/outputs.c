@@ -46,16 +46,18 @@ static bool is_kind(const char *path, const struct stat *st, Kind k)
 }
 
 /* The inputs of a run: the corpus file, or the prepared directory and its files (the
-   BPE codes files included). */
+   BPE codes files included), and the model of --init. */
 typedef struct Inputs {
-    char *path[PREPARED_NFILES + SPLIT_COUNT + 3];
+    char *path[PREPARED_NFILES + SPLIT_COUNT + 4];
     size_t n;
 } Inputs;
 
-static void inputs_of(Inputs *in, const char *data, bool corpus)
+static void inputs_of(Inputs *in, const char *data, const char *base, bool corpus)
 {
     in->n = 0;
     in->path[in->n++] = xstrdup(data);
+    if (base)
+        in->path[in->n++] = xstrdup(base);
     for (int i = 0; !corpus && i < PREPARED_NFILES; i++)
         in->path[in->n++] = path_join(data, prepared_files[i]);
     for (int i = 0; !corpus && i < SPLIT_COUNT; i++)
@@ -156,7 +158,8 @@ static int check_writable_dir(const char *model, Err *e)
     return rc;
 }
 
-int train_claim(TrainClaim *c, const char *model, const char *data, bool resume, bool force, Err *e)
+int train_claim(TrainClaim *c, const char *model, const char *data, const char *base, bool resume, bool force,
+                Err *e)
 {
     c->lock.fd = -1;
     c->lock.path = NULL;
@@ -165,7 +168,7 @@ int train_claim(TrainClaim *c, const char *model, const char *data, bool resume,
     struct stat st;
     bool corpus = !(stat(data, &st) == 0 && S_ISDIR(st.st_mode));
     Inputs in;
-    inputs_of(&in, data, corpus);
+    inputs_of(&in, data, base, corpus);
     char *lock = path_suffixed(model, ".lock");
     long holder = 0;
     int got = not_input(lock, &in, e) != 0 ? -1 : file_lock(&c->lock, lock, &holder, e);

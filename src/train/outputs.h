@@ -29,10 +29,12 @@ typedef struct TrainClaim {
 } TrainClaim;
 
 /* Claims MODEL's outputs for a run on DATA (a prepared directory, or a corpus file
-   that will be prepared into MODEL.d/). resume: MODEL.state must exist; otherwise it
+   that will be prepared into MODEL.d/) that starts from the model file base (--init;
+   NULL: none), which is an input too. resume: MODEL.state must exist; otherwise it
    must not, unless force. Returns 0 with the lock held, or -1 with e set (one line
    naming the path) and nothing written. */
-int train_claim(TrainClaim *c, const char *model, const char *data, bool resume, bool force, Err *e);
+int train_claim(TrainClaim *c, const char *model, const char *data, const char *base, bool resume, bool force,
+                Err *e);
 /* Releases the lock and removes MODEL.lock. */
 void train_release(TrainClaim *c);
 

@@ -24,6 +24,7 @@
 #include "model/file.h"
 #include "nn/linalg.h"
 #include "data/concat.h"
+#include "data/prepare.h"
 #include "data/prepared.h"
 #include "train/dist.h"
 #include "train/fault.h"
@@ -100,6 +101,9 @@ typedef struct Trainer {
     int *mine;       /* (max rows) this process's rows of a batch, when size > 1 */
     unsigned voted;  /* size > 1: the STEP_STOP_ bits the processes agreed on at the last step */
     bool agreed;     /* the error was reached by every process alike */
+    /* --init: where the run started, {"file": BASE, "crc32": its weights' s2s.crc32,
+       "steps": its history's steps}, for the history and the state; NULL: no --init */
+    char *init_from;
 } Trainer;
 
 /* Puts the moving average of the weights in place of the weights (on), or back (off):
@@ -251,6 +255,8 @@ static void history_json(const Trainer *t, Buf *b)
     json_put_str(&w, "data", t->o->data);
     json_put_int(&w, "train_pairs", t->data.train.set.n);
     json_put_uint(&w, "seed", t->o->seed);
+    if (t->init_from)
+        json_put_raw(&w, "init", t->init_from);
     json_close(&w);
 }
 
@@ -299,6 +305,8 @@ static void state_json(const Trainer *t, Buf *b)
     free(abs);
     opt_json_write(&w, train_option_table.rows, o, TRAIN_TOP, 0);
     json_close(&w);
+    if (t->init_from)
+        json_put_raw(&w, "init", t->init_from);
     json_close(&w);
 }
 
@@ -353,6 +361,34 @@ static bool meta_equals(const StFile *f, const char *key, const Buf *want)
 {
     const char *v = st_meta(f, key);
     return v && want->data && strcmp(v, want->data) == 0;
+}
+
+/* The provenance of --init: {"file": ..., "crc32": ..., "steps": N} on one line. */
+static char *init_json(const char *file, const char *crc, long steps)
+{
+    Buf b = {0};
+    JsonWriter w;
+    json_writer_init(&w, &b, JSON_LINE);
+    json_open_object(&w, NULL);
+    json_put_str(&w, "file", file);
+    json_put_str(&w, "crc32", crc);
+    json_put_int(&w, "steps", steps);
+    json_close(&w);
+    return b.data;
+}
+
+/* The state's "init" (a run started with --init), absent for the others. */
+static int init_from_state(Trainer *t, const JsonVal *v, Err *e)
+{
+    if (!v)
+        return 0;
+    const JsonVal *f = v->type == JSON_OBJECT ? json_get(v, "file") : NULL;
+    const JsonVal *c = v->type == JSON_OBJECT ? json_get(v, "crc32") : NULL;
+    const JsonVal *n = v->type == JSON_OBJECT ? json_get(v, "steps") : NULL;
+    if (!f || f->type != JSON_STRING || !c || c->type != JSON_STRING || !n || n->type != JSON_NUMBER || !n->is_int)
+        return err_set(e, "%s: s2s.state: 'init' is not {\"file\", \"crc32\", \"steps\"}", t->path_state);
+    t->init_from = init_json(f->u.str.s, c->u.str.s, (long)n->u.num.i);
+    return 0;
 }
 
 /* Restores weights, moments and progress from MODEL.state, after checking that it
@@ -426,6 +462,8 @@ static int load_state(Trainer *t, Err *e)
     }
     have = hb->b;
     p->tokens = tok->u.num.i;
+    if (init_from_state(t, json_get(r, "init"), e) != 0)
+        goto out;
     if (pairs != t->data.train.set.n || (uint64_t)seed != t->o->seed || bsize != t->o->batch.batch ||
         btok != t->o->batch.tokens) {
         err_set(e, "%s: --resume needs the run's data, --seed, --batch and --batch-tokens "
@@ -973,6 +1011,7 @@ static void trainer_free(Trainer *t)
     free(t->path_state);
     free(t->path_log);
     free(t->ema);
+    free(t->init_from);
 }
 
 /* Why the loop stopped, for the log and the message. */
@@ -1181,6 +1220,19 @@ static int check_shared_vocab(const Prepared *d, const ModelConfig *cfg, Err *e)
     return 0;
 }
 
+/* --init: the weights (and their average) start as BASE's, which has this run's
+   configuration and vocabularies (checked before). */
+static void start_from_base(Trainer *t)
+{
+    const ModelFile *b = t->o->base;
+    CHECK(b->model.layout.total == t->m.layout.total);
+    memcpy(t->m.params, b->model.params, t->m.layout.total * sizeof(real));
+    if (t->ema)
+        memcpy(t->ema, t->m.params, t->m.layout.total * sizeof(real));
+    const char *crc = b->file ? st_meta(b->file, ST_KEY_CRC32) : NULL;
+    t->init_from = init_json(t->o->init, crc ? crc : "", json_count(b->history, "steps"));
+}
+
 /* Everything before the first step: data, model, state, buffers, the log. */
 static int trainer_setup(Trainer *t, ModelConfig *cfg, Err *e)
 {
@@ -1193,6 +1245,11 @@ static int trainer_setup(Trainer *t, ModelConfig *cfg, Err *e)
     Err ce;
     if (check_shared_vocab(&t->data, cfg, e) != 0)
         return -1;
+    if (o->base) { /* the data must be numbered as BASE numbers it */
+        PrepareLike like = prepare_like_model(o->base, o->init);
+        if (prepare_like_check(&like, &t->data, e) != 0)
+            return -1;
+    }
     if (model_config_check(cfg, &ce) != 0) /* the options were checked with placeholder sizes: this is about the data */
         return err_set(e, "%s: %s", o->data, ce.msg);
     model_init(&t->m, cfg, true);
@@ -1219,6 +1276,8 @@ static int trainer_setup(Trainer *t, ModelConfig *cfg, Err *e)
         if (load_state(t, e) != 0)
             return -1;
         t->ckpt_step = t->p.step;
+    } else if (o->base) {
+        start_from_base(t);
     } else {
         Rng init;
         rng_seed(&init, o->seed ^ 0xd1b54a32d192ed03ULL);
@@ -1304,6 +1363,22 @@ static void log_start(Trainer *t, const ModelConfig *cfg, int threads, Buf *b)
     buf_free(&cj);
 }
 
+/* --init: where the run starts, and how much of the data BASE's vocabularies miss. */
+static void say_base(Trainer *t)
+{
+    const Prepared *d = &t->data;
+    long steps = json_count(t->o->base->history, "steps");
+    char at[48] = "";
+    if (steps >= 0)
+        snprintf(at, sizeof at, " (step %ld)", steps);
+    if (d->train_oov[0] >= 0 && d->train_oov[1] >= 0)
+        say(t, "train: starting from %s%s; tokens of the training split it cannot represent (<unk>): "
+               "%s %.2f%%, %s %.2f%%", t->o->init, at, d->text.dir.src.code, 100 * d->train_oov[0],
+            d->text.dir.tgt.code, 100 * d->train_oov[1]);
+    else
+        say(t, "train: starting from %s%s", t->o->init, at);
+}
+
 int train_run(const TrainOpts *o, Err *e)
 {
     Trainer t = {.o = o, .ckpt_step = -1, .rank = dist_rank(), .size = dist_size()};
@@ -1348,6 +1423,8 @@ int train_run(const TrainOpts *o, Err *e)
         o->arch_by ? o->arch_by : "", o->arch_by ? ")" : "", t.data.train.set.n, t.data.valid.set.n,
         t.m.layout.total, who, o->resume ? "; resuming" : "");
     warn_warmup(&t, false);
+    if (o->base)
+        say_base(&t);
     if (o->resume)
         say(&t, "resuming at step %ld (epoch %ld, batch %ld)", t.p.step, t.p.epoch + 1, t.p.batch);
 

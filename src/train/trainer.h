@@ -66,6 +66,9 @@ typedef struct TrainOpts {
     double concat;     /* joined pairs' share of an epoch's examples (data/concat.h) */
     long bpe;          /* a corpus DATA: joint subword merges of its preparation */
     Direction direction; /* a corpus DATA: its languages */
+    const char *init;  /* --init BASE: the model file the run starts from, or NULL */
+    const ModelFile *base; /* BASE, loaded (its vocabularies, codes and configuration are the
+                              run's); NULL on --resume, whose state holds the weights */
 } TrainOpts;
 
 /* Defaults of `s2s train` (the reference recurrent configuration; the command makes the
