@@ -34,9 +34,14 @@ static void on_signal(int sig)
 static TrainClaim claim;
 static void release_claim(void) { train_release(&claim); }
 
-/* Ends the process with status after leaving the run's processes. */
+/* Ends the process with status after leaving the run's processes; every process of
+   the run calls it. The claim is released, and every process waits for the others to
+   get there, before any leaves: once one has exited with a failure, mpirun may kill
+   the others before their exit handlers run. */
 static void quit(int status)
 {
+    train_release(&claim);
+    dist_barrier();
     dist_finalize();
     exit(status);
 }

@@ -276,6 +276,39 @@ Test(mpi, a_transformer_on_two_processes_matches_one_process)
     free(dir);
 }
 
+/* Continued training (--init) on two processes takes the steps of one process: both
+   start from the same base model. */
+Test(mpi, a_finetuning_run_on_two_processes_matches_one_process)
+{
+    char *dir = sample_prepared_dir();
+    char *data = strf("%s/data", dir), *base = strf("%s/base.s2s", dir);
+    char *one = strf("%s/one.s2s", dir), *two = strf("%s/two.s2s", dir);
+    RunResult r = MPIRUN(1, "train", data, "-o", base, "--steps", "10", "--model-dim", "32", "--ff", "64",
+                         "--heads", "2", "--layers", "1", "--threads", "1", "--quiet");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    run_free(&r);
+    for (int np = 1; np <= 2; np++) {
+        r = MPIRUN(np, "train", data, "-o", np == 1 ? one : two, "--init", base, "--steps", "12", "--valid-every",
+                   "6", "--dropout", "0", "--threads", "1", "--quiet");
+        cr_assert_eq(r.status, 0, "%s", r.err);
+        run_free(&r);
+    }
+    char *la = strf("%s.log.jsonl", one), *lb = strf("%s.log.jsonl", two);
+    expect_same_losses(la, lb, 1, 12, REL);
+    char *lasta = strf("%s.last", one), *lastb = strf("%s.last", two);
+    expect_close_weights(lasta, lastb, REL);
+    free(lasta);
+    free(lastb);
+    free(la);
+    free(lb);
+    free(one);
+    free(two);
+    free(base);
+    free(data);
+    rm_rf(dir);
+    free(dir);
+}
+
 /* A fault of the data that every process meets alike is reported once, by process 0,
    and nothing is written. */
 Test(mpi, an_error_of_every_process_is_reported_once)
