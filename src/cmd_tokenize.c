@@ -30,7 +30,7 @@ static const OptRow rows[] = {
     {.name = "--bpe", .kind = OPT_STR, AT(codes), .arg = "CODES",
      .help = "then split each token into subword units with the BPE merges of\n"
              "CODES (a codes file of s2s prepare --bpe or subword-nmt), \"@@\"\n"
-             "ending every unit of a token but its last: chatons -> chat@@ ons"},
+             "ending every unit of a token but its last: chatons -> cha@@ tons"},
     {.name = "--detok", .kind = OPT_TRUE, AT(detok),
      .help = "the reverse: join subword units (a token ending in \"@@\" is glued\n"
              "to the next), then join tokens into natural text for --lang"},

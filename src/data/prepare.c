@@ -143,7 +143,8 @@ static int remove_ids(const char *dir, Err *e)
     return 0;
 }
 
-/* A progress line on stderr, only on a terminal and only after the first second. */
+/* A progress line on stderr, only on a terminal and only after the first second: the
+   stage and, for a stage of several pieces, the share done. */
 typedef struct Progress {
     bool tty;
     bool shown;
@@ -159,7 +160,10 @@ static void progress(Progress *pr, const char *what, size_t done, size_t total)
     int pct = total ? (int)(100.0 * (double)done / (double)total) : 100;
     if (pr->shown && pr->what == what && pr->pct == pct)
         return;
-    fprintf(stderr, "\r\033[Kprepare: %s %d%%", what, pct);
+    if (total <= 1) /* a stage of one piece (learning BPE, counting): no share to show */
+        fprintf(stderr, "\r\033[Kprepare: %s ...", what);
+    else
+        fprintf(stderr, "\r\033[Kprepare: %s %d%%", what, pct);
     fflush(stderr);
     pr->shown = true;
     pr->what = what;

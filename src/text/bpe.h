@@ -25,7 +25,7 @@
  * that are merges, take the one of lowest rank (first in the file), merge all its
  * occurrences left to right, and repeat until no pair is a merge; then drop "</w>".
  * The units are written with the continuation marker "@@" on every unit but the
- * last: "chatons" -> "chat@@ ons". The tokenizer writes "@" as a token of its own, so
+ * last: "chatons" -> "cha@@ tons". The tokenizer writes "@" as a token of its own, so
  * no token ends in "@@" and bpe_join undoes bpe_segment_line exactly.
  *
  * Codes file (bpe_parse, bpe_format): UTF-8 text, the first line "#version: 0.2",

@@ -79,7 +79,9 @@ static const OptRow rows[] = {
     {ENUM("--positions", cfg.positions, pos_names, 0, POS_KINDS - 1), FIXED | TRAIN_TF,
      .arg = "sinusoidal|learned", .help = "position code (default sinusoidal)"},
     {INT("--max-positions", cfg.max_positions, 1, 65536), FIXED | TRAIN_TF, .arg = "N",
-     .help = "rows of the learned position tables (default 256);\nlonger training pairs are skipped"},
+     .help = "rows of the learned position tables (default 256\n"
+             "with --positions learned; sinusoidal positions have\n"
+             "no table, and the model file says max_positions 0)"},
     {FLAG("--share-embeddings", OPT_TRUE, cfg.share_embeddings), FIXED | TRAIN_TF,
      .help = "one embedding table for source and target (needs one\n"
              "vocabulary: a corpus DATA, or prepare --joint); with\n"

@@ -666,6 +666,10 @@ Test(cli_prepare, help_on_stdout)
     cr_assert_str_eq(r.err, "");
     cr_assert(strncmp(r.out, "usage: s2s prepare CORPUS -o DIR [options]\n", 43) == 0, "%s", r.out);
     cr_assert(strstr(r.out, "10% of the pairs"), "%s", r.out);
+    /* every file it writes, the codes of subwords included */
+    for (size_t i = 0; i < NOUTPUTS; i++)
+        cr_expect(strstr(r.out, OUTPUTS[i]), "the help does not name %s", OUTPUTS[i]);
+    cr_expect(strstr(r.out, "  bpe.src bpe.tgt "), "%s", r.out);
     run_free(&r);
     r = RUN_S2S(NULL, "--help");
     cr_assert(strstr(r.out, "  prepare    "), "%s", r.out);
