@@ -327,6 +327,8 @@ static void arch_and_defaults(TrainOpts *o, const TrainOpts *saved, const int *s
         o->ema = r->ema;
     if (!given(seen, "--concat"))
         o->concat = r->concat;
+    if (o->base && !given(seen, "--lr"))
+        o->lr = TRAIN_INIT_LR;
     bool warmup_sched = o->sched == SCHED_WARMUP_DECAY || o->sched == SCHED_WARMUP_COSINE;
     if (warmup_sched && !given(seen, "--warmup"))
         o->warmup = TRAIN_WARMUP;

@@ -1,4 +1,5 @@
 /* s2s: the subcommand table. */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,6 +54,10 @@ static void blas_threads_sleep_soon(char **argv)
 
 int main(int argc, char **argv)
 {
+    /* A file-size limit (ulimit -f) then makes a write fail with EFBIG, which every
+       writer reports as it reports a full disk (one line naming the file, the previous
+       file kept, no temporary left), instead of killing the process mid-write. */
+    signal(SIGXFSZ, SIG_IGN);
     if (argc < 2) {
         usage(stderr);
         return 2;

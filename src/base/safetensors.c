@@ -732,15 +732,37 @@ bool st_has_format(const char *path, const char *format)
     return yes;
 }
 
+/* Opens path for reading if it is a regular file: the fd, or -1 with e set. A FIFO or
+   a device is refused without waiting for a writer (O_NONBLOCK) or reading endless
+   data. */
+static int open_regular(const char *path, struct stat *st, Err *e)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0)
+        return err_set(e, "%s: cannot open: %s", path, strerror(errno));
+    if (fstat(fd, st) != 0) {
+        int saved = errno;
+        close(fd);
+        return err_set(e, "%s: cannot open: %s", path, strerror(saved));
+    }
+    if (!S_ISREG(st->st_mode)) {
+        close(fd);
+        return err_set(e, "%s: not a regular file (%s); a model or state is read from a file",
+                       path, S_ISDIR(st->st_mode) ? "a directory" : S_ISFIFO(st->st_mode) ? "a pipe"
+                                                                 : "a device or socket");
+    }
+    return fd;
+}
+
 int st_load(StFile **out, const char *path, const char *expect_format, Err *e)
 {
     *out = NULL;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return err_set(e, "%s: cannot open: %s", path, strerror(errno));
-    size_t cap = 1 << 16, n = 0;
     struct stat st;
-    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0)
+    int fd = open_regular(path, &st, e);
+    if (fd < 0)
+        return -1;
+    size_t cap = 1 << 16, n = 0;
+    if (st.st_size > 0)
         cap = (size_t)st.st_size + 1; /* one more byte: EOF without a realloc */
     unsigned char *buf = xmalloc(cap);
     for (;;) {
@@ -772,13 +794,13 @@ int st_load(StFile **out, const char *path, const char *expect_format, Err *e)
 int st_map(StFile **out, const char *path, const char *expect_format, Err *e)
 {
     *out = NULL;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return err_set(e, "%s: cannot open: %s", path, strerror(errno));
     struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0) {
+    int fd = open_regular(path, &st, e);
+    if (fd < 0)
+        return -1;
+    if (st.st_size <= 0) {
         close(fd);
-        return st_load(out, path, expect_format, e); /* not a regular file: read it */
+        return st_load(out, path, expect_format, e); /* empty: nothing to map */
     }
     size_t len = (size_t)st.st_size;
     void *map = mmap(NULL, len, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);

@@ -109,7 +109,8 @@ int st_load(StFile **out, const char *path, const char *expect_format, Err *e);
    copy, and the tensors' data point into the mapping for as long as the file is open.
    The checks are st_load's, the checksum included. A file truncated by someone else
    while it is mapped makes the next access to a lost page end the process with one line
-   naming the file (exit 1) instead of a crash. Anything but a regular file is read. */
+   naming the file (exit 1) instead of a crash. Both refuse anything but a regular
+   file (a pipe, a device, a directory) without reading from it. */
 int st_map(StFile **out, const char *path, const char *expect_format, Err *e);
 /* Whether f was mapped by st_map (its tensors' data then live in the mapping). */
 bool st_is_mapped(const StFile *f);

@@ -113,7 +113,8 @@ static const OptRow rows[] = {
      .help = "sentences per batch (default {}; 0: no limit)"},
     {LONG("--batch-tokens", batch.tokens, 0, 100000000), FIXED | TRAIN_TOP, .key = "batch_tokens", .arg = "N",
      .help = "at most N padded target tokens per batch (default: off)"},
-    {REAL("--lr", OPT_DOUBLE, lr, 0, 10), FIXED, .key = "lr", .arg = "R", .help = "Adam learning rate (default {})"},
+    {REAL("--lr", OPT_DOUBLE, lr, 0, 10), FIXED, .key = "lr", .arg = "R",
+     .help = "Adam learning rate (default {}; with --init " STR(TRAIN_INIT_LR) ")"},
     /* the three Adam constants share one help line */
     {REAL("--beta1", OPT_DOUBLE, beta1, 0, 0.999999), FIXED, .key = "beta1", .arg = "B --beta2 B --adam-eps E",
      .help = "Adam constants (default {} {--beta2} {--adam-eps})"},

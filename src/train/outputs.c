@@ -1,5 +1,6 @@
 #include "train/outputs.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,6 +98,32 @@ static int check_output(const char *path, Kind k, const Inputs *in, Err *e)
     return 0;
 }
 
+/* The checkpoints a run may write, MODEL.ckpt.STEP (--keep-checkpoints): every file
+   of that pattern beside MODEL must be a model file and not an input, so that a run is
+   not stopped at its first kept checkpoint by a file it may not replace. */
+static int check_checkpoints(const char *model, const Inputs *in, Err *e)
+{
+    char *dir = path_dir(model);
+    const char *slash = strrchr(model, '/');
+    const char *base = slash ? slash + 1 : model;
+    size_t bl = strlen(base);
+    int rc = 0;
+    DIR *d = opendir(dir);
+    for (struct dirent *de; rc == 0 && d && (de = readdir(d));) {
+        const char *name = de->d_name, *num = name + bl + 6;
+        if (strncmp(name, base, bl) != 0 || strncmp(name + bl, ".ckpt.", 6) != 0 || !*num ||
+            strspn(num, "0123456789") != strlen(num))
+            continue;
+        char *path = path_join(dir, name);
+        rc = check_output(path, KIND_MODEL, in, e);
+        free(path);
+    }
+    if (d)
+        closedir(d);
+    free(dir);
+    return rc;
+}
+
 static int check_all(const char *model, const Inputs *in, bool corpus, bool resume, bool force, Err *e)
 {
     static const struct {
@@ -109,6 +136,8 @@ static int check_all(const char *model, const Inputs *in, bool corpus, bool resu
         rc = check_output(p, outs[i].kind, in, e);
         free(p);
     }
+    if (rc == 0)
+        rc = check_checkpoints(model, in, e);
     if (rc == 0 && corpus) {
         /* MODEL.d/ and the files prepare writes there */
         char *dir = path_suffixed(model, ".d");

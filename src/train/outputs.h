@@ -2,7 +2,8 @@
  * The files a training run writes, claimed before anything is written.
  *
  * For an output path MODEL a run writes MODEL, MODEL.last, MODEL.state,
- * MODEL.log.jsonl and, when DATA is a corpus file, the prepared directory MODEL.d/.
+ * MODEL.log.jsonl, MODEL.ckpt.STEP (--keep-checkpoints) and, when DATA is a corpus
+ * file, the prepared directory MODEL.d/.
  * It may replace only files of its own kind: a model file (its header's format tag),
  * a training state (its tag), a training log (its first line), a prepared directory
  * (it holds prepare.json). Anything else that exists at one of those paths, and any

@@ -104,6 +104,10 @@ typedef struct Trainer {
     /* --init: where the run started, {"file": BASE, "crc32": its weights' s2s.crc32,
        "steps": its history's steps}, for the history and the state; NULL: no --init */
     char *init_from;
+    /* --keep-checkpoints: the steps of the MODEL.ckpt.STEP files this run wrote and has
+       not removed, ascending (saved in the state); the only ones it removes */
+    long *ckpts;
+    size_t n_ckpts;
 } Trainer;
 
 /* Puts the moving average of the weights in place of the weights (on), or back (off):
@@ -286,6 +290,10 @@ static void state_progress_json(const Trainer *t, JsonWriter *w)
     json_put_f64(w, "lr_scale", p->lr_scale);
     json_put_int(w, "bad_steps", p->bad_steps);
     json_put_int(w, "train_pairs", t->data.train.set.n);
+    json_open_array_line(w, "checkpoints");
+    for (size_t i = 0; i < t->n_ckpts; i++)
+        json_put_int(w, NULL, t->ckpts[i]);
+    json_close(w);
 }
 
 static void state_json(const Trainer *t, Buf *b)
@@ -391,6 +399,24 @@ static int init_from_state(Trainer *t, const JsonVal *v, Err *e)
     return 0;
 }
 
+/* The state's "checkpoints" (absent in a state of an older s2s: none). */
+static int ckpts_from_state(Trainer *t, const JsonVal *v, Err *e)
+{
+    if (!v)
+        return 0;
+    if (v->type != JSON_ARRAY)
+        return err_set(e, "%s: s2s.state: 'checkpoints' is not an array", t->path_state);
+    size_t n = json_len(v);
+    t->ckpts = n ? XNEW(long, n) : NULL;
+    for (size_t i = 0; i < n; i++) {
+        const JsonVal *x = json_at(v, i);
+        if (x->type != JSON_NUMBER || !x->is_int || x->u.num.i < 0 || (i && x->u.num.i <= t->ckpts[i - 1]))
+            return err_set(e, "%s: s2s.state: 'checkpoints' is not a list of ascending steps", t->path_state);
+        t->ckpts[t->n_ckpts++] = (long)x->u.num.i;
+    }
+    return 0;
+}
+
 /* Restores weights, moments and progress from MODEL.state, after checking that it
    belongs to this data and configuration. */
 static int load_state(Trainer *t, Err *e)
@@ -462,7 +488,7 @@ static int load_state(Trainer *t, Err *e)
     }
     have = hb->b;
     p->tokens = tok->u.num.i;
-    if (init_from_state(t, json_get(r, "init"), e) != 0)
+    if (init_from_state(t, json_get(r, "init"), e) != 0 || ckpts_from_state(t, json_get(r, "checkpoints"), e) != 0)
         goto out;
     if (pairs != t->data.train.set.n || (uint64_t)seed != t->o->seed || bsize != t->o->batch.batch ||
         btok != t->o->batch.tokens) {
@@ -621,51 +647,10 @@ out:
     return rc;
 }
 
-/* The steps of the files MODEL.ckpt.STEP beside MODEL that are model files, ascending;
-   returns their count (*steps: a new array, the caller frees it). */
-static size_t list_checkpoints(const char *model, long **steps)
-{
-    char *dir = path_dir(model);
-    const char *slash = strrchr(model, '/');
-    const char *base = slash ? slash + 1 : model;
-    size_t bl = strlen(base), n = 0, cap = 0;
-    *steps = NULL;
-    DIR *d = opendir(dir);
-    for (struct dirent *de; d && (de = readdir(d));) {
-        const char *name = de->d_name;
-        if (strncmp(name, base, bl) != 0 || strncmp(name + bl, ".ckpt.", 6) != 0)
-            continue;
-        const char *num = name + bl + 6;
-        char *end;
-        long step = strtol(num, &end, 10);
-        if (*num < '0' || *num > '9' || *end || step < 0)
-            continue;
-        char *path = path_join(dir, name);
-        bool ours = st_has_format(path, ST_FORMAT_MODEL);
-        free(path);
-        if (!ours)
-            continue;
-        if (n == cap) {
-            cap = cap ? 2 * cap : 16;
-            *steps = xrealloc_array(*steps, cap, sizeof **steps);
-        }
-        (*steps)[n++] = step;
-    }
-    if (d)
-        closedir(d);
-    free(dir);
-    for (size_t i = 1; i < n; i++) /* insertion sort: a handful of files */
-        for (size_t j = i; j > 0 && (*steps)[j - 1] > (*steps)[j]; j--) {
-            long x = (*steps)[j];
-            (*steps)[j] = (*steps)[j - 1];
-            (*steps)[j - 1] = x;
-        }
-    return n;
-}
-
 /* --keep-checkpoints N: the model of this validation as MODEL.ckpt.STEP, then the
-   oldest such files removed until N remain. A file at that path that is not a model
-   file is not replaced (an error). */
+   oldest checkpoints this run wrote removed until N remain (another file of that name,
+   a user's or another run's, is never removed). A file at that path that is not a
+   model file is not replaced (an error; train_claim refuses one before training). */
 static int keep_checkpoint(Trainer *t, const char *history, Err *e)
 {
     char suffix[40];
@@ -677,17 +662,22 @@ static int keep_checkpoint(Trainer *t, const char *history, Err *e)
     if (rc == 0)
         rc = model_file_save(path, &t->m, t->data.src_vocab, t->data.tgt_vocab, &t->data.text, history, e);
     free(path);
-    long *steps;
-    size_t n = rc == 0 ? list_checkpoints(t->o->model, &steps) : 0;
-    for (size_t i = 0; rc == 0 && i + (size_t)t->o->keep_ckpt < n; i++) {
-        snprintf(suffix, sizeof suffix, ".ckpt.%ld", steps[i]);
+    if (rc != 0)
+        return -1;
+    if (t->n_ckpts == 0 || t->ckpts[t->n_ckpts - 1] != t->p.step) {
+        t->ckpts = xrealloc_array(t->ckpts, t->n_ckpts + 1, sizeof *t->ckpts);
+        t->ckpts[t->n_ckpts++] = t->p.step;
+    }
+    size_t drop = t->n_ckpts > (size_t)t->o->keep_ckpt ? t->n_ckpts - (size_t)t->o->keep_ckpt : 0;
+    for (size_t i = 0; rc == 0 && i < drop; i++) {
+        snprintf(suffix, sizeof suffix, ".ckpt.%ld", t->ckpts[i]);
         char *old = path_suffixed(t->o->model, suffix);
         if (unlink(old) != 0 && errno != ENOENT)
             rc = err_set(e, "%s: cannot remove: %s", old, strerror(errno));
         free(old);
     }
-    if (n)
-        free(steps);
+    memmove(t->ckpts, t->ckpts + drop, (t->n_ckpts - drop) * sizeof *t->ckpts);
+    t->n_ckpts -= drop;
     return rc;
 }
 
@@ -1012,6 +1002,7 @@ static void trainer_free(Trainer *t)
     free(t->path_log);
     free(t->ema);
     free(t->init_from);
+    free(t->ckpts);
 }
 
 /* Why the loop stopped, for the log and the message. */

@@ -90,6 +90,10 @@ TrainOpts train_opts_default(void);
 #define TRAIN_BPE 16000
 /* The share of joined examples (--concat) of the Transformer's recipe. */
 #define TRAIN_CONCAT 0.1
+/* The learning rate of a run that starts from a model (--init) unless --lr is given: a
+   tenth of the recipe's, which kept most of the base model's quality on general text
+   while gaining as much on the new domain (docs/finetune.md). */
+#define TRAIN_INIT_LR 1e-4
 
 /* Runs training, as one of the processes of train/dist.h (process 0 alone writes the
    files, the log and the progress). Returns 0 (stopped by a limit, patience, or a

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "helpers.h"
 #include "base/safetensors.h"
@@ -203,6 +204,58 @@ Test(ema, average_of_a_state_gives_the_weights_without_the_average)
     cr_expect(!file_exists(out), "%s written after a refusal", out);
     free(w2); free(e2); free(got);
     free(s2); free(l2); free(l1); free(raw); free(mix); free(out); free(other); free(m1); free(m2); free(data);
+    rm_rf(dir);
+    free(dir);
+}
+
+/* A file at a path of the pattern MODEL.ckpt.STEP that is not a model file stops the
+   run before anything is written (not at its first kept checkpoint); a model file
+   there that another run wrote is never removed by --keep-checkpoints, which removes
+   only the checkpoints of its own run. */
+Test(ema, checkpoint_paths_are_checked_first_and_only_the_runs_own_are_removed)
+{
+    char *dir = sample_prepared_dir();
+    char *data = strf("%s/data", dir), *m = strf("%s/m.s2s", dir), *notes = strf("%s/m.s2s.ckpt.2", dir);
+    write_file(notes, "notes\n");
+    char *before = dir_snapshot(dir);
+    RunResult r = RUN_S2S(NULL, "train", data, "-o", m, "--steps", "6", "--valid-every", "1", "--keep-checkpoints",
+                          "3", SMALL_RNN);
+    cr_expect_eq(r.status, 1);
+    char *want = strf("s2s: %s: exists and is not an s2s model file; refusing to replace it; choose another -o\n",
+                      notes);
+    cr_expect_str_eq(r.err, want);
+    run_free(&r);
+    char *after = dir_snapshot(dir);
+    cr_expect_str_eq(after, before, "files written before the refusal");
+    unlink(notes);
+
+    /* another run's model at m.s2s.ckpt.100 (a step this run does not reach) */
+    char *other = strf("%s/other.s2s", dir), *foreign = strf("%s/m.s2s.ckpt.100", dir);
+    r = RUN_S2S(NULL, "train", data, "-o", other, "--steps", "1", SMALL_RNN);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    run_free(&r);
+    cr_assert_eq(rename(other, foreign), 0);
+    r = RUN_S2S(NULL, "train", data, "-o", m, "--steps", "4", "--valid-every", "1", "--keep-checkpoints", "2",
+                SMALL_RNN);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    run_free(&r);
+    r = RUN_S2S(NULL, "train", "-o", m, "--resume", "--steps", "6", "--quiet");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    run_free(&r);
+    for (int s = 1; s <= 6; s++) {
+        char *p = strf("%s.ckpt.%d", m, s);
+        cr_expect_eq(file_exists(p), s >= 5, "%s", p);
+        free(p);
+    }
+    cr_expect(file_exists(foreign), "another run's checkpoint was removed");
+    free(foreign);
+    free(other);
+    free(after);
+    free(before);
+    free(want);
+    free(notes);
+    free(m);
+    free(data);
     rm_rf(dir);
     free(dir);
 }

@@ -231,6 +231,10 @@ Test(finetune, resumes_exactly)
     char *la = strf("%s.log.jsonl", a), *lb = strf("%s.log.jsonl", b);
     char *sa = step_losses(la), *sb = step_losses(lb);
     cr_expect_str_eq(sb, sa, "resumed fine-tuning, other losses");
+    /* without --lr, a fine-tuning run's rate (TRAIN_INIT_LR) */
+    char *log = slurp(la, NULL);
+    cr_expect(strstr(log, "\"lr\": 0.0001, \"schedule\": \"warmup-decay\""), "%.600s", log);
+    free(log);
     char *lasta = strf("%s.last", a), *lastb = strf("%s.last", b);
     expect_same_weights(lasta, lastb);
     RunResult r = RUN_S2S(NULL, "info", lastb);

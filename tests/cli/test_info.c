@@ -187,3 +187,36 @@ Test(cli_info, missing_foreign_and_corrupt_files)
     free(path);
     free(dir);
 }
+
+/* What is not a regular file is refused at once, without waiting for a writer or
+   reading endless data: a FIFO (no writer), a device, a directory. translate and
+   average load models the same way. */
+Test(cli_info, a_pipe_a_device_or_a_directory_is_refused_at_once, .timeout = 30)
+{
+    char *dir = tmpdir_new(), *fifo = strf("%s/fifo.s2s", dir);
+    cr_assert_eq(mkfifo(fifo, 0600), 0);
+    RunResult r = RUN_S2S(NULL, "info", fifo);
+    cr_expect_eq(r.status, 1);
+    char *want = strf("s2s: %s: not a regular file (a pipe); a model or state is read from a file\n", fifo);
+    cr_expect_str_eq(r.err, want);
+    run_free(&r);
+    r = RUN_S2S(NULL, "info", "/dev/zero");
+    cr_expect_eq(r.status, 1);
+    cr_expect_str_eq(r.err, "s2s: /dev/zero: not a regular file (a device or socket); a model or state is read "
+                            "from a file\n");
+    run_free(&r);
+    r = RUN_S2S(NULL, "translate", "/dev/zero", "Hello.");
+    cr_expect_eq(r.status, 1);
+    cr_expect(strstr(r.err, "/dev/zero: not a regular file (a device or socket)"), "%s", r.err);
+    run_free(&r);
+    r = RUN_S2S(NULL, "info", dir);
+    cr_expect_eq(r.status, 1);
+    free(want);
+    want = strf("s2s: %s: not a regular file (a directory); a model or state is read from a file\n", dir);
+    cr_expect_str_eq(r.err, want);
+    run_free(&r);
+    free(want);
+    free(fifo);
+    rm_rf(dir);
+    free(dir);
+}

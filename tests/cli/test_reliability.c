@@ -27,8 +27,9 @@ static const char *s2s_path(void)
 }
 
 /* Starts s2s with args (NULL-terminated, without the program name), stdout and stderr
-   to err_path; fsize > 0 limits the size of files it writes (RLIMIT_FSIZE, with
-   SIGXFSZ ignored so that writes fail with EFBIG, as on a full disk). */
+   to err_path; fsize > 0 limits the size of files it writes (RLIMIT_FSIZE). SIGXFSZ
+   keeps its default disposition (the process would die of it): s2s must ignore it
+   itself, so that a write over the limit fails with EFBIG, as on a full disk. */
 static pid_t spawn(const char *const *args, const char *err_path, long fsize)
 {
     pid_t pid = fork();
@@ -39,8 +40,8 @@ static pid_t spawn(const char *const *args, const char *err_path, long fsize)
             _exit(127);
         dup2(fd, 1);
         dup2(fd, 2);
+        signal(SIGXFSZ, SIG_DFL);
         if (fsize > 0) {
-            signal(SIGXFSZ, SIG_IGN);
             struct rlimit rl = {(rlim_t)fsize, (rlim_t)fsize};
             setrlimit(RLIMIT_FSIZE, &rl);
         }
@@ -231,6 +232,50 @@ Test(reliability, a_failed_save_keeps_the_previous_files)
     free(err);
     free(last);
     free(state);
+    free(errp);
+    free(model);
+    free(data);
+    rm_rf(dir);
+    free(dir);
+}
+
+/* translate -o under a file-size limit: the write fails (the process is not killed by
+   SIGXFSZ), one line names the output, exit 1, the previous output is unchanged and no
+   temporary is left. */
+Test(reliability, a_file_size_limit_stops_translate_in_one_line)
+{
+    char *dir = sample_prepared_dir();
+    char *data = strf("%s/data", dir), *model = strf("%s/m.s2s", dir), *errp = strf("%s/err", dir);
+    char *src = strf("%s/src.txt", dir), *out = strf("%s/out.txt", dir);
+    const char *first[] = {"train", data, "-o", model, "--steps", "2", "--quiet", SMALL, NULL};
+    cr_assert_eq(wait_exit(spawn(first, errp, 0)), 0);
+    char *text = slurp("data/sample.tsv", NULL);
+    cr_assert_not_null(text);
+    for (char *p = text; (p = strchr(p, '\t'));) { /* the sources alone */
+        char *nl = strchr(p, '\n');
+        memmove(p, nl, strlen(nl) + 1);
+    }
+    write_file(src, text);
+    write_file(out, "before\n");
+    const char *args[] = {"translate", model, "-i", src, "-o", out, "--threads", "1", NULL};
+    int st = wait_exit(spawn(args, errp, 300)); /* 400 lines of output are longer */
+    cr_expect_eq(st, 1, "exit %d", st);
+    char *err = slurp(errp, NULL), *want = strf("s2s: %s", out);
+    cr_expect(strncmp(err, want, strlen(want)) == 0 && strstr(err, "File too large") &&
+                  strchr(err, '\n') == err + strlen(err) - 1,
+              "%s", err);
+    char *after = slurp(out, NULL);
+    cr_expect_str_eq(after, "before\n");
+    DIR *d = opendir(dir);
+    for (struct dirent *de; (de = readdir(d));)
+        cr_expect(!strstr(de->d_name, ".tmp"), "temporary file left: %s", de->d_name);
+    closedir(d);
+    free(after);
+    free(want);
+    free(err);
+    free(text);
+    free(src);
+    free(out);
     free(errp);
     free(model);
     free(data);
