@@ -2,9 +2,13 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -294,4 +298,67 @@ char *path_join(const char *dir, const char *name)
         buf_putc(&b, '/');
     buf_puts(&b, name);
     return buf_take(&b);
+}
+
+/* Watched mappings, for the SIGBUS handler: a page of a mapping past the file's end
+   (the file was truncated by someone else while in use) raises SIGBUS on access; the
+   handler names the file and exits 1 instead of crashing. */
+enum { MAP_SLOTS = 64 };
+static struct {
+    const unsigned char *base;
+    size_t len;
+    char msg[400];
+    size_t msg_len;
+} map_slot[MAP_SLOTS];
+static pthread_mutex_t map_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void on_sigbus(int sig, siginfo_t *si, void *ctx)
+{
+    (void)sig;
+    (void)ctx;
+    const unsigned char *a = si->si_addr;
+    static const char generic[] = "s2s: a mapped file was truncated while in use\n";
+    for (int i = 0; i < MAP_SLOTS; i++)
+        if (map_slot[i].base && a >= map_slot[i].base && a < map_slot[i].base + map_slot[i].len) {
+            (void)!write(2, map_slot[i].msg, map_slot[i].msg_len);
+            _exit(1);
+        }
+    (void)!write(2, generic, sizeof generic - 1);
+    _exit(1);
+}
+
+void file_map_watch(const void *base, size_t len, const char *path, const char *after)
+{
+    static bool installed;
+    pthread_mutex_lock(&map_lock);
+    if (!installed) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_sigaction = on_sigbus;
+        sa.sa_flags = SA_SIGINFO;
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGBUS, &sa, NULL);
+        installed = true;
+    }
+    for (int i = 0; i < MAP_SLOTS; i++)
+        if (!map_slot[i].base) {
+            int n = snprintf(map_slot[i].msg, sizeof map_slot[i].msg,
+                             "s2s: %s: the file was truncated while in use; %s\n", path, after);
+            size_t cap = sizeof map_slot[i].msg;
+            map_slot[i].msg_len = n < 0 ? 0 : (size_t)n < cap ? (size_t)n : cap - 1;
+            map_slot[i].len = len;
+            map_slot[i].base = base;
+            break;
+        }
+    pthread_mutex_unlock(&map_lock);
+}
+
+void file_unmap(void *base, size_t len)
+{
+    pthread_mutex_lock(&map_lock);
+    for (int i = 0; i < MAP_SLOTS; i++)
+        if (map_slot[i].base == base)
+            map_slot[i].base = NULL;
+    pthread_mutex_unlock(&map_lock);
+    munmap(base, len);
 }

@@ -74,4 +74,13 @@ char *path_suffixed(const char *path, const char *suffix);
 /* The directory that holds path: "." for "x", "/" for "/x"; the caller frees it. */
 char *path_dir(const char *path);
 
+/* A read-only mapping of the file at path that someone else may truncate while it is in
+   use: an access to a page past the new end (SIGBUS) then ends the process with exit 1
+   and one line, "s2s: PATH: the file was truncated while in use; AFTER" (after: what
+   the user should know, such as "nothing written"), instead of a crash. At most 64
+   mappings are watched at once (more are unwatched). */
+void file_map_watch(const void *base, size_t len, const char *path, const char *after);
+/* Stops watching the mapping at base and unmaps it. */
+void file_unmap(void *base, size_t len);
+
 #endif

@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <sys/mman.h>
@@ -294,68 +293,6 @@ struct StFile {
     bool mapped;      /* buf is a read-only mapping of the file (st_map) */
 };
 
-/* Mapped files, for the SIGBUS handler: a page of a mapping past the file's end (the
-   file was truncated by someone else while in use) raises SIGBUS on access; the handler
-   names the file and exits 1 instead of crashing. */
-enum { MAP_SLOTS = 64 };
-static struct {
-    const unsigned char *base;
-    size_t len;
-    char msg[320];
-    size_t msg_len;
-} map_slot[MAP_SLOTS];
-static pthread_mutex_t map_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static void on_sigbus(int sig, siginfo_t *si, void *ctx)
-{
-    (void)sig;
-    (void)ctx;
-    const unsigned char *a = si->si_addr;
-    static const char generic[] = "s2s: a mapped file was truncated while in use; nothing written\n";
-    for (int i = 0; i < MAP_SLOTS; i++)
-        if (map_slot[i].base && a >= map_slot[i].base && a < map_slot[i].base + map_slot[i].len) {
-            (void)!write(2, map_slot[i].msg, map_slot[i].msg_len);
-            _exit(1);
-        }
-    (void)!write(2, generic, sizeof generic - 1);
-    _exit(1);
-}
-
-static void map_remember(const unsigned char *base, size_t len, const char *path)
-{
-    static bool installed;
-    pthread_mutex_lock(&map_lock);
-    if (!installed) {
-        struct sigaction sa;
-        memset(&sa, 0, sizeof sa);
-        sa.sa_sigaction = on_sigbus;
-        sa.sa_flags = SA_SIGINFO;
-        sigemptyset(&sa.sa_mask);
-        sigaction(SIGBUS, &sa, NULL);
-        installed = true;
-    }
-    for (int i = 0; i < MAP_SLOTS; i++)
-        if (!map_slot[i].base) {
-            int n = snprintf(map_slot[i].msg, sizeof map_slot[i].msg,
-                             "s2s: %s: the file was truncated while in use; nothing written\n", path);
-            map_slot[i].msg_len = n < 0 ? 0 : (size_t)n < sizeof map_slot[i].msg ? (size_t)n : sizeof map_slot[i].msg - 1;
-            map_slot[i].len = len;
-            map_slot[i].base = base;
-            break;
-        }
-    pthread_mutex_unlock(&map_lock);
-}
-
-static void map_forget(unsigned char *base, size_t len)
-{
-    pthread_mutex_lock(&map_lock);
-    for (int i = 0; i < MAP_SLOTS; i++)
-        if (map_slot[i].base == base)
-            map_slot[i].base = NULL;
-    pthread_mutex_unlock(&map_lock);
-    munmap(base, len);
-}
-
 void st_close(StFile *f)
 {
     if (!f)
@@ -369,7 +306,7 @@ void st_close(StFile *f)
     free(f->t);
     json_free(&f->doc);
     if (f->mapped)
-        map_forget(f->buf, f->len);
+        file_unmap(f->buf, f->len);
     else
         free(f->buf);
     free(f->path);
@@ -807,7 +744,7 @@ int st_map(StFile **out, const char *path, const char *expect_format, Err *e)
     close(fd);
     if (map == MAP_FAILED)
         return st_load(out, path, expect_format, e);
-    map_remember(map, len, path);
+    file_map_watch(map, len, path, "nothing written");
     StFile *f = xcalloc(1, sizeof *f);
     f->path = xstrdup(path);
     f->buf = map;

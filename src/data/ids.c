@@ -341,8 +341,10 @@ int ids_map(IdsMap *m, const char *path, const IdsPrint *want, const size_t nvoc
     close(fd);
     if (len && base == MAP_FAILED)
         return err_set(e, "%s: cannot map: %s", path, strerror(mapped_errno));
-    if (len) /* pairs are read in a shuffled order: no read-ahead around each one */
+    if (len) { /* pairs are read in a shuffled order: no read-ahead around each one */
         madvise(base, len, MADV_RANDOM);
+        file_map_watch(base, len, path, "files written before are whole: prepare the data again, then --resume");
+    }
     m->base = base;
     m->len = len;
     m->path = xstrdup(path);
@@ -360,7 +362,7 @@ void ids_unmap(IdsMap *m)
 {
     ids_close(&m->view);
     if (m->base)
-        munmap(m->base, m->len);
+        file_unmap(m->base, m->len);
     free(m->path);
     memset(m, 0, sizeof *m);
 }

@@ -155,6 +155,39 @@ static void signal_saves_and_the_run_resumes(int sig)
     free(dir);
 }
 
+/* DATA/train.ids truncated by someone else while a run reads it (mapped): one line
+   naming the file, exit 1 (not a crash by SIGBUS), and the checkpoint on disk whole. */
+Test(reliability, a_training_file_truncated_under_the_run_is_one_line)
+{
+    char *dir = sample_prepared_dir();
+    char *data = strf("%s/data", dir), *model = strf("%s/m.s2s", dir), *errp = strf("%s/err", dir);
+    char *logp = strf("%s.log.jsonl", model), *ids = strf("%s/train.ids", data);
+    const char *args[] = {"train", data, "-o", model, "--epochs", "100000", "--valid-every", "2",
+                          "--log-every", "1000000", SMALL, NULL};
+    pid_t pid = spawn(args, errp, 0);
+    for (int i = 0; i < 600 && count_in_file(logp, "\"event\": \"valid\"") < 1; i++)
+        usleep(50000);
+    cr_assert(count_in_file(logp, "\"event\": \"valid\"") >= 1, "no validation after 30 s");
+    cr_assert_eq(truncate(ids, 0), 0); /* every page gone: the next read faults */
+    int st = wait_exit(pid);
+    cr_expect_eq(st, 1, "exit %d", st);
+    char *err = slurp(errp, NULL);
+    char *want = strf("s2s: %s: the file was truncated while in use; files written before are whole: prepare "
+                      "the data again, then --resume\n", ids);
+    size_t ne = strlen(err), nw = strlen(want);
+    cr_expect(ne >= nw && strcmp(err + ne - nw, want) == 0, "the last line is not '%s':\n%s", want, err);
+    expect_loadable(model, false);
+    free(want);
+    free(err);
+    free(ids);
+    free(logp);
+    free(errp);
+    free(model);
+    free(data);
+    rm_rf(dir);
+    free(dir);
+}
+
 Test(reliability, sigint_saves_and_the_run_resumes) { signal_saves_and_the_run_resumes(SIGINT); }
 
 Test(reliability, sigterm_saves_and_the_run_resumes) { signal_saves_and_the_run_resumes(SIGTERM); }
