@@ -284,7 +284,7 @@ static void model_files_through(const char *cmd)
     free(want);
     args[1] = dir;
     r = run_s2s(NULL, args);
-    want = strf("s2s: %s: cannot read: Is a directory\n", dir);
+    want = strf("s2s: %s: not a regular file (a directory); a model or state is read from a file\n", dir);
     expect_run(&r, 1, "", want, "a directory");
     free(want);
     cr_expect_eq(dir_count(dir), 2);
