@@ -1,5 +1,6 @@
 /* s2s: the subcommand table. */
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,12 +53,35 @@ static void blas_threads_sleep_soon(char **argv)
     execv("/proc/self/exe", argv);
 }
 
+/* OpenBLAS starts its worker threads when the library loads, each of which maps a
+   buffer of 128 MiB and, when an address-space limit (ulimit -v) refuses it, retries
+   forever, while the main thread waits for it at exit: a command under such a limit
+   would hang after its work. The commands that do no matrix products (and the help)
+   run themselves again with OPENBLAS_NUM_THREADS=1, so that no worker starts (they then
+   run under a limit of about 50 MB). A value the user set is kept. */
+static void blas_threads_none(char **argv)
+{
+    if (getenv("OPENBLAS_NUM_THREADS"))
+        return;
+    if (setenv("OPENBLAS_NUM_THREADS", "1", 1) != 0)
+        return;
+    execv("/proc/self/exe", argv);
+}
+
+/* Whether a command (argv[1]) computes matrix products: the others need no BLAS threads. */
+static bool uses_blas(const char *name)
+{
+    return strcmp(name, "train") == 0 || strcmp(name, "translate") == 0 || strcmp(name, "eval") == 0;
+}
+
 int main(int argc, char **argv)
 {
     /* A file-size limit (ulimit -f) then makes a write fail with EFBIG, which every
        writer reports as it reports a full disk (one line naming the file, the previous
        file kept, no temporary left), instead of killing the process mid-write. */
     signal(SIGXFSZ, SIG_IGN);
+    if (argc < 2 || !uses_blas(argv[1]))
+        blas_threads_none(argv);
     if (argc < 2) {
         usage(stderr);
         return 2;

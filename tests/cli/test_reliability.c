@@ -370,3 +370,22 @@ Test(reliability, a_second_sigint_exits_at_once_and_files_stay_whole)
     rm_rf(dir);
     free(dir);
 }
+
+/* Under an address-space limit (ulimit -v 120000) too small for OpenBLAS's worker
+   threads (128 MiB each), the commands that do no matrix products still end, exit 0,
+   at once (they start no worker): tokenize, the help. */
+Test(reliability, commands_without_matrix_products_run_under_a_small_memory_limit, .timeout = 60)
+{
+#if defined(__SANITIZE_ADDRESS__)
+    cr_skip_test("AddressSanitizer reserves more address space than any such limit");
+#else
+    char *cmd = strf("ulimit -v 120000 && echo 'The cat.' | timeout 20 %s tokenize && timeout 20 %s --help "
+                     ">/dev/null && echo 'The cat.' | timeout 20 %s tokenize --lang fr", s2s_path(), s2s_path(),
+                     s2s_path());
+    RunResult r = RUN_PROG(NULL, "/bin/sh", "-c", cmd);
+    cr_expect_eq(r.status, 0, "exit %d (124: a hang): %s", r.status, r.err);
+    cr_expect_str_eq(r.out, "The cat .\nThe cat .\n");
+    run_free(&r);
+    free(cmd);
+#endif
+}
