@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <string.h>
 
 #include "base/buf.h"
@@ -114,12 +115,14 @@ static void parse_args(TrOpts *p, int argc, char **argv)
     const char **pos = XNEW(const char *, argc > 0 ? argc : 0);
     int seen[sizeof rows / sizeof *rows];
     int npos = opt_parse(&table, p, argc, argv, seen, pos, argc);
-    /* the first positional is a model, and so are the model files that follow it
-       before the first sentence */
+    /* the first positional is a model, and so are the files that follow it before the
+       first sentence: a model file, or a file that is not one (a damaged model, refused
+       when loaded, rather than translated as a sentence of its name) */
     for (int k = 0; k < npos; k++) {
+        struct stat st;
         if (k == 0)
             p->model = p->models[p->nmodels++] = pos[k];
-        else if (!p->nsent && st_has_format(pos[k], ST_FORMAT_MODEL))
+        else if (!p->nsent && (st_has_format(pos[k], ST_FORMAT_MODEL) || (stat(pos[k], &st) == 0 && S_ISREG(st.st_mode))))
             p->models[p->nmodels++] = pos[k];
         else
             p->sentences[p->nsent++] = (char *)pos[k];

@@ -69,6 +69,8 @@ static int load_text_config(Prepared *d, const char *dir, Err *e)
                                                          : NULL;
         d->train_oov[s] = r && r->type == JSON_NUMBER ? r->u.num.d : -1;
     }
+    const JsonVal *np = tr && tr->type == JSON_OBJECT ? json_get(tr, "pairs") : NULL;
+    d->train_pairs = np && np->type == JSON_NUMBER && np->is_int ? (long)np->u.num.i : -1;
     rc = load_bpe(d, json_get(doc.root, "bpe"), path, dir, e);
 out:
     if (parsed)
@@ -218,6 +220,13 @@ static int map_split(Split *sp, const char *dir, const char *name, const Prepare
     prepared_print(d, &want);
     size_t nvocab[2] = {vocab_size(d->src_vocab), vocab_size(d->tgt_vocab)};
     int rc = ids_map(&sp->map, path, &want, nvocab, e);
+    if (rc == 0 && d->train_pairs >= 0 && sp->map.view.n != (size_t)d->train_pairs) {
+        /* another split's file copied over it: the fingerprint cannot tell */
+        err_set(e, "%s: holds %zu pairs, but prepare.json gives the training split %ld (another split's "
+                   "file?); run 's2s prepare' again to rewrite it", path, sp->map.view.n, d->train_pairs);
+        ids_unmap(&sp->map);
+        rc = -1;
+    }
     free(path);
     if (rc != 0)
         return rc;

@@ -35,6 +35,8 @@ typedef struct Prepared {
     Split train, valid;
     double train_oov[2]; /* the training split's share of <unk> tokens, source and target, as
                             prepare.json records it (-1: it does not) */
+    long train_pairs;    /* the training split's pairs as prepare.json records them (-1: it
+                            does not); train.ids must hold as many */
 } Prepared;
 
 /* Loads DIR/prepare.json, vocab.src, vocab.tgt, train.tsv and valid.tsv, and bpe.src

@@ -395,6 +395,13 @@ Test(ids, damaged_truncated_foreign_other_version_or_other_vocabulary_refused, .
     expect_refused(root, dir, w, NULL);
     free(w);
 
+    /* another split's file, of the same vocabularies: the pair count says it */
+    char *valid = strf("%s/valid.ids", dir);
+    sh("cp '%s' '%s'", valid, ids);
+    expect_refused(root, dir, "holds 40 pairs, but prepare.json gives the training split 320 (another split's file?)",
+                   NULL);
+    free(valid);
+
     /* the ids of another vocabulary (other --min-freq), or of other codes */
     char *other = prepare(root, "other", (const char *const[]){"--min-freq", "1", NULL});
     sh("cp '%s/train.ids' '%s'", other, ids);

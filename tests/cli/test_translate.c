@@ -841,3 +841,32 @@ Test(cli_translate, streamed_bad_line_stops_after_earlier_batches)
     run_free(&r);
     fix_free(&f);
 }
+
+/* A file after the model and before the first sentence is a model: a damaged one is an
+   error naming it (exit 1, nothing on stdout), not a sentence made of its name; after
+   the first sentence a file's name is text. */
+Test(cli_translate, a_damaged_second_model_is_an_error_not_a_sentence)
+{
+    Fix f = fix_new();
+    char *bad = strf("%s/bad.s2s", f.dir);
+    size_t len;
+    char *bytes = slurp(f.chain, &len);
+    cr_assert_not_null(bytes);
+    FILE *fp = fopen(bad, "wb");
+    cr_assert(fp && fwrite(bytes, 1, 100, fp) == 100 && fclose(fp) == 0);
+    free(bytes);
+    RunResult r = RUN_S2S(NULL, "translate", f.chain, bad, "I saw the cat.");
+    cr_assert_eq(r.status, 1, "status %d, stderr: %s", r.status, r.err);
+    char *want = strf("s2s: %s: truncated: the header length says", bad);
+    cr_expect(strncmp(r.err, want, strlen(want)) == 0 && strchr(r.err, '\n') == r.err + strlen(r.err) - 1, "%s",
+              r.err);
+    cr_expect_str_eq(r.out, "");
+    run_free(&r);
+    r = RUN_S2S(NULL, "translate", f.chain, "I saw the cat.", bad);
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    cr_expect_eq(count_lines(r.out), 2, "%s", r.out);
+    run_free(&r);
+    free(want);
+    free(bad);
+    fix_free(&f);
+}
