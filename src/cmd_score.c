@@ -139,7 +139,7 @@ static void lines_read(Lines *l, const char *path)
     Err e;
     size_t len;
     l->name = strcmp(path, "-") == 0 ? "<stdin>" : path;
-    if (file_read_all(path, &l->data, &len, &e) != 0)
+    if (file_read_lines(path, &l->data, &len, &e) != 0)
         die_err(&e);
     size_t cap = 1;
     for (size_t i = 0; i < len; i++)

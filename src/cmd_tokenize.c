@@ -7,6 +7,7 @@
 
 #include "base/buf.h"
 #include "base/err.h"
+#include "base/file.h"
 #include "base/opt.h"
 #include "commands.h"
 #include "text/bpe.h"
@@ -60,6 +61,28 @@ static void flush_out(Buf *out)
     buf_clear(out);
 }
 
+/* getline, bounded: reads at most FILE_MAX_LINE + 3 bytes of a line (more is an error
+   for the caller), so that endless input without newlines (/dev/zero) stops. Returns
+   the bytes read (the newline included), or -1 at the end of the input. */
+static ssize_t read_line(FILE *fp, char **line, size_t *cap)
+{
+    size_t n = 0, max = (size_t)FILE_MAX_LINE + 3;
+    int c;
+    while (n < max && (c = getc_unlocked(fp)) != EOF) {
+        if (n + 2 > *cap) {
+            *cap = *cap ? 2 * *cap : 256;
+            *line = xrealloc(*line, *cap);
+        }
+        (*line)[n++] = (char)c;
+        if (c == '\n')
+            break;
+    }
+    if (n == 0)
+        return -1;
+    (*line)[n] = '\0';
+    return (ssize_t)n;
+}
+
 int cmd_tokenize(int argc, char **argv)
 {
     TokenizeArgs args = {.to = {LANG_EN, true}};
@@ -82,8 +105,12 @@ int cmd_tokenize(int argc, char **argv)
     size_t cap = 0;
     ssize_t got;
     long lineno = 0;
-    while ((got = getline(&line, &cap, stdin)) >= 0) {
+    while ((got = read_line(stdin, &line, &cap)) >= 0) {
         lineno++;
+        if (got > FILE_MAX_LINE + 2) { /* its newline and CR aside */
+            flush_out(&out);
+            die("<stdin>:%ld: a line longer than %d bytes (not a text file?)", lineno, FILE_MAX_LINE);
+        }
         const char *s = line;
         size_t len = (size_t)got;
         if (len && s[len - 1] == '\n')

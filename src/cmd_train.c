@@ -31,7 +31,7 @@ static void on_signal(int sig)
 }
 
 /* The claim of this run, released (MODEL.lock removed) however the process exits. */
-static TrainClaim claim;
+static TrainClaim claim = {.lock = {.fd = -1}};
 static void release_claim(void) { train_release(&claim); }
 
 /* Ends the process with status after leaving the run's processes; every process of

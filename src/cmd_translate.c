@@ -205,6 +205,7 @@ typedef struct LineReader {
     size_t pos;
     bool eof;
     bool first; /* the first line is still to come (a BOM may start it) */
+    long lines; /* lines returned */
 } LineReader;
 
 /* The next line, copied into *line (xmalloc'd, NUL-terminated; a NUL byte inside is
@@ -229,10 +230,13 @@ static int reader_next(LineReader *r, bool wait, char **line, size_t *len)
             (*line)[n] = '\0';
             *len = n;
             r->pos += nl ? l + 1 : l;
+            r->lines++;
             return 1;
         }
         if (r->eof)
             return 0;
+        if (avail > FILE_MAX_LINE) /* no end of line in sight: /dev/zero, a binary file */
+            die("%s:%ld: a line longer than %d bytes (not a text file?)", r->name, r->lines + 1, FILE_MAX_LINE);
         if (!wait) {
             struct pollfd pfd = {.fd = r->fd, .events = POLLIN};
             if (poll(&pfd, 1, 0) <= 0)
@@ -342,7 +346,7 @@ static void translate_given(const TrOpts *po, ModelFile *mf, const TranslateOpts
     } else {
         name = po->input;
         size_t len;
-        if (file_read_all(po->input, &data, &len, &e) != 0)
+        if (file_read_lines(po->input, &data, &len, &e) != 0)
             die_err(&e);
         n = split_lines(name, data, len, &lines, &lens);
     }

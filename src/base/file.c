@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,28 +15,64 @@
 
 #include "base/buf.h"
 
-int file_read_all(const char *path, char **data, size_t *len, Err *e)
+/* The bytes of path ("-": stdin), whole. With text, unless the first bytes are a gzip
+   header, reading stops after the chunk in which a NUL byte appears (the caller's
+   parser then names its line) and at a line longer than FILE_MAX_LINE bytes (an error
+   here), so that /dev/zero or a binary file is refused after a bounded read. */
+static int read_all(const char *path, bool text, char **data, size_t *len, Err *e)
 {
     int is_stdin = strcmp(path, "-") == 0;
+    const char *name = is_stdin ? "<stdin>" : path;
     FILE *fp = is_stdin ? stdin : fopen(path, "rb");
     if (!fp)
         return err_set(e, "%s: cannot open: %s", path, strerror(errno));
     Buf b = {0};
     char chunk[1 << 16];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, fp)) > 0)
+    size_t n, line = 0, lineno = 1;
+    int rc = 0;
+    while (rc == 0 && (n = fread(chunk, 1, sizeof chunk, fp)) > 0) {
+        if (b.len == 0 && n >= 2 && (unsigned char)chunk[0] == 0x1f && (unsigned char)chunk[1] == 0x8b)
+            text = false; /* gzip: decompressed and checked by the caller */
         buf_append(&b, chunk, n);
-    int bad = ferror(fp);
+        if (!text)
+            continue;
+        bool nul = false;
+        for (size_t k = 0; k < n && rc == 0; k++) {
+            if (chunk[k] == '\n') {
+                line = 0;
+                lineno++;
+            } else if (++line > FILE_MAX_LINE) {
+                rc = err_set(e, "%s:%zu: a line longer than %d bytes (not a text file?)", name, lineno,
+                             FILE_MAX_LINE);
+            }
+            nul |= chunk[k] == '\0';
+        }
+        if (nul)
+            break;
+    }
+    int bad = rc == 0 && ferror(fp);
     int saved = errno;
     if (!is_stdin)
         fclose(fp);
-    if (bad) {
+    if (bad)
+        rc = err_set(e, "%s: read error: %s", path, strerror(saved));
+    if (rc != 0) {
         buf_free(&b);
-        return err_set(e, "%s: read error: %s", path, strerror(saved));
+        return -1;
     }
     *len = b.len;
     *data = buf_take(&b);
     return 0;
+}
+
+int file_read_all(const char *path, char **data, size_t *len, Err *e)
+{
+    return read_all(path, false, data, len, e);
+}
+
+int file_read_lines(const char *path, char **data, size_t *len, Err *e)
+{
+    return read_all(path, true, data, len, e);
 }
 
 char *path_dir(const char *path)

@@ -10,6 +10,16 @@
 /* Reads the whole file into a NUL-terminated buffer ("-" is stdin). */
 int file_read_all(const char *path, char **data, size_t *len, Err *e);
 
+/* The longest line a text file may have (bytes, without its newline): 16 MiB, far
+   beyond any sentence (a corpus line of 10 MB is still read, and dropped by --max-len). */
+#define FILE_MAX_LINE (1 << 24)
+/* Reads a text file as file_read_all does, but bounded: reading stops after the 64 KiB
+   chunk in which a NUL byte appears (the data then ends there; the caller's parser
+   names the line of the NUL, which no text file holds), and a line longer than
+   FILE_MAX_LINE is an error "PATH:LINE: a line longer than ..." ("<stdin>" for "-").
+   A file that starts with a gzip header is read whole (the caller inflates it). */
+int file_read_lines(const char *path, char **data, size_t *len, Err *e);
+
 /*
  * A file written to PATH.tmp.PID in the same directory and renamed over PATH
  * only on commit, after fsync of the file and before fsync of the directory.

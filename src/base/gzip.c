@@ -85,7 +85,7 @@ int file_read_text(const char *path, char **data, size_t *len, Err *e)
 {
     char *raw;
     size_t n;
-    if (file_read_all(path, &raw, &n, e) != 0)
+    if ((ends_with(path, ".gz") ? file_read_all : file_read_lines)(path, &raw, &n, e) != 0)
         return -1;
     if (!ends_with(path, ".gz") && !gz_magic(raw, n)) {
         *data = raw;

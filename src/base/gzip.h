@@ -19,7 +19,7 @@ bool gz_magic(const void *data, size_t len);
    used in messages. On error nothing is allocated. */
 int gz_inflate(const char *name, const void *in, size_t n, char **out, size_t *out_len, Err *e);
 
-/* file_read_all (base/file.h), decompressing a gzip file as above. */
+/* file_read_lines (base/file.h), or file_read_all for a gzip file, decompressed as above. */
 int file_read_text(const char *path, char **data, size_t *len, Err *e);
 
 #endif

@@ -44,7 +44,7 @@ static int load_text_config(Prepared *d, const char *dir, Err *e)
     int rc = -1;
     Json doc = {0};
     bool parsed = false;
-    if (file_read_all(path, &text, &len, e) != 0)
+    if (file_read_lines(path, &text, &len, e) != 0)
         goto out;
     Err je;
     if (json_parse(&doc, text, len, &je) != 0) {

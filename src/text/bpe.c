@@ -481,7 +481,7 @@ int bpe_load(Bpe **out, const char *path, Err *e)
     char *data;
     size_t len;
     *out = NULL;
-    if (file_read_all(path, &data, &len, e) != 0)
+    if (file_read_lines(path, &data, &len, e) != 0)
         return -1;
     int rc = bpe_parse(out, path, data, len, e);
     free(data);

@@ -285,7 +285,7 @@ int vocab_load(Vocab **out, const char *path, Err *e)
     char *data;
     size_t len;
     *out = NULL;
-    if (file_read_all(path, &data, &len, e) != 0)
+    if (file_read_lines(path, &data, &len, e) != 0)
         return -1;
     int rc = vocab_parse(out, path, data, len, e);
     free(data);

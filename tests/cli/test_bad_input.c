@@ -85,9 +85,10 @@ Test(bad_input, corpus_files)
                               corpus_rows[i].msg);
 }
 
-/* Lines may be of any length (the corpus is read whole). A 10 MB line of 5 million
-   tokens is a pair like any other, dropped by --max-len (50 tokens by default); a
-   line of one long word is one token and is kept (1 MB lines below, to stay fast). */
+/* Lines may be up to 16 MiB long (FILE_MAX_LINE). A 10 MB line of 5 million tokens
+   is a pair like any other, dropped by --max-len (50 tokens by default); a line of one
+   long word is one token and is kept (1 MB lines below, to stay fast); a longer line
+   stops the read with one line naming it. */
 Test(bad_input, corpus_huge_lines)
 {
     Buf big = {0};
@@ -101,6 +102,20 @@ Test(bad_input, corpus_huge_lines)
 
     char *dir = tmpdir_new();
     char *corpus = strf("%s/corpus.txt", dir), *out = strf("%s/out", dir);
+    Buf over = {0};
+    buf_puts(&over, "the cat\tle chat\n");
+    for (int i = 0; i < (1 << 24) + 1; i++)
+        buf_putc(&over, 'w');
+    buf_puts(&over, "\tmot\n");
+    write_bytes(corpus, over.data, over.len);
+    buf_free(&over);
+    RunResult ro = RUN_S2S(NULL, "prepare", corpus, "-o", out);
+    cr_expect_eq(ro.status, 1);
+    char *want = strf("s2s: %s:2: a line longer than 16777216 bytes (not a text file?)\n", corpus);
+    cr_expect_str_eq(ro.err, want);
+    cr_expect(!file_exists(out), "%s written", out);
+    free(want);
+    run_free(&ro);
     Buf c = {0};
     for (int i = 0; i < 6; i++)
         buf_puts(&c, "the cat\tle chat\n");

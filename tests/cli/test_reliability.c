@@ -389,3 +389,49 @@ Test(reliability, commands_without_matrix_products_run_under_a_small_memory_limi
     free(cmd);
 #endif
 }
+
+/* Endless input (/dev/zero) is refused after a bounded read: one line naming the file
+   and line, exit 1, within seconds and under a memory limit far below what reading it
+   whole would take (the limit is left out under AddressSanitizer, which reserves more
+   address space than any such limit). */
+Test(reliability, endless_input_is_refused_after_a_bounded_read, .timeout = 300)
+{
+    char *dir = tmpdir_new(), *model = strf("%s/m.s2s", dir), *pz = strf("%s/p", dir);
+    RunResult r = RUN_S2S(NULL, "train", "data/sample.tsv", "-o", model, "--steps", "1", SMALL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    run_free(&r);
+#if defined(__SANITIZE_ADDRESS__)
+    const char *limit = "true";
+#else
+    const char *limit = "ulimit -v 400000";
+#endif
+    const char *S = s2s_path();
+    struct {
+        char *cmd, *want;
+    } cases[] = {
+        {strf("%s score /dev/zero data/sample.tsv", S), strf("s2s: /dev/zero:1: NUL byte at byte 1\n")},
+        {strf("echo 'The cat.' | %s tokenize --bpe /dev/zero", S), strf("s2s: /dev/zero:1: NUL byte at byte 1\n")},
+        {strf("%s tokenize < /dev/zero", S),
+         strf("s2s: <stdin>:1: a line longer than 16777216 bytes (not a text file?)\n")},
+        {strf("%s translate %s < /dev/zero", S, model),
+         strf("s2s: <stdin>:1: a line longer than 16777216 bytes (not a text file?)\n")},
+        {strf("%s translate %s -i /dev/zero", S, model), strf("s2s: /dev/zero:1: NUL byte at byte 1\n")},
+        {strf("%s eval %s /dev/zero", S, model), strf("s2s: /dev/zero:1: NUL byte at byte 1\n")},
+        {strf("%s prepare /dev/zero -o %s", S, pz), strf("s2s: /dev/zero:1: NUL byte at byte 1\n")},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char *sh = strf("%s && exec timeout 60 sh -c \"%s\"", limit, cases[i].cmd);
+        r = RUN_PROG(NULL, "/bin/sh", "-c", sh);
+        cr_expect_eq(r.status, 1, "%s: exit %d (124: no end)", cases[i].cmd, r.status);
+        cr_expect_str_eq(r.err, cases[i].want, "%s", cases[i].cmd);
+        run_free(&r);
+        free(sh);
+        free(cases[i].cmd);
+        free(cases[i].want);
+    }
+    cr_expect(!file_exists(pz), "prepare wrote %s", pz);
+    free(pz);
+    free(model);
+    rm_rf(dir);
+    free(dir);
+}
