@@ -221,3 +221,19 @@ void srcs_free(Srcs *s)
     free(s->ids);
     free(s->len);
 }
+
+void expect_same_weights(const char *a, const char *b)
+{
+    ModelFile x, y;
+    Err e;
+    cr_assert_eq(model_file_load(&x, a, false, &e), 0, "%s", e.msg);
+    cr_assert_eq(model_file_load(&y, b, false, &e), 0, "%s", e.msg);
+    cr_assert_eq(x.model.layout.total, y.model.layout.total, "%s and %s differ in size", a, b);
+    cr_assert_gt(x.model.layout.total, 0);
+    size_t diff = 0;
+    for (size_t i = 0; i < x.model.layout.total; i++)
+        diff += memcmp(&x.model.params[i], &y.model.params[i], sizeof(real)) != 0;
+    cr_expect_eq(diff, 0, "%zu of %zu weights differ between %s and %s", diff, x.model.layout.total, a, b);
+    model_file_free(&x);
+    model_file_free(&y);
+}

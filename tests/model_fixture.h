@@ -72,4 +72,8 @@ typedef struct Srcs {
 Srcs srcs_random(int n, int max_len, int vs, uint64_t seed);
 void srcs_free(Srcs *s);
 
+/* Expects (Criterion) the model files a and b to hold the same number of weights, more
+   than none, equal bit for bit. */
+void expect_same_weights(const char *a, const char *b);
+
 #endif

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "helpers.h"
+#include "model_fixture.h"
 #include "base/crc32.h"
 #include "base/safetensors.h"
 #include "model/file.h"
@@ -48,21 +49,6 @@ static void expect_same_meta(const char *a, const char *b, const char *key)
     cr_expect_str_eq(x, y, "%s differs between %s and %s", key, a, b);
     free(x);
     free(y);
-}
-
-static void expect_same_weights(const char *a, const char *b)
-{
-    ModelFile x, y;
-    Err e;
-    cr_assert_eq(model_file_load(&x, a, false, &e), 0, "%s", e.msg);
-    cr_assert_eq(model_file_load(&y, b, false, &e), 0, "%s", e.msg);
-    cr_assert_eq(x.model.layout.total, y.model.layout.total);
-    size_t diff = 0;
-    for (size_t i = 0; i < x.model.layout.total; i++)
-        diff += memcmp(&x.model.params[i], &y.model.params[i], sizeof(real)) != 0;
-    cr_expect_eq(diff, 0, "%zu of %zu weights differ between %s and %s", diff, x.model.layout.total, a, b);
-    model_file_free(&x);
-    model_file_free(&y);
 }
 
 /* A number after "key": in text, or NAN. */

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "helpers.h"
+#include "model_fixture.h"
 #include "base/crc32.h"
 #include "data/ids.h"
 #include "data/prepared.h"
@@ -423,20 +424,6 @@ Test(ids, damaged_truncated_foreign_other_version_or_other_vocabulary_refused, .
     free(dir);
     rm_rf(root);
     free(root);
-}
-
-static void expect_same_weights(const char *a, const char *b)
-{
-    ModelFile x, y;
-    Err e;
-    cr_assert_eq(model_file_load(&x, a, false, &e), 0, "%s", e.msg);
-    cr_assert_eq(model_file_load(&y, b, false, &e), 0, "%s", e.msg);
-    cr_assert_eq(x.model.layout.total, y.model.layout.total);
-    cr_assert_gt(x.model.layout.total, 0);
-    cr_expect(memcmp(x.model.params, y.model.params, x.model.layout.total * sizeof(real)) == 0,
-              "weights differ between %s and %s", a, b);
-    model_file_free(&x);
-    model_file_free(&y);
 }
 
 /* The step and validation lines of a log, without the fields that differ between

@@ -57,6 +57,16 @@ static pid_t spawn(const char *const *args, const char *err_path, long fsize)
     return pid;
 }
 
+/* No temporary file (PATH.tmp.PID) is left in dir. */
+static void expect_no_temporaries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    cr_assert_not_null(d, "%s", dir);
+    for (struct dirent *de; (de = readdir(d));)
+        cr_expect(!strstr(de->d_name, ".tmp."), "temporary file left: %s", de->d_name);
+    closedir(d);
+}
+
 static void expect_loadable(const char *model, bool need_best)
 {
     char *last = strf("%s.last", model), *state = strf("%s.state", model);
@@ -217,10 +227,7 @@ Test(reliability, sigkill_during_saves_leaves_loadable_files)
     char *err = slurp(errp, NULL);
     cr_expect_eq(st, 0, "resume after the kills: %s", err);
     /* and that run removed what the killed ones left behind */
-    DIR *d = opendir(dir);
-    for (struct dirent *de; (de = readdir(d));)
-        cr_expect(!strstr(de->d_name, ".tmp."), "temporary file left: %s", de->d_name);
-    closedir(d);
+    expect_no_temporaries(dir);
     free(err);
     free(last);
     free(errp);
@@ -256,10 +263,7 @@ Test(reliability, a_failed_save_keeps_the_previous_files)
     cr_expect(nb1 == nb && memcmp(b0, b1, nb) == 0, "%s changed", model);
     cr_expect(nl1 == nl && memcmp(l0, l1, nl) == 0, "%s changed", last);
     cr_expect(ns1 == ns && memcmp(s0, s1, ns) == 0, "%s changed", state);
-    DIR *d = opendir(dir);
-    for (struct dirent *de; (de = readdir(d));)
-        cr_expect(!strstr(de->d_name, ".tmp"), "temporary file left: %s", de->d_name);
-    closedir(d);
+    expect_no_temporaries(dir);
     free(b0); free(l0); free(s0); free(b1); free(l1); free(s1);
     free(want);
     free(err);
@@ -299,10 +303,7 @@ Test(reliability, a_file_size_limit_stops_translate_in_one_line)
               "%s", err);
     char *after = slurp(out, NULL);
     cr_expect_str_eq(after, "before\n");
-    DIR *d = opendir(dir);
-    for (struct dirent *de; (de = readdir(d));)
-        cr_expect(!strstr(de->d_name, ".tmp"), "temporary file left: %s", de->d_name);
-    closedir(d);
+    expect_no_temporaries(dir);
     free(after);
     free(want);
     free(err);

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "helpers.h"
+#include "model_fixture.h"
 #include "base/crc32.h"
 #include "base/safetensors.h"
 #include "model/file.h"
@@ -27,20 +28,6 @@ static void load_params(const char *path, ModelFile *mf)
 {
     Err e;
     cr_assert_eq(model_file_load(mf, path, false, &e), 0, "%s", e.msg);
-}
-
-static void expect_same_weights(const char *a, const char *b)
-{
-    ModelFile x, y;
-    load_params(a, &x);
-    load_params(b, &y);
-    cr_assert_eq(x.model.layout.total, y.model.layout.total);
-    size_t diff = 0;
-    for (size_t i = 0; i < x.model.layout.total; i++)
-        diff += memcmp(&x.model.params[i], &y.model.params[i], sizeof(real)) != 0;
-    cr_expect_eq(diff, 0, "%zu of %zu weights differ between %s and %s", diff, x.model.layout.total, a, b);
-    model_file_free(&x);
-    model_file_free(&y);
 }
 
 /* The "loss" values of the step lines of a log, concatenated. */
