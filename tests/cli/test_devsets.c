@@ -153,3 +153,39 @@ Test(scripts, devsets_long_and_names_exactly)
     free(dir);
     free(out);
 }
+
+/* scripts/topic-split.sh: the health pairs by whole English words in any case (a
+   possessive counts, a longer word does not), the rest in order, columns kept. */
+Test(scripts, topic_split_by_whole_english_words)
+{
+    char *dir = tmpdir_new(), *corpus = strf("%s/c.tsv", dir), *out = strf("%s/out", dir);
+    write_file(corpus, "I'm sick.\tJe suis malade.\tattr1\n"
+                       "The Doctor's here.\tLe médecin est là.\tattr2\n"
+                       "Illinois is big.\tL'Illinois est grand.\tattr3\n"
+                       "I have a cat.\tJ'ai un chat.\tattr4\n"
+                       "She felt ILL.\tElle se sentait mal.\tattr5\n"
+                       "Le malade.\tsick in French only\tattr6\n");
+    RunResult r = RUN_PROG(NULL, "scripts/topic-split.sh", corpus, out);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    char *want = strf("%s/topic.tsv: 3 lines\n%s/rest.tsv: 3 lines\n", out, out);
+    cr_expect_str_eq(r.out, want);
+    run_free(&r);
+    char *tp = strf("%s/topic.tsv", out), *rp = strf("%s/rest.tsv", out);
+    char *t = slurp(tp, NULL), *rest = slurp(rp, NULL);
+    cr_expect_str_eq(t, "I'm sick.\tJe suis malade.\tattr1\nThe Doctor's here.\tLe médecin est là.\tattr2\n"
+                        "She felt ILL.\tElle se sentait mal.\tattr5\n");
+    cr_expect_str_eq(rest, "Illinois is big.\tL'Illinois est grand.\tattr3\nI have a cat.\tJ'ai un chat.\tattr4\n"
+                           "Le malade.\tsick in French only\tattr6\n");
+    r = RUN_PROG(NULL, "scripts/topic-split.sh", corpus);
+    cr_expect_eq(r.status, 2);
+    run_free(&r);
+    free(t);
+    free(rest);
+    free(tp);
+    free(rp);
+    free(want);
+    free(out);
+    free(corpus);
+    rm_rf(dir);
+    free(dir);
+}
