@@ -1,9 +1,11 @@
 /* s2s: the subcommand table. */
+#include <malloc.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "base/err.h"
@@ -68,6 +70,46 @@ static void blas_threads_none(char **argv)
     execv("/proc/self/exe", argv);
 }
 
+/* The commands that multiply matrices, under an address-space limit (ulimit -v): each
+   OpenBLAS thread that multiplies, the calling one included, maps a 128 MiB buffer (and
+   retries forever when the mapping is refused, so the process hangs), on top of about
+   64 MiB the process needs with a small model. They run themselves again with as many
+   BLAS threads as the limit holds (OPENBLAS_NUM_THREADS for the threads OpenBLAS starts
+   when it loads, S2S_BLAS_THREADS for nn_set_threads, which also takes the buffers
+   before the run's own allocations can fill the limit); a limit that holds none is
+   refused in one line, and the process ends without waiting for OpenBLAS's threads. A
+   user's OPENBLAS_NUM_THREADS is kept as it is. */
+static void blas_threads_fit(char **argv)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_AS, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
+        return;
+    if (getenv("OPENBLAS_NUM_THREADS") || getenv("S2S_BLAS_THREADS")) {
+        mallopt(M_ARENA_MAX, 1);
+        return;
+    }
+    /* one malloc arena: each thread's own arena would reserve 64 MiB of address space */
+    mallopt(M_ARENA_MAX, 1);
+    const unsigned long long mib = 1ULL << 20, limit = (unsigned long long)rl.rlim_cur;
+    unsigned long long fit = limit > 64 * mib ? (limit - 64 * mib) / (128 * mib) : 0;
+    if (fit == 0) {
+        fprintf(stderr,
+                "s2s: the address-space limit (ulimit -v %llu) is too small for s2s %s: its matrix products "
+                "need at least %llu kB (64 MiB and 128 MiB per thread)\n",
+                limit / 1024, argv[1], 192 * mib / 1024);
+        _exit(1);
+    }
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    if (cores > 0 && fit > (unsigned long long)cores)
+        fit = (unsigned long long)cores;
+    char n[24];
+    snprintf(n, sizeof n, "%llu", fit);
+    if (setenv("S2S_BLAS_THREADS", n, 1) != 0)
+        return;
+    if (cores > 0 && fit < (unsigned long long)cores && setenv("OPENBLAS_NUM_THREADS", n, 1) == 0)
+        execv("/proc/self/exe", argv);
+}
+
 /* Whether a command (argv[1]) computes matrix products: the others need no BLAS threads. */
 static bool uses_blas(const char *name)
 {
@@ -82,6 +124,8 @@ int main(int argc, char **argv)
     signal(SIGXFSZ, SIG_IGN);
     if (argc < 2 || !uses_blas(argv[1]))
         blas_threads_none(argv);
+    else
+        blas_threads_fit(argv);
     if (argc < 2) {
         usage(stderr);
         return 2;

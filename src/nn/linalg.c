@@ -1,5 +1,6 @@
 #include "nn/linalg.h"
 
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -163,7 +164,21 @@ int nn_set_threads(int n)
         long c = sysconf(_SC_NPROCESSORS_ONLN);
         n = c > 0 ? (int)c : 1;
     }
-    openblas_set_num_threads(n);
+    /* S2S_BLAS_THREADS: as many BLAS threads as an address-space limit holds (main.c) */
+    const char *cap = getenv("S2S_BLAS_THREADS");
+    int blas = cap && atoi(cap) > 0 && atoi(cap) < n ? atoi(cap) : n;
+    openblas_set_num_threads(blas);
     nn_parallel_set_threads(n);
+    if (cap) {
+        /* Under an address-space limit: one product large enough for OpenBLAS to map its
+           buffers (128 MiB a thread) now, before the run's own allocations can fill the
+           limit (a refused buffer makes OpenBLAS retry forever; a refused allocation of
+           ours is one line). */
+        enum { W = 512 };
+        float *a = xcalloc(3 * (size_t)W * W, sizeof *a);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, W, W, W, 1.0f, a, W, a + W * W, W, 0.0f,
+                    a + 2 * W * W, W);
+        free(a);
+    }
     return n;
 }

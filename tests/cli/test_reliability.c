@@ -436,3 +436,46 @@ Test(reliability, endless_input_is_refused_after_a_bounded_read, .timeout = 300)
     rm_rf(dir);
     free(dir);
 }
+
+/* The commands that multiply matrices under an address-space limit: below what one
+   BLAS thread needs, one line and exit 1 at once; above it, as many BLAS threads as fit
+   take their buffers first, so the command either runs (eval) or stops in one line when
+   its own allocations do not fit (train) — never hangs. */
+Test(reliability, matrix_commands_under_a_memory_limit_run_or_stop_in_one_line, .timeout = 300)
+{
+#if defined(__SANITIZE_ADDRESS__)
+    cr_skip_test("AddressSanitizer reserves more address space than any such limit");
+#else
+    char *dir = sample_prepared_dir();
+    char *data = strf("%s/data", dir), *model = strf("%s/m.s2s", dir), *small = strf("%s/small.s2s", dir);
+    RunResult r = RUN_S2S(NULL, "train", data, "-o", model, "--steps", "2", SMALL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    run_free(&r);
+    const char *S = s2s_path();
+    char *cmd = strf("ulimit -v 150000 && exec timeout -k 5 60 %s translate %s 'I have a cat.'", S, model);
+    r = RUN_PROG(NULL, "/bin/sh", "-c", cmd);
+    cr_expect_eq(r.status, 1, "exit %d (124: a hang)", r.status);
+    cr_expect_str_eq(r.err, "s2s: the address-space limit (ulimit -v 150000) is too small for s2s translate: its "
+                            "matrix products need at least 196608 kB (64 MiB and 128 MiB per thread)\n");
+    run_free(&r);
+    free(cmd);
+    cmd = strf("ulimit -v 250000 && exec timeout -k 5 60 %s eval %s %s/test.tsv", S, model, data);
+    r = RUN_PROG(NULL, "/bin/sh", "-c", cmd);
+    cr_expect_eq(r.status, 0, "exit %d (124: a hang): %s", r.status, r.err);
+    cr_expect(strncmp(r.out, "BLEU = ", 7) == 0, "%s", r.out);
+    run_free(&r);
+    free(cmd);
+    cmd = strf("ulimit -v 250000 && exec timeout -k 5 60 %s train %s -o %s --steps 2 --quiet", S, data, small);
+    r = RUN_PROG(NULL, "/bin/sh", "-c", cmd);
+    cr_expect(r.status == 0 || (r.status == 1 && strncmp(r.err, "s2s: out of memory (asked for ", 30) == 0 &&
+                                strchr(r.err, '\n') == r.err + strlen(r.err) - 1),
+              "exit %d (124: a hang): %s", r.status, r.err);
+    run_free(&r);
+    free(cmd);
+    free(small);
+    free(model);
+    free(data);
+    rm_rf(dir);
+    free(dir);
+#endif
+}
