@@ -701,8 +701,19 @@ int st_load(StFile **out, const char *path, const char *expect_format, Err *e)
     size_t cap = 1 << 16, n = 0;
     if (st.st_size > 0)
         cap = (size_t)st.st_size + 1; /* one more byte: EOF without a realloc */
+    /* A header length that no s2s file has (a foreign or damaged file): its first 8
+       bytes tell, so the rest (perhaps gigabytes) is not read. */
+    unsigned char len8[8];
+    size_t upto = SIZE_MAX; /* bytes to read at most */
+    if (st.st_size >= 8 && pread(fd, len8, 8, 0) == 8) {
+        uint64_t hlen = 0;
+        for (int k = 7; k >= 0; k--)
+            hlen = hlen << 8 | len8[k];
+        if (hlen > ST_MAX_HEADER)
+            cap = upto = 8;
+    }
     unsigned char *buf = xmalloc(cap);
-    for (;;) {
+    while (n < upto) {
         if (n == cap) {
             cap *= 2;
             buf = xrealloc(buf, cap);
@@ -735,9 +746,14 @@ int st_map(StFile **out, const char *path, const char *expect_format, Err *e)
     int fd = open_regular(path, &st, e);
     if (fd < 0)
         return -1;
-    if (st.st_size <= 0) {
+    unsigned char len8[8];
+    uint64_t hlen = 0;
+    if (st.st_size >= 8 && pread(fd, len8, 8, 0) == 8)
+        for (int k = 7; k >= 0; k--)
+            hlen = hlen << 8 | len8[k];
+    if (st.st_size <= 0 || hlen > ST_MAX_HEADER) {
         close(fd);
-        return st_load(out, path, expect_format, e); /* empty: nothing to map */
+        return st_load(out, path, expect_format, e); /* empty, or foreign: nothing to map */
     }
     size_t len = (size_t)st.st_size;
     void *map = mmap(NULL, len, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);

@@ -398,6 +398,11 @@ Test(reliability, commands_without_matrix_products_run_under_a_small_memory_limi
 Test(reliability, endless_input_is_refused_after_a_bounded_read, .timeout = 300)
 {
     char *dir = tmpdir_new(), *model = strf("%s/m.s2s", dir), *pz = strf("%s/p", dir);
+    /* a foreign file of 1 GiB (sparse) given as a model: its first 8 bytes refuse it */
+    char *big = strf("%s/big.s2s", dir);
+    FILE *f = fopen(big, "wb");
+    cr_assert(f && fwrite("AAAAAAAA", 1, 8, f) == 8 && fclose(f) == 0);
+    cr_assert_eq(truncate(big, 1L << 30), 0);
     RunResult r = RUN_S2S(NULL, "train", "data/sample.tsv", "-o", model, "--steps", "1", SMALL);
     cr_assert_eq(r.status, 0, "%s", r.err);
     run_free(&r);
@@ -419,6 +424,11 @@ Test(reliability, endless_input_is_refused_after_a_bounded_read, .timeout = 300)
         {strf("%s translate %s -i /dev/zero", S, model), strf("s2s: /dev/zero:1: NUL byte at byte 1\n")},
         {strf("%s eval %s /dev/zero", S, model), strf("s2s: /dev/zero:1: NUL byte at byte 1\n")},
         {strf("%s prepare /dev/zero -o %s", S, pz), strf("s2s: /dev/zero:1: NUL byte at byte 1\n")},
+        {strf("%s info %s", S, big), strf("s2s: %s: not a model file: header length 4702111234474983745 is absurd "
+                                          "(more than 100000000 bytes)\n", big)},
+        {strf("%s average %s %s -o %s/avg.s2s", S, big, big, dir),
+         strf("s2s: %s: not a model file: header length 4702111234474983745 is absurd (more than 100000000 "
+              "bytes)\n", big)},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         char *sh = strf("%s && exec timeout 60 sh -c \"%s\"", limit, cases[i].cmd);
@@ -431,6 +441,7 @@ Test(reliability, endless_input_is_refused_after_a_bounded_read, .timeout = 300)
         free(cases[i].want);
     }
     cr_expect(!file_exists(pz), "prepare wrote %s", pz);
+    free(big);
     free(pz);
     free(model);
     rm_rf(dir);
