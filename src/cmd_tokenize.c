@@ -61,14 +61,17 @@ static void flush_out(Buf *out)
     buf_clear(out);
 }
 
-/* getline, bounded: reads at most FILE_MAX_LINE + 3 bytes of a line (more is an error
-   for the caller), so that endless input without newlines (/dev/zero) stops. Returns
-   the bytes read (the newline included), or -1 at the end of the input. */
+/* getline, bounded: the next line of fp into *line (its newline kept), its length, or
+   -1 at the end of the input, or -2 when it has more than FILE_MAX_LINE bytes before
+   its newline (then not read further), so that endless input without newlines
+   (/dev/zero) stops. */
 static ssize_t read_line(FILE *fp, char **line, size_t *cap)
 {
-    size_t n = 0, max = (size_t)FILE_MAX_LINE + 3;
+    size_t n = 0;
     int c;
-    while (n < max && (c = getc_unlocked(fp)) != EOF) {
+    while ((c = getc_unlocked(fp)) != EOF) {
+        if (n == (size_t)FILE_MAX_LINE && c != '\n')
+            return -2;
         if (n + 2 > *cap) {
             *cap = *cap ? 2 * *cap : 256;
             *line = xrealloc(*line, *cap);
@@ -105,9 +108,9 @@ int cmd_tokenize(int argc, char **argv)
     size_t cap = 0;
     ssize_t got;
     long lineno = 0;
-    while ((got = read_line(stdin, &line, &cap)) >= 0) {
+    while ((got = read_line(stdin, &line, &cap)) != -1) {
         lineno++;
-        if (got > FILE_MAX_LINE + 2) { /* its newline and CR aside */
+        if (got == -2) {
             flush_out(&out);
             die("<stdin>:%ld: a line longer than %d bytes (not a text file?)", lineno, FILE_MAX_LINE);
         }

@@ -135,8 +135,6 @@ static int claim_and_prepare(const TrainOpts *o, const char *data, const char *p
         like = prepare_like_model(o->base, o->init);
         po.like = &like;
         po.keep_case = like.text.keep_case;
-        po.bpe = 0;
-        po.joint = false;
     }
     Buf summary = {0};
     if (prepare_run(&po, &summary, e) != 0)
@@ -312,14 +310,15 @@ static void arch_and_defaults(TrainOpts *o, const TrainOpts *saved, const int *s
 {
     if (o->base) {
         base_arch(o, seen);
-    } else if (!given(seen, "--arch")) {
-        o->cfg.arch = saved ? saved->cfg.arch : arch_of_options(seen);
-        int k = saved ? -1 : first_given(seen, recipes[ARCH_RNN].rows, NULL, NULL);
-        if (o->cfg.arch == ARCH_RNN && k >= 0) /* named in train's first line */
-            o->arch_by = table->rows[k].name;
-    }
-    if (!o->base)
+    } else {
+        if (!given(seen, "--arch")) {
+            o->cfg.arch = saved ? saved->cfg.arch : arch_of_options(seen);
+            int k = saved ? -1 : first_given(seen, recipes[ARCH_RNN].rows, NULL, NULL);
+            if (o->cfg.arch == ARCH_RNN && k >= 0) /* named in train's first line */
+                o->arch_by = table->rows[k].name;
+        }
         arch_opts(&o->cfg, seen);
+    }
     const Recipe *r = &recipes[o->cfg.arch];
     if (!given(seen, "--lr-schedule"))
         o->sched = r->sched;

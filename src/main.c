@@ -10,6 +10,7 @@
 
 #include "base/err.h"
 #include "commands.h"
+#include "nn/linalg.h"
 
 #define S2S_VERSION "0.1.0"
 
@@ -40,54 +41,23 @@ static void usage(FILE *out)
     fprintf(out, "\n's2s COMMAND --help' describes one command.\n");
 }
 
-/* OpenBLAS's worker threads spin (calling sched_yield) for 2^28 cycles after each
-   product before they sleep; in training they then compete with the worker pool's
-   threads (nn/parallel.h: the optimiser, the softmax rows, dropout, layer norm) for the
-   same cores. OpenBLAS reads OPENBLAS_THREAD_TIMEOUT only when the library loads, so
-   `s2s train` runs itself again with 2^4 cycles unless the variable is set (14 % more
-   Transformer training tokens/s, bench/README.md). Nothing is lost if exec fails. */
-static void blas_threads_sleep_soon(char **argv)
+/* Sets the environment variable var to value unless it is set: whether it did. */
+static bool set_unless_set(const char *var, const char *value)
 {
-    if (getenv("OPENBLAS_THREAD_TIMEOUT"))
-        return;
-    if (setenv("OPENBLAS_THREAD_TIMEOUT", "4", 1) != 0)
-        return;
-    execv("/proc/self/exe", argv);
+    return !getenv(var) && setenv(var, value, 1) == 0;
 }
 
-/* OpenBLAS starts its worker threads when the library loads, each of which maps a
-   buffer of 128 MiB and, when an address-space limit (ulimit -v) refuses it, retries
-   forever, while the main thread waits for it at exit: a command under such a limit
-   would hang after its work. The commands that do no matrix products (and the help)
-   run themselves again with OPENBLAS_NUM_THREADS=1, so that no worker starts (they then
-   run under a limit of about 50 MB). A value the user set is kept. */
-static void blas_threads_none(char **argv)
-{
-    if (getenv("OPENBLAS_NUM_THREADS"))
-        return;
-    if (setenv("OPENBLAS_NUM_THREADS", "1", 1) != 0)
-        return;
-    execv("/proc/self/exe", argv);
-}
-
-/* The commands that multiply matrices, under an address-space limit (ulimit -v): each
-   OpenBLAS thread that multiplies, the calling one included, maps a 128 MiB buffer (and
-   retries forever when the mapping is refused, so the process hangs), on top of about
-   64 MiB the process needs with a small model. They run themselves again with as many
-   BLAS threads as the limit holds (OPENBLAS_NUM_THREADS for the threads OpenBLAS starts
-   when it loads, S2S_BLAS_THREADS for nn_set_threads, which also takes the buffers
-   before the run's own allocations can fill the limit); a limit that holds none is
-   refused in one line, and the process ends without waiting for OpenBLAS's threads. A
-   user's OPENBLAS_NUM_THREADS is kept as it is. */
-static void blas_threads_fit(char **argv)
+/* How many BLAS threads an address-space limit (ulimit -v) holds, for a command that
+   multiplies matrices: each thread that multiplies, the calling one included, maps a
+   128 MiB buffer (and OpenBLAS retries forever when the mapping is refused, so the
+   process would hang), on top of about 64 MiB the process needs with a small model.
+   0: no limit. A limit that holds no thread is refused in one line, and the process
+   ends without waiting for the OpenBLAS threads already started. */
+static int blas_threads_fit(const char *cmd)
 {
     struct rlimit rl;
     if (getrlimit(RLIMIT_AS, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
-        return;
-    if (getenv("OPENBLAS_NUM_THREADS") || getenv("S2S_BLAS_THREADS")) {
-        mallopt(M_ARENA_MAX, 1);
-        return;
-    }
+        return 0;
     /* one malloc arena: each thread's own arena would reserve 64 MiB of address space */
     mallopt(M_ARENA_MAX, 1);
     const unsigned long long mib = 1ULL << 20, limit = (unsigned long long)rl.rlim_cur;
@@ -96,24 +66,55 @@ static void blas_threads_fit(char **argv)
         fprintf(stderr,
                 "s2s: the address-space limit (ulimit -v %llu) is too small for s2s %s: its matrix products "
                 "need at least %llu kB (64 MiB and 128 MiB per thread)\n",
-                limit / 1024, argv[1], 192 * mib / 1024);
+                limit / 1024, cmd, 192 * mib / 1024);
         _exit(1);
     }
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    if (cores > 0 && fit > (unsigned long long)cores)
-        fit = (unsigned long long)cores;
-    char n[24];
-    snprintf(n, sizeof n, "%llu", fit);
-    if (setenv("S2S_BLAS_THREADS", n, 1) != 0)
-        return;
-    if (cores > 0 && fit < (unsigned long long)cores && setenv("OPENBLAS_NUM_THREADS", n, 1) == 0)
-        execv("/proc/self/exe", argv);
+    return fit > 1024 ? 1024 : (int)fit;
 }
 
-/* Whether a command (argv[1]) computes matrix products: the others need no BLAS threads. */
-static bool uses_blas(const char *name)
+/* Whether a command computes matrix products: the others need no BLAS threads. */
+static bool uses_blas(const char *cmd)
 {
-    return strcmp(name, "train") == 0 || strcmp(name, "translate") == 0 || strcmp(name, "eval") == 0;
+    return strcmp(cmd, "train") == 0 || strcmp(cmd, "translate") == 0 || strcmp(cmd, "eval") == 0;
+}
+
+/* OpenBLAS reads its settings only when the library loads, so s2s runs itself again
+   once, before anything else, with those it needs unless the user set them (nothing is
+   lost if exec fails):
+   - OPENBLAS_NUM_THREADS=1 for the commands that do no matrix products (and the help):
+     OpenBLAS starts a worker per core when it loads, each mapping a 128 MiB buffer, and
+     under an address-space limit a worker whose mapping is refused retries forever
+     while the process waits for it at exit; with none they run in about 50 MB.
+   - OPENBLAS_NUM_THREADS=N for the commands that do, when a limit holds fewer threads
+     than there are cores (blas_threads_fit); nn_blas_limit then caps the thread
+     counts of nn_set_threads at N, which takes the buffers before the command's model
+     and batches.
+   - OPENBLAS_THREAD_TIMEOUT=4 for `s2s train`: OpenBLAS's workers spin (calling
+     sched_yield) for 2^28 cycles after each product before they sleep, competing with
+     the worker pool's threads (nn/parallel.h) for the same cores; 2^4 gives 14 % more
+     Transformer training tokens/s (bench/README.md). */
+static void blas_settings(int argc, char **argv)
+{
+    const char *cmd = argc >= 2 ? argv[1] : "";
+    bool again = false;
+    int fit = 0;
+    if (!uses_blas(cmd)) {
+        again |= set_unless_set("OPENBLAS_NUM_THREADS", "1");
+    } else if ((fit = blas_threads_fit(cmd)) > 0) {
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        if (cores > 0 && fit > cores)
+            fit = (int)cores;
+        char n[16];
+        snprintf(n, sizeof n, "%d", fit);
+        if (fit < cores)
+            again |= set_unless_set("OPENBLAS_NUM_THREADS", n);
+    }
+    if (strcmp(cmd, "train") == 0)
+        again |= set_unless_set("OPENBLAS_THREAD_TIMEOUT", "4");
+    if (again)
+        execv("/proc/self/exe", argv);
+    if (fit > 0)
+        nn_blas_limit(fit);
 }
 
 int main(int argc, char **argv)
@@ -122,10 +123,7 @@ int main(int argc, char **argv)
        writer reports as it reports a full disk (one line naming the file, the previous
        file kept, no temporary left), instead of killing the process mid-write. */
     signal(SIGXFSZ, SIG_IGN);
-    if (argc < 2 || !uses_blas(argv[1]))
-        blas_threads_none(argv);
-    else
-        blas_threads_fit(argv);
+    blas_settings(argc, argv);
     if (argc < 2) {
         usage(stderr);
         return 2;
@@ -139,8 +137,6 @@ int main(int argc, char **argv)
         printf("s2s %s\n", S2S_VERSION);
         return 0;
     }
-    if (strcmp(name, "train") == 0)
-        blas_threads_sleep_soon(argv);
     for (size_t i = 0; commands[i].name; i++)
         if (strcmp(name, commands[i].name) == 0)
             return commands[i].fn(argc - 1, argv + 1);

@@ -505,15 +505,22 @@ static int cmp_by_name(const void *a, const void *b, void *ctx)
     return strcmp(t[*(const size_t *)a].name, t[*(const size_t *)b].name);
 }
 
+/* The little-endian u64 at p: the header length that starts a safetensors file. */
+static uint64_t le64(const unsigned char *p)
+{
+    uint64_t x = 0;
+    for (int k = 7; k >= 0; k--)
+        x = x << 8 | p[k];
+    return x;
+}
+
 /* Validates f->buf[0..len) and builds the tensor table. */
 static int parse_all(StFile *f, const char *expect_format, Err *e)
 {
     const char *path = f->path;
     if (f->len < 8)
         return err_set(e, "%s: truncated: no header length", path);
-    uint64_t hlen = 0;
-    for (int k = 7; k >= 0; k--)
-        hlen = hlen << 8 | f->buf[k];
+    uint64_t hlen = le64(f->buf);
     if (hlen > ST_MAX_HEADER)
         return err_set(e, "%s: not a model file: header length %" PRIu64 " is absurd (more than %llu bytes)", path,
                        hlen, ST_MAX_HEADER);
@@ -631,8 +638,7 @@ int st_read_meta(const char *path, const char *const *keys, size_t n, char **val
         err_set(e, "%s: not a safetensors file", path);
         goto out;
     }
-    for (int k = 7; k >= 0; k--)
-        hlen = hlen << 8 | len8[k];
+    hlen = le64(len8);
     if (hlen == 0 || hlen > ST_MAX_HEADER || hlen > (uint64_t)st.st_size - 8) {
         err_set(e, "%s: not a safetensors file (header length %" PRIu64 ")", path, hlen);
         goto out;
@@ -671,8 +677,8 @@ bool st_has_format(const char *path, const char *format)
 
 /* Opens path for reading if it is a regular file: the fd, or -1 with e set. A FIFO or
    a device is refused without waiting for a writer (O_NONBLOCK) or reading endless
-   data. */
-static int open_regular(const char *path, struct stat *st, Err *e)
+   data. *hlen: the header length its first 8 bytes give (0 when it is shorter). */
+static int open_regular(const char *path, struct stat *st, uint64_t *hlen, Err *e)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0)
@@ -688,6 +694,8 @@ static int open_regular(const char *path, struct stat *st, Err *e)
                        path, S_ISDIR(st->st_mode) ? "a directory" : S_ISFIFO(st->st_mode) ? "a pipe"
                                                                  : "a device or socket");
     }
+    unsigned char len8[8];
+    *hlen = st->st_size >= 8 && pread(fd, len8, 8, 0) == 8 ? le64(len8) : 0;
     return fd;
 }
 
@@ -695,7 +703,8 @@ int st_load(StFile **out, const char *path, const char *expect_format, Err *e)
 {
     *out = NULL;
     struct stat st;
-    int fd = open_regular(path, &st, e);
+    uint64_t hlen;
+    int fd = open_regular(path, &st, &hlen, e);
     if (fd < 0)
         return -1;
     size_t cap = 1 << 16, n = 0;
@@ -703,15 +712,9 @@ int st_load(StFile **out, const char *path, const char *expect_format, Err *e)
         cap = (size_t)st.st_size + 1; /* one more byte: EOF without a realloc */
     /* A header length that no s2s file has (a foreign or damaged file): its first 8
        bytes tell, so the rest (perhaps gigabytes) is not read. */
-    unsigned char len8[8];
     size_t upto = SIZE_MAX; /* bytes to read at most */
-    if (st.st_size >= 8 && pread(fd, len8, 8, 0) == 8) {
-        uint64_t hlen = 0;
-        for (int k = 7; k >= 0; k--)
-            hlen = hlen << 8 | len8[k];
-        if (hlen > ST_MAX_HEADER)
-            cap = upto = 8;
-    }
+    if (hlen > ST_MAX_HEADER)
+        cap = upto = 8;
     unsigned char *buf = xmalloc(cap);
     while (n < upto) {
         if (n == cap) {
@@ -743,14 +746,10 @@ int st_map(StFile **out, const char *path, const char *expect_format, Err *e)
 {
     *out = NULL;
     struct stat st;
-    int fd = open_regular(path, &st, e);
+    uint64_t hlen;
+    int fd = open_regular(path, &st, &hlen, e);
     if (fd < 0)
         return -1;
-    unsigned char len8[8];
-    uint64_t hlen = 0;
-    if (st.st_size >= 8 && pread(fd, len8, 8, 0) == 8)
-        for (int k = 7; k >= 0; k--)
-            hlen = hlen << 8 | len8[k];
     if (st.st_size <= 0 || hlen > ST_MAX_HEADER) {
         close(fd);
         return st_load(out, path, expect_format, e); /* empty, or foreign: nothing to map */

@@ -2,7 +2,6 @@
    codes and vocabularies it may take (see prepare.h). */
 #include "data/prepare.h"
 
-#include <stdbool.h>
 #include <string.h>
 
 #include "data/outside.h"
@@ -119,32 +118,6 @@ PrepareLike prepare_like_model(const ModelFile *mf, const char *name)
     return (PrepareLike){.name = name, .text = mf->text, .vocab = {mf->src, mf->tgt}, .bpe = {mf->bpe[0], mf->bpe[1]}};
 }
 
-/* Whether two codes are the same merges in the same order (NULL: words). */
-static bool same_codes(const Bpe *a, const Bpe *b)
-{
-    if (!a || !b)
-        return a == b;
-    if (bpe_merges(a) != bpe_merges(b))
-        return false;
-    for (size_t i = 0; i < bpe_merges(a); i++)
-        if (strcmp(bpe_merge_first(a, i), bpe_merge_first(b, i)) != 0 ||
-            strcmp(bpe_merge_second(a, i), bpe_merge_second(b, i)) != 0)
-            return false;
-    return true;
-}
-
-/* Whether two vocabularies hold the same tokens with the same ids. */
-static bool same_vocab(const Vocab *a, const Vocab *b)
-{
-    size_t n = vocab_size(a);
-    if (n != vocab_size(b))
-        return false;
-    for (size_t i = 0; i < n; i++)
-        if (strcmp(vocab_token(a, (int32_t)i), vocab_token(b, (int32_t)i)) != 0)
-            return false;
-    return true;
-}
-
 int prepare_like_check(const PrepareLike *like, const Prepared *d, Err *e)
 {
     const char *what = NULL;
@@ -152,9 +125,9 @@ int prepare_like_check(const PrepareLike *like, const Prepared *d, Err *e)
         what = "another direction";
     else if (like->text.keep_case != d->text.keep_case)
         what = "another case setting";
-    else if (!same_codes(like->bpe[0], d->bpe[0]) || !same_codes(like->bpe[1], d->bpe[1]))
+    else if (!bpe_equal(like->bpe[0], d->bpe[0]) || !bpe_equal(like->bpe[1], d->bpe[1]))
         what = "other BPE codes";
-    else if (!same_vocab(like->vocab[0], d->src_vocab) || !same_vocab(like->vocab[1], d->tgt_vocab))
+    else if (!vocab_equal(like->vocab[0], d->src_vocab) || !vocab_equal(like->vocab[1], d->tgt_vocab))
         what = "other vocabularies";
     if (!what)
         return 0;

@@ -158,22 +158,27 @@ void nn_linear_backward(real *dx, real *dW, real *db, const real *dy, const real
         nn_bias_backward(NULL, db, dy, N, Out);
 }
 
+/* At most this many BLAS threads (nn_blas_limit; 0: no cap). */
+static int blas_cap;
+
+void nn_blas_limit(int n)
+{
+    blas_cap = n;
+    openblas_set_num_threads(n);
+}
+
 int nn_set_threads(int n)
 {
     if (n <= 0) {
         long c = sysconf(_SC_NPROCESSORS_ONLN);
         n = c > 0 ? (int)c : 1;
     }
-    /* S2S_BLAS_THREADS: as many BLAS threads as an address-space limit holds (main.c) */
-    const char *cap = getenv("S2S_BLAS_THREADS");
-    int blas = cap && atoi(cap) > 0 && atoi(cap) < n ? atoi(cap) : n;
+    int blas = blas_cap > 0 && blas_cap < n ? blas_cap : n;
     openblas_set_num_threads(blas);
     nn_parallel_set_threads(n);
-    if (cap) {
-        /* Under an address-space limit: one product large enough for OpenBLAS to map its
-           buffers (128 MiB a thread) now, before the run's own allocations can fill the
-           limit (a refused buffer makes OpenBLAS retry forever; a refused allocation of
-           ours is one line). */
+    if (blas_cap > 0) {
+        /* one product on every BLAS thread, so that OpenBLAS maps their buffers now,
+           before the command's model and batches take the rest of the limit */
         enum { W = 512 };
         float *a = xcalloc(3 * (size_t)W * W, sizeof *a);
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, W, W, W, 1.0f, a, W, a + W * W, W, 0.0f,

@@ -63,5 +63,11 @@ void nn_linear_backward(real *dx,        // (N,In) or NULL
    every online core.
    Returns the number set. */
 int nn_set_threads(int n);
+/* Under an address-space limit that holds n BLAS threads (src/main.c): caps the BLAS
+   threads at n, now and in nn_set_threads, which then runs one product on them so that
+   OpenBLAS maps their buffers (128 MiB each) before the command's model and batches
+   fill the limit: a buffer refused later would make OpenBLAS retry forever, while an
+   allocation of ours that does not fit is one line. */
+void nn_blas_limit(int n);
 
 #endif

@@ -113,6 +113,19 @@ void bpe_free(Bpe *b)
 }
 
 size_t bpe_merges(const Bpe *b) { return b->n; }
+
+bool bpe_equal(const Bpe *a, const Bpe *b)
+{
+    if (!a || !b)
+        return a == b;
+    if (a->n != b->n)
+        return false;
+    for (size_t i = 0; i < a->n; i++)
+        if (strcmp(bpe_merge_first(a, i), bpe_merge_first(b, i)) != 0 ||
+            strcmp(bpe_merge_second(a, i), bpe_merge_second(b, i)) != 0)
+            return false;
+    return true;
+}
 const char *bpe_merge_first(const Bpe *b, size_t i) { CHECK(i < b->n); return strtab_str(&b->sym, b->ma[i]); }
 const char *bpe_merge_second(const Bpe *b, size_t i) { CHECK(i < b->n); return strtab_str(&b->sym, b->mb[i]); }
 

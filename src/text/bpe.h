@@ -76,6 +76,8 @@ void bpe_free(Bpe *b);
 
 /* Number of merges (lines after the header). */
 size_t bpe_merges(const Bpe *b);
+/* Whether a and b are the same merges in the same order (NULL: a side of words). */
+bool bpe_equal(const Bpe *a, const Bpe *b);
 /* The symbols of merge i (0 <= i < bpe_merges), NUL-terminated. */
 const char *bpe_merge_first(const Bpe *b, size_t i);
 const char *bpe_merge_second(const Bpe *b, size_t i);

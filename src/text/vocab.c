@@ -128,6 +128,17 @@ Vocab *vocab_build(const VocabCounter *c, uint64_t min_freq, size_t max_vocab)
 
 size_t vocab_size(const Vocab *v) { return v->t.n; }
 
+bool vocab_equal(const Vocab *a, const Vocab *b)
+{
+    size_t n = vocab_size(a);
+    if (n != vocab_size(b))
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(vocab_token(a, (int32_t)i), vocab_token(b, (int32_t)i)) != 0)
+            return false;
+    return true;
+}
+
 int32_t vocab_id(const Vocab *v, const char *tok, size_t len)
 {
     uint32_t id = strtab_find(&v->t, tok, len);

@@ -16,6 +16,7 @@
 #ifndef S2S_TEXT_VOCAB_H
 #define S2S_TEXT_VOCAB_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -74,6 +75,8 @@ void vocab_free(Vocab *v);
 
 /* Number of entries, specials included. */
 size_t vocab_size(const Vocab *v);
+/* Whether a and b hold the same tokens with the same ids (counts aside). */
+bool vocab_equal(const Vocab *a, const Vocab *b);
 /* The id of tok[0..len), VOCAB_UNK when absent. */
 int32_t vocab_id(const Vocab *v, const char *tok, size_t len);
 /* The token of an id (0 <= id < vocab_size), NUL-terminated. */

@@ -110,9 +110,11 @@ static int check_checkpoints(const char *model, const Inputs *in, Err *e)
     int rc = 0;
     DIR *d = opendir(dir);
     for (struct dirent *de; rc == 0 && d && (de = readdir(d));) {
-        const char *name = de->d_name, *num = name + bl + 6;
-        if (strncmp(name, base, bl) != 0 || strncmp(name + bl, ".ckpt.", 6) != 0 || !*num ||
-            strspn(num, "0123456789") != strlen(num))
+        const char *name = de->d_name;
+        if (strncmp(name, base, bl) != 0 || strncmp(name + bl, ".ckpt.", 6) != 0)
+            continue;
+        const char *num = name + bl + 6;
+        if (!*num || strspn(num, "0123456789") != strlen(num))
             continue;
         char *path = path_join(dir, name);
         rc = check_output(path, KIND_MODEL, in, e);

@@ -1201,11 +1201,7 @@ static int check_shared_vocab(const Prepared *d, const ModelConfig *cfg, Err *e)
 {
     if (!cfg->share_embeddings)
         return 0;
-    size_t n = vocab_size(d->src_vocab);
-    bool same = n == vocab_size(d->tgt_vocab);
-    for (size_t i = 0; same && i < n; i++)
-        same = strcmp(vocab_token(d->src_vocab, (int32_t)i), vocab_token(d->tgt_vocab, (int32_t)i)) == 0;
-    if (!same)
+    if (!vocab_equal(d->src_vocab, d->tgt_vocab))
         return err_set(e, "%s: --share-embeddings needs one vocabulary for both sides (s2s prepare --joint)",
                        d->dir);
     return 0;
