@@ -8,7 +8,7 @@
 #   make test-mpi the MPI tests (tests/mpi/) under mpirun; builds with MPI=1
 #   make asan-mpi the MPI tests with an MPI build under ASan + UBSan
 
-PKGS      := openblas libutf8proc libedit zlib
+PKGS      := openblas libutf8proc libedit zlib libmicrohttpd
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
@@ -58,7 +58,7 @@ all: $(BIN)
 
 check-deps:
 	@pkg-config --exists $(PKGS) || { echo "s2s: missing libraries; install them with:"; \
-	  echo "  sudo apt-get install -y build-essential pkg-config libopenblas-dev libutf8proc-dev libcriterion-dev libedit-dev zlib1g-dev"; exit 1; }
+	  echo "  sudo apt-get install -y build-essential pkg-config libopenblas-dev libutf8proc-dev libcriterion-dev libedit-dev zlib1g-dev libmicrohttpd-dev"; exit 1; }
 
 $(BUILD)/libs2s.a: $(LIB_OBJ)
 	@rm -f $@
@@ -81,6 +81,9 @@ $(BUILD)/double/%.o: %.c
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -Itests -c -o $@ $<
+
+# The web page of s2s serve is built into the binary (.incbin in page.c).
+$(BUILD)/src/serve/page.o: src/serve/page.html
 
 # The FLOP count of the benchmark (bench/flops.c) has a unit test.
 BENCH_FLOPS_OBJ := $(BUILD)/bench/flops.o

@@ -18,6 +18,7 @@ int cmd_eval(int argc, char **argv);
 int cmd_score(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_average(int argc, char **argv);
+int cmd_serve(int argc, char **argv);
 
 /* OPT_PARSE parsers (base/opt.h): an ISO 639 code into a Lang, a --direction
    (en-XX or XX-en) into a Direction. */
@@ -43,6 +44,9 @@ DecodeArgs decode_args_default(void);
              "model, an input or a binary file), replaced only once\n"                                    \
              "every line is translated"},                                                                  \
     {.name = "--out", .kind = OPT_STR, .off = offsetof(T, d.output)},                                      \
+    DECODE_SEARCH_ROWS(T, d)
+/* The rows without the output file (s2s serve). */
+#define DECODE_SEARCH_ROWS(T, d)                                                                           \
     {.name = "--beam", .kind = OPT_INT, .off = offsetof(T, d.to.beam), .min = 1, .max = 100, .arg = "K",  \
      .help = "beam size (default {}; 1 is greedy decoding)"},                                              \
     {.name = "--length-penalty", .kind = OPT_DOUBLE, .off = offsetof(T, d.to.alpha), .fmin = 0, .fmax = 10, \

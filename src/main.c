@@ -26,6 +26,7 @@ static const struct command commands[] = {
     {"train", cmd_train, "train an encoder-decoder with attention"},
     {"translate", cmd_translate, "translate sentences with a model file"},
     {"eval", cmd_eval, "translate a TSV file's sources and score them (BLEU, chrF)"},
+    {"serve", cmd_serve, "serve models over HTTP: LibreTranslate's API and a web page"},
     {"score", cmd_score, "BLEU and chrF of a hypothesis file against reference files"},
     {"average", cmd_average, "average the weights of model files of one configuration"},
     {"info", cmd_info, "show a model file's configuration, sizes and training summary"},
@@ -75,7 +76,8 @@ static int blas_threads_fit(const char *cmd)
 /* Whether a command computes matrix products: the others need no BLAS threads. */
 static bool uses_blas(const char *cmd)
 {
-    return strcmp(cmd, "train") == 0 || strcmp(cmd, "translate") == 0 || strcmp(cmd, "eval") == 0;
+    return strcmp(cmd, "train") == 0 || strcmp(cmd, "translate") == 0 || strcmp(cmd, "eval") == 0 ||
+           strcmp(cmd, "serve") == 0;
 }
 
 /* OpenBLAS reads its settings only when the library loads, so s2s runs itself again

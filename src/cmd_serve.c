@@ -1,0 +1,226 @@
+/* s2s serve: the models of a few language pairs over HTTP (serve/server.h). */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/file.h"
+#include "base/opt.h"
+#include "base/utf8.h"
+#include "commands.h"
+#include "model/file.h"
+#include "nn/linalg.h"
+#include "serve/server.h"
+
+typedef struct SvOpts {
+    const char *host, *log, *keys, *cors;
+    int port, max_conns, max_texts, max_beam, idle_timeout;
+    long max_body, max_chars;
+    double request_timeout, batch_wait;
+    DecodeArgs d;
+} SvOpts;
+
+#define AT(field) .off = offsetof(SvOpts, field)
+
+static const OptRow rows[] = {
+    {.kind = OPT_SECTION, .help = "options:"},
+    {.name = "--host", .kind = OPT_STR, AT(host), .arg = "ADDR",
+     .help = "the address to listen on (default 127.0.0.1: this\n"
+             "machine only; 0.0.0.0 or :: for every network)"},
+    {.name = "--port", .kind = OPT_INT, AT(port), .min = 0, .max = 65535, .arg = "N",
+     .help = "the port (default {}; 0: any free port, printed)"},
+    {.name = "--log", .kind = OPT_STR, AT(log), .arg = "FILE",
+     .help = "append the log (a line per request) to FILE instead of\nstderr"},
+    {.name = "--api-keys", .kind = OPT_STR, AT(keys), .arg = "FILE",
+     .help = "require a key (api_key) in every translation request:\n"
+             "FILE holds the keys, one a line"},
+    {.name = "--cors", .kind = OPT_STR, AT(cors), .arg = "ORIGIN",
+     .help = "let pages of ORIGIN ('*': any) call the server\n"
+             "(Access-Control-Allow-Origin; answers preflights)"},
+    {.kind = OPT_SECTION, .help = "limits:"},
+    {.name = "--max-body", .kind = OPT_LONG, AT(max_body), .min = 1024, .max = 1L << 30, .arg = "BYTES",
+     .help = "refuse a request body over BYTES (413; default {})"},
+    {.name = "--max-chars", .kind = OPT_LONG, AT(max_chars), .min = 1, .max = 100000000, .arg = "N",
+     .help = "refuse a request of more than N characters in all (400;\n"
+             "default {}; LibreTranslate's --char-limit)"},
+    {.name = "--max-texts", .kind = OPT_INT, AT(max_texts), .min = 1, .max = 100000, .arg = "N",
+     .help = "refuse a request of more than N texts in q (400;\n"
+             "default {}; LibreTranslate's --batch-limit)"},
+    {.name = "--max-beam", .kind = OPT_INT, AT(max_beam), .min = 1, .max = 100, .arg = "K",
+     .help = "the largest beam a native request may ask (default {})"},
+    {.name = "--max-conns", .kind = OPT_INT, AT(max_conns), .min = 1, .max = 100000, .arg = "N",
+     .help = "at most N connections at once; more are closed as soon\n"
+             "as they are accepted (default {})"},
+    {.name = "--timeout", .kind = OPT_INT, AT(idle_timeout), .min = 1, .max = 3600, .arg = "S",
+     .help = "close a connection idle for S seconds (default {})"},
+    {.name = "--request-timeout", .kind = OPT_DOUBLE, AT(request_timeout), .fmin = 0.1, .fmax = 3600,
+     .arg = "S",
+     .help = "answer 408 to a request whose body has not arrived S\n"
+             "seconds after it began (default {})"},
+    {.name = "--batch-wait", .kind = OPT_DOUBLE, AT(batch_wait), .fmin = 0, .fmax = 1000, .arg = "MS",
+     .help = "while requests are arriving, a batch waits for them at\n"
+             "most MS milliseconds (default {})"},
+    {.kind = OPT_SECTION, .help = "decoding (a native request may change beam, length penalty, max len\n"
+                                  "and splitting; the rest is the server's):"},
+    DECODE_SEARCH_ROWS(SvOpts, d),
+    OPT_HELP_ROW,
+    {0},
+};
+
+static const OptTable table = {
+    .cmd = "serve", .rows = rows, .size = sizeof(SvOpts), .what = "MODEL *", .col = 23,
+    .head = "usage: s2s serve MODEL [MODEL...] [options]\n"
+            "\n"
+            "Serves the model files over HTTP/1.1 with LibreTranslate's API, so that its\n"
+            "clients can use them: POST /translate (q, source, target, format, alternatives,\n"
+            "api_key; JSON or form body) and GET /languages. Each MODEL translates the\n"
+            "language pair it was trained on; several files of one pair decode as an\n"
+            "ensemble, as in s2s translate. POST /s2s/translate is the native endpoint:\n"
+            "scores, n-best lists, attention and decoding options. GET / is a web page,\n"
+            "GET /health a status. The texts of concurrent requests are decoded together\n"
+            "and each gets what s2s translate gives it. A line per request goes to the log.\n"
+            "SIGINT or SIGTERM stops accepting, answers the requests in flight, and exits 0.\n"
+            "Details and examples: docs/cli/serve.md.\n"
+            "\n",
+    .foot = "",
+};
+
+/* The keys of FILE: its non-blank lines, trimmed. */
+static char **read_keys(const char *path, int *n)
+{
+    char *data;
+    size_t len;
+    Err e;
+    if (file_read_lines(path, &data, &len, &e) != 0)
+        die_err(&e);
+    if (!utf8_valid(data, len))
+        die("%s: invalid UTF-8", path);
+    char **keys = NULL;
+    *n = 0;
+    long line = 0;
+    for (char *p = data; p < data + len;) {
+        char *nl = memchr(p, '\n', (size_t)(data + len - p));
+        char *end = nl ? nl : data + len;
+        line++;
+        char *a = p, *b = end;
+        while (a < b && (*a == ' ' || *a == '\t' || *a == '\r'))
+            a++;
+        while (b > a && (b[-1] == ' ' || b[-1] == '\t' || b[-1] == '\r'))
+            b--;
+        if (b > a) {
+            XRENEW(keys, *n + 1);
+            keys[(*n)++] = xstrndup(a, (size_t)(b - a));
+        }
+        p = end + 1;
+    }
+    free(data);
+    if (*n == 0)
+        die("%s: no API key in the file (one a line)", path);
+    return keys;
+}
+
+int cmd_serve(int argc, char **argv)
+{
+    SvOpts o = {.host = "127.0.0.1", .port = 5000, .max_body = 1L << 20, .max_chars = 5000,
+                .max_texts = 128, .max_beam = 10, .max_conns = 256, .idle_timeout = 10,
+                .request_timeout = 30, .batch_wait = 5, .d = decode_args_default()};
+    const char **pos = XNEW(const char *, argc > 0 ? argc : 1);
+    int seen[sizeof rows / sizeof *rows];
+    int npos = opt_parse(&table, &o, argc, argv, seen, pos, argc);
+    if (npos == 0)
+        die_usage("serve: missing MODEL argument (see 's2s serve --help')");
+    if (o.d.to.beam > o.max_beam)
+        die_usage("serve: --beam %d is over --max-beam %d", o.d.to.beam, o.max_beam);
+    o.d.to.nbest = 1;
+
+    /* the pairs: files of one direction form an ensemble, in the order given */
+    Direction *dir = XNEW(Direction, npos);
+    for (int i = 0; i < npos; i++) {
+        ModelFile mf;
+        Err e;
+        if (model_file_load(&mf, pos[i], false, &e) != 0)
+            die_err(&e);
+        dir[i] = mf.text.dir;
+        model_file_free(&mf);
+    }
+    nn_set_threads(o.d.threads);
+    DecodeModels *dms = XNEW(DecodeModels, npos);
+    ServePair *pairs = XNEW(ServePair, npos);
+    int npairs = 0;
+    bool *taken = XCNEW(bool, npos);
+    for (int i = 0; i < npos; i++) {
+        if (taken[i])
+            continue;
+        const char **group = XNEW(const char *, npos);
+        int n = 0;
+        Buf name = {0};
+        for (int k = i; k < npos; k++)
+            if (!taken[k] && !strcmp(dir[k].name, dir[i].name)) {
+                taken[k] = true;
+                group[n++] = pos[k];
+                buf_printf(&name, "%s%s", name.len ? " " : "", pos[k]);
+            }
+        decode_models_load(&dms[npairs], group, n, o.d.prec);
+        pairs[npairs] = (ServePair){.model = &dms[npairs].use, .name = buf_take(&name)};
+        npairs++;
+        free(group);
+    }
+    free(taken);
+    free(dir);
+
+    FILE *log = stderr;
+    if (o.log && !(log = fopen(o.log, "a")))
+        die("cannot open the log %s: %s", o.log, strerror(errno));
+    ServeConfig c = {
+        .host = o.host, .port = o.port, .pairs = pairs, .npairs = npairs, .opts = o.d.to,
+        .precision = precision_names[o.d.prec],
+        .lim = {.max_texts = o.max_texts, .max_chars = o.max_chars, .max_beam = o.max_beam,
+                .max_len = 10000, .beam = o.d.to.beam},
+        .max_body = (size_t)o.max_body, .max_conns = o.max_conns, .idle_timeout = o.idle_timeout,
+        .request_timeout = o.request_timeout, .batch_texts = o.d.to.batch, .batch_wait_ms = o.batch_wait,
+        .cors = o.cors, .log = log};
+    if (o.keys)
+        c.keys = read_keys(o.keys, &c.nkeys);
+
+    /* the signals that stop the server are taken by sigwait below, in this thread
+       only: every thread started from here on blocks them */
+    sigset_t stop;
+    sigemptyset(&stop);
+    sigaddset(&stop, SIGINT);
+    sigaddset(&stop, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &stop, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    Err e;
+    Server *s = serve_start(&c, &e);
+    if (!s)
+        die_err(&e);
+    const bool v6 = strchr(o.host, ':') != NULL;
+    for (int i = 0; i < npairs; i++)
+        fprintf(stderr, "s2s serve: %s from %s (%s, beam %d)\n", pairs[i].model->text.dir.name, pairs[i].name,
+                c.precision, o.d.to.beam);
+    printf("s2s serve: listening on http://%s%s%s:%d/\n", v6 ? "[" : "", o.host, v6 ? "]" : "", serve_port(s));
+    fflush(stdout);
+
+    int sig = 0;
+    sigwait(&stop, &sig);
+    fprintf(stderr, "s2s serve: %s: answering the requests in flight, then stopping\n",
+            sig == SIGINT ? "SIGINT" : "SIGTERM");
+    serve_stop(s, 60);
+    fprintf(stderr, "s2s serve: stopped\n");
+
+    for (int i = 0; i < npairs; i++) {
+        decode_models_free(&dms[i]);
+        free((char *)pairs[i].name);
+    }
+    for (int i = 0; i < c.nkeys; i++)
+        free(c.keys[i]);
+    free(c.keys);
+    free(dms);
+    free(pairs);
+    free(pos);
+    if (log != stderr)
+        fclose(log);
+    return 0;
+}

@@ -1,0 +1,680 @@
+/* `s2s serve` over libmicrohttpd (serve/server.h). */
+#include <arpa/inet.h>
+#include <microhttpd.h>
+#include <netdb.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/buf.h"
+#include "base/clock.h"
+#include "base/json.h"
+#include "decode/align.h"
+#include "serve/batcher.h"
+#include "serve/server.h"
+#include "text/lang.h"
+
+struct Server {
+    ServeConfig c;
+    struct MHD_Daemon *d;
+    ServeBatcher *batcher;
+    int port;
+    atomic_long inflight, requests;
+    pthread_mutex_t log_mu;
+};
+
+enum Route { R_NONE, R_TRANSLATE, R_NATIVE, R_LANGUAGES, R_HEALTH, R_PAGE, R_PREFLIGHT };
+
+/* One request, from its first byte to its answer. */
+typedef struct Req {
+    Server *s;
+    struct MHD_Connection *conn;
+    enum Route route;
+    char method[8], url[64];
+    double t0;
+    bool arriving;           /* counted in serve_batcher_arriving */
+    /* body */
+    Buf body;
+    struct MHD_PostProcessor *pp;
+    char *fkey;              /* the form field being read */
+    Buf fval;
+    bool form, answered;
+    int status;              /* an error found while reading (0: none) */
+    Err err;
+    /* translation */
+    ServeRequest rq;
+    int pair;
+    bool auto_source;
+    ServeJob job;
+    atomic_bool done;
+    int texts;               /* for the log */
+    int answer;              /* status sent */
+} Req;
+
+/* ---- responses ---- */
+
+static enum MHD_Result send_body(Req *r, int status, const char *type, char *data, size_t len, bool owned)
+{
+    struct MHD_Response *resp = owned ? MHD_create_response_from_buffer(len, data, MHD_RESPMEM_MUST_FREE)
+                                      : MHD_create_response_from_buffer(len, data, MHD_RESPMEM_PERSISTENT);
+    if (!resp) {
+        if (owned)
+            free(data);
+        return MHD_NO;
+    }
+    MHD_add_response_header(resp, "Content-Type", type);
+    if (r->s->c.cors) {
+        MHD_add_response_header(resp, "Access-Control-Allow-Origin", r->s->c.cors);
+        MHD_add_response_header(resp, "Vary", "Origin");
+    }
+    if (status == 405)
+        MHD_add_response_header(resp, "Allow", r->route == R_TRANSLATE || r->route == R_NATIVE ? "POST" : "GET");
+    if (status == 204) {
+        MHD_add_response_header(resp, "Access-Control-Allow-Methods", "GET, POST, OPTIONS");
+        MHD_add_response_header(resp, "Access-Control-Allow-Headers", "Content-Type");
+        MHD_add_response_header(resp, "Access-Control-Max-Age", "86400");
+    }
+    enum MHD_Result ok = MHD_queue_response(r->conn, (unsigned)status, resp);
+    MHD_destroy_response(resp);
+    r->answered = true;
+    r->answer = status;
+    return ok;
+}
+
+static enum MHD_Result send_json(Req *r, int status, Buf *b)
+{
+    buf_putc(b, '\n');
+    size_t len = b->len;
+    return send_body(r, status, "application/json", buf_take(b), len, true);
+}
+
+static enum MHD_Result send_error(Req *r, int status, const char *msg)
+{
+    Buf b = {0};
+    JsonWriter w;
+    json_writer_init(&w, &b, JSON_LINE);
+    json_open_object(&w, NULL);
+    json_put_str(&w, "error", msg);
+    json_close(&w);
+    return send_json(r, status, &b);
+}
+
+/* ---- the log ---- */
+
+static void log_line(Server *s, const char *fmt, ...) S2S_PRINTF(2, 3);
+static void log_line(Server *s, const char *fmt, ...)
+{
+    if (!s->c.log)
+        return;
+    char when[32];
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    struct tm tm;
+    gmtime_r(&ts.tv_sec, &tm);
+    size_t n = strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(when + n, sizeof when - n, ".%03ldZ", ts.tv_nsec / 1000000);
+    va_list ap;
+    va_start(ap, fmt);
+    pthread_mutex_lock(&s->log_mu);
+    fprintf(s->c.log, "%s ", when);
+    vfprintf(s->c.log, fmt, ap);
+    fputc('\n', s->c.log);
+    fflush(s->c.log);
+    pthread_mutex_unlock(&s->log_mu);
+    va_end(ap);
+}
+
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+    Server *s = cls;
+    char msg[512];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    size_t n = strlen(msg);
+    while (n && (msg[n - 1] == '\n' || msg[n - 1] == '\r'))
+        msg[--n] = '\0';
+    log_line(s, "libmicrohttpd: %s", msg);
+}
+
+/* ---- languages ---- */
+
+/* The pair that translates src into tgt, or -1. */
+static int find_pair(const Server *s, const Lang *src, const Lang *tgt)
+{
+    for (int i = 0; i < s->c.npairs; i++) {
+        const Direction *d = &s->c.pairs[i].model->text.dir;
+        if (lang_eq(d->src, *src) && lang_eq(d->tgt, *tgt))
+            return i;
+    }
+    return -1;
+}
+
+static bool has_lang(const Server *s, const Lang *l, bool as_src)
+{
+    for (int i = 0; i < s->c.npairs; i++) {
+        const Direction *d = &s->c.pairs[i].model->text.dir;
+        if (lang_eq(as_src ? d->src : d->tgt, *l))
+            return true;
+    }
+    return false;
+}
+
+static void put_languages(Server *s, Buf *b)
+{
+    JsonWriter w;
+    json_writer_init(&w, b, JSON_LINE);
+    json_open_array(&w, NULL);
+    /* each source once, in the order of the models */
+    for (int i = 0; i < s->c.npairs; i++) {
+        const Lang *src = &s->c.pairs[i].model->text.dir.src;
+        bool seen = false;
+        for (int k = 0; k < i && !seen; k++)
+            seen = lang_eq(s->c.pairs[k].model->text.dir.src, *src);
+        if (seen)
+            continue;
+        json_open_object(&w, NULL);
+        json_put_str(&w, "code", src->code);
+        json_put_str(&w, "name", lang_label(src));
+        json_open_array(&w, "targets");
+        for (int k = i; k < s->c.npairs; k++)
+            if (lang_eq(s->c.pairs[k].model->text.dir.src, *src))
+                json_put_str(&w, NULL, s->c.pairs[k].model->text.dir.tgt.code);
+        json_close(&w);
+        json_close(&w);
+    }
+    json_close(&w);
+}
+
+/* Picks the pair of a checked request: 0, or -1 with status and message set. */
+static int pick_pair(Req *r)
+{
+    Server *s = r->s;
+    ServeRequest *q = &r->rq;
+    Lang tgt, src;
+    r->status = 400;
+    if (lang_parse(q->target, &tgt) != 0 || !has_lang(s, &tgt, false)) {
+        if (strlen(q->target) > 32)
+            return err_set(&r->err, "Invalid request: target is not a language code");
+        return err_set(&r->err, "%s is not supported", q->target);
+    }
+    if (!strcmp(q->source, "auto")) {
+        int found = -1, count = 0;
+        for (int i = 0; i < s->c.npairs; i++)
+            if (lang_eq(s->c.pairs[i].model->text.dir.tgt, tgt))
+                found = i, count++;
+        if (count > 1)
+            return err_set(&r->err, "Invalid request: source auto: several languages translate into %s; give one",
+                           tgt.code);
+        r->pair = found;
+        r->auto_source = true;
+        return 0;
+    }
+    if (lang_parse(q->source, &src) != 0 || !has_lang(s, &src, true)) {
+        if (strlen(q->source) > 32)
+            return err_set(&r->err, "Invalid request: source is not a language code");
+        return err_set(&r->err, "%s is not supported", q->source);
+    }
+    r->pair = find_pair(s, &src, &tgt);
+    if (r->pair < 0)
+        return err_set(&r->err, "Invalid request: no model translates %s into %s", src.code, tgt.code);
+    return 0;
+}
+
+/* ---- translation ---- */
+
+static void job_done(ServeJob *j, void *arg)
+{
+    Req *r = arg;
+    atomic_store(&r->done, true);
+    MHD_resume_connection(r->conn);
+}
+
+static bool key_ok(const Server *s, const char *key)
+{
+    if (s->c.nkeys == 0)
+        return true;
+    if (!key)
+        return false;
+    for (int i = 0; i < s->c.nkeys; i++)
+        if (!strcmp(s->c.keys[i], key))
+            return true;
+    return false;
+}
+
+/* The request's body is in: checks it and queues its job (0), or sets the error (-1). */
+static int start_translation(Req *r)
+{
+    Server *s = r->s;
+    ServeRequest *q = &r->rq;
+    if (!r->form && serve_request_json(q, r->body.data ? r->body.data : "", r->body.len, &r->status, &r->err) != 0)
+        return -1;
+    if (!key_ok(s, q->api_key)) {
+        r->status = 403;
+        return err_set(&r->err, "Invalid API key");
+    }
+    if (serve_request_check(q, &s->c.lim, &r->status, &r->err) != 0)
+        return -1;
+    if (q->precision && strcmp(q->precision, s->c.precision) != 0) {
+        r->status = 400;
+        return err_set(&r->err, "Invalid request: precision is the server's (%s, its --precision)", s->c.precision);
+    }
+    if (pick_pair(r) != 0)
+        return -1;
+    TranslateOpts o = s->c.opts;
+    if (q->api == SERVE_LIBRE) {
+        o.nbest = q->alternatives + 1;
+    } else {
+        if (q->beam > 0)
+            o.beam = q->beam;
+        if (q->alpha >= 0)
+            o.alpha = q->alpha;
+        if (q->max_len > 0)
+            o.max_len = q->max_len;
+        if (q->split >= 0)
+            o.split = q->split;
+        o.attention = q->attention == 1;
+        o.nbest = q->nbest > 0 ? q->nbest : 1;
+    }
+    if (o.nbest > o.beam)
+        o.beam = o.nbest;
+    r->texts = q->nq;
+    r->job = (ServeJob){.model = s->c.pairs[r->pair].model, .opts = o, .lines = (const char *const *)q->q,
+                        .lens = q->qlen, .n = q->nq, .done = job_done, .arg = r};
+    MHD_suspend_connection(r->conn);
+    serve_batcher_submit(s->batcher, &r->job);
+    return 0;
+}
+
+static enum MHD_Result answer_libre(Req *r)
+{
+    const TranslateResult *res = &r->job.res;
+    const ServeRequest *q = &r->rq;
+    const Direction *d = &r->s->c.pairs[r->pair].model->text.dir;
+    Buf b = {0};
+    JsonWriter w;
+    json_writer_init(&w, &b, JSON_LINE);
+    json_open_object(&w, NULL);
+    if (r->auto_source) {
+        if (q->q_array)
+            json_open_array(&w, "detectedLanguage");
+        for (int i = 0; i < res->n; i++) {
+            json_open_object(&w, q->q_array ? NULL : "detectedLanguage");
+            json_put_int(&w, "confidence", 100);
+            json_put_str(&w, "language", d->src.code);
+            json_close(&w);
+        }
+        if (q->q_array)
+            json_close(&w);
+    }
+    if (q->q_array)
+        json_open_array(&w, "translatedText");
+    for (int i = 0; i < res->n; i++)
+        json_put_str(&w, q->q_array ? NULL : "translatedText", res->hyps[i][0].text);
+    if (q->q_array)
+        json_close(&w);
+    if (q->alternatives > 0) {
+        if (q->q_array)
+            json_open_array(&w, "alternatives");
+        for (int i = 0; i < res->n; i++) {
+            json_open_array(&w, q->q_array ? NULL : "alternatives");
+            for (int k = 1; k < res->count[i]; k++)
+                json_put_str(&w, NULL, res->hyps[i][k].text);
+            json_close(&w);
+        }
+        if (q->q_array)
+            json_close(&w);
+    }
+    json_close(&w);
+    return send_json(r, 200, &b);
+}
+
+static enum MHD_Result answer_native(Req *r)
+{
+    Server *s = r->s;
+    const TranslateResult *res = &r->job.res;
+    const TranslateOpts *o = &r->job.opts;
+    const Direction *d = &s->c.pairs[r->pair].model->text.dir;
+    Buf b = {0}, svg = {0};
+    JsonWriter w;
+    json_writer_init(&w, &b, JSON_LINE);
+    json_open_object(&w, NULL);
+    json_put_str(&w, "source", d->src.code);
+    json_put_str(&w, "target", d->tgt.code);
+    json_put_str(&w, "model", s->c.pairs[r->pair].name);
+    json_put_int(&w, "beam", o->beam);
+    json_put_double(&w, "length_penalty", "%g", o->alpha);
+    json_put_str(&w, "precision", s->c.precision);
+    json_put_bool(&w, "split", o->split && o->nbest <= 1 && !o->attention);
+    json_open_array(&w, "translations");
+    for (int i = 0; i < res->n; i++) {
+        json_open_object(&w, NULL);
+        json_put_str(&w, "text", res->hyps[i][0].text);
+        json_put_f64(&w, "score", res->hyps[i][0].score);
+        if (o->nbest > 1) {
+            json_open_array(&w, "nbest");
+            for (int k = 0; k < res->count[i]; k++) {
+                json_open_object(&w, NULL);
+                json_put_str(&w, "text", res->hyps[i][k].text);
+                json_put_f64(&w, "score", res->hyps[i][k].score);
+                json_close(&w);
+            }
+            json_close(&w);
+        }
+        if (res->align) {
+            const TranslateAlign *a = &res->align[i];
+            json_open_object(&w, "attention");
+            json_open_array(&w, "source");
+            for (int k = 0; k < a->nsrc; k++)
+                json_put_str(&w, NULL, a->src[k]);
+            json_close(&w);
+            json_open_array(&w, "target");
+            for (int k = 0; k < a->ntgt; k++)
+                json_put_str(&w, NULL, a->tgt[k]);
+            json_close(&w);
+            json_open_array(&w, "weights");
+            for (int t = 0; t < a->ntgt; t++) {
+                json_open_array(&w, NULL);
+                for (int k = 0; k < a->nsrc; k++)
+                    json_put_f32(&w, NULL, a->w[(size_t)t * a->nsrc + k]);
+                json_close(&w);
+            }
+            json_close(&w);
+            buf_clear(&svg);
+            if (a->nsrc > 0)
+                align_svg(a, r->rq.q[i], &svg);
+            json_put_str(&w, "svg", svg.data ? svg.data : "");
+            json_close(&w);
+        }
+        json_close(&w);
+    }
+    json_close(&w);
+    json_close(&w);
+    buf_free(&svg);
+    return send_json(r, 200, &b);
+}
+
+/* ---- the form body ---- */
+
+static void form_flush(Req *r)
+{
+    if (!r->fkey)
+        return;
+    if (!r->status && serve_request_field(&r->rq, r->fkey, r->fval.data ? r->fval.data : "", r->fval.len,
+                                          &r->status, &r->err) != 0 && !r->status)
+        r->status = 400;
+    free(r->fkey);
+    r->fkey = NULL;
+    buf_clear(&r->fval);
+}
+
+static enum MHD_Result form_field(void *cls, enum MHD_ValueKind kind, const char *key, const char *filename,
+                                  const char *content_type, const char *transfer_encoding, const char *data,
+                                  uint64_t off, size_t size)
+{
+    Req *r = cls;
+    if (!key)
+        return MHD_YES;
+    if (!r->fkey || off == 0 || strcmp(r->fkey, key) != 0) {
+        form_flush(r);
+        r->fkey = xstrdup(key);
+    }
+    if (size)
+        buf_append(&r->fval, data, size);
+    return MHD_YES;
+}
+
+/* ---- routing ---- */
+
+static enum Route route_of(const char *url, bool *known)
+{
+    *known = true;
+    if (!strcmp(url, "/translate"))
+        return R_TRANSLATE;
+    if (!strcmp(url, "/s2s/translate"))
+        return R_NATIVE;
+    if (!strcmp(url, "/languages"))
+        return R_LANGUAGES;
+    if (!strcmp(url, "/health"))
+        return R_HEALTH;
+    if (!strcmp(url, "/") || !strcmp(url, "/index.html"))
+        return R_PAGE;
+    *known = false;
+    return R_NONE;
+}
+
+static bool post_route(enum Route rt)
+{
+    return rt == R_TRANSLATE || rt == R_NATIVE;
+}
+
+static enum MHD_Result answer_get(Req *r)
+{
+    Server *s = r->s;
+    Buf b = {0};
+    if (r->route == R_PAGE)
+        return send_body(r, 200, "text/html; charset=utf-8", (char *)serve_page_html, serve_page_len, false);
+    if (r->route == R_LANGUAGES) {
+        put_languages(s, &b);
+        return send_json(r, 200, &b);
+    }
+    ServeBatchStats st = serve_batcher_stats(s->batcher);
+    JsonWriter w;
+    json_writer_init(&w, &b, JSON_LINE);
+    json_open_object(&w, NULL);
+    json_put_str(&w, "status", "ok");
+    json_open_array(&w, "pairs");
+    for (int i = 0; i < s->c.npairs; i++)
+        json_put_str(&w, NULL, s->c.pairs[i].model->text.dir.name);
+    json_close(&w);
+    json_put_str(&w, "precision", s->c.precision);
+    json_put_int(&w, "requests", atomic_load(&s->requests));
+    json_put_int(&w, "batches", st.batches);
+    json_put_int(&w, "texts", st.texts);
+    json_close(&w);
+    return send_json(r, 200, &b);
+}
+
+static void stop_arriving(Req *r)
+{
+    if (r->arriving) {
+        r->arriving = false;
+        serve_batcher_arriving(r->s->batcher, -1);
+    }
+}
+
+static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
+                              const char *version, const char *upload, size_t *upload_size, void **con_cls)
+{
+    Server *s = cls;
+    Req *r = *con_cls;
+    if (!r) {
+        r = XCNEW(Req, 1);
+        *con_cls = r;
+        r->s = s;
+        r->conn = conn;
+        r->t0 = clock_now();
+        serve_request_init(&r->rq, SERVE_LIBRE);
+        snprintf(r->method, sizeof r->method, "%s", method);
+        snprintf(r->url, sizeof r->url, "%s", url);
+        atomic_fetch_add(&s->inflight, 1);
+        atomic_fetch_add(&s->requests, 1);
+        bool known;
+        r->route = route_of(url, &known);
+        if (!known) {
+            char msg[128];
+            snprintf(msg, sizeof msg, "Not found: %.64s", url);
+            return send_error(r, 404, msg);
+        }
+        if (!strcmp(method, "OPTIONS") && s->c.cors) {
+            r->route = R_PREFLIGHT;
+            return send_body(r, 204, "text/plain", (char *)"", 0, false);
+        }
+        bool post = post_route(r->route);
+        if (strcmp(method, post ? "POST" : "GET") != 0 && !(!post && !strcmp(method, "HEAD"))) {
+            char msg[128];
+            snprintf(msg, sizeof msg, "Method not allowed: %.8s %.64s", method, url);
+            return send_error(r, 405, msg);
+        }
+        if (!post)
+            return answer_get(r);
+        if (r->route == R_NATIVE)
+            r->rq.api = SERVE_NATIVE;
+        const char *type = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
+        if (type && (!strncasecmp(type, "application/x-www-form-urlencoded", 33) ||
+                     !strncasecmp(type, "multipart/form-data", 19))) {
+            r->pp = MHD_create_post_processor(conn, 16 * 1024, form_field, r);
+            if (!r->pp)
+                return send_error(r, 400, "Invalid request: a form body without a boundary");
+            r->form = true;
+        }
+        const char *clen = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+        if (clen && strtoull(clen, NULL, 10) > s->c.max_body) {
+            char msg[128];
+            snprintf(msg, sizeof msg, "Request body over %zu bytes (the server's --max-body)", s->c.max_body);
+            return send_error(r, 413, msg);
+        }
+        r->arriving = true;
+        serve_batcher_arriving(s->batcher, 1);
+        return MHD_YES;
+    }
+    if (r->answered) { /* an answer is queued: the rest of the body is dropped */
+        *upload_size = 0;
+        return MHD_YES;
+    }
+    if (*upload_size) {
+        size_t n = *upload_size;
+        *upload_size = 0;
+        if (clock_now() - r->t0 > s->c.request_timeout) {
+            /* libmicrohttpd answers only before the body or after it: the connection is
+               closed */
+            stop_arriving(r);
+            r->answer = 408;
+            return MHD_NO;
+        }
+        if (r->status == 413)
+            return MHD_YES; /* dropped */
+        if (r->body.len + n > s->c.max_body) {
+            r->status = 413;
+            err_set(&r->err, "Request body over %zu bytes (the server's --max-body)", s->c.max_body);
+            buf_free(&r->body);
+            return MHD_YES;
+        }
+        if (r->form) {
+            r->body.len += n; /* counted only */
+            if (!r->status && MHD_post_process(r->pp, upload, n) != MHD_YES) {
+                r->status = 400;
+                err_set(&r->err, "Invalid request: a malformed form body");
+            }
+        } else {
+            buf_append(&r->body, upload, n);
+        }
+        return MHD_YES;
+    }
+    /* the body is in, or the job is done */
+    if (atomic_load(&r->done)) {
+        if (r->job.rc != 0)
+            return send_error(r, 400, r->job.err.msg);
+        return r->route == R_NATIVE ? answer_native(r) : answer_libre(r);
+    }
+    if (r->form) {
+        MHD_destroy_post_processor(r->pp);
+        r->pp = NULL;
+        form_flush(r);
+    }
+    stop_arriving(r);
+    if (r->status || start_translation(r) != 0)
+        return send_error(r, r->status ? r->status : 400, r->err.msg);
+    return MHD_YES;
+}
+
+static void completed(void *cls, struct MHD_Connection *conn, void **con_cls, enum MHD_RequestTerminationCode why)
+{
+    Server *s = cls;
+    Req *r = *con_cls;
+    if (!r)
+        return;
+    stop_arriving(r);
+    double ms = (clock_now() - r->t0) * 1e3;
+    const char *end = why == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (connection closed before the answer was sent)";
+    if (r->answered)
+        log_line(s, "%s %s %d %d texts %.1f ms%s", r->method, r->url, r->answer, r->texts, ms, end);
+    else if (r->answer == 408)
+        log_line(s, "%s %s 408 %d texts %.1f ms (the body did not arrive within %g s: connection closed)",
+                 r->method, r->url, r->texts, ms, s->c.request_timeout);
+    else
+        log_line(s, "%s %s - %d texts %.1f ms (connection closed before the answer)", r->method, r->url,
+                 r->texts, ms);
+    if (r->pp)
+        MHD_destroy_post_processor(r->pp);
+    free(r->fkey);
+    buf_free(&r->fval);
+    buf_free(&r->body);
+    if (r->job.res.n)
+        translate_result_free(&r->job.res);
+    serve_request_free(&r->rq);
+    free(r);
+    *con_cls = NULL;
+    atomic_fetch_sub(&s->inflight, 1);
+}
+
+/* ---- start and stop ---- */
+
+Server *serve_start(const ServeConfig *c, Err *e)
+{
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE | AI_NUMERICSERV};
+    struct addrinfo *ai = NULL;
+    char port[16];
+    snprintf(port, sizeof port, "%d", c->port);
+    int g = getaddrinfo(c->host, port, &hints, &ai);
+    if (g != 0)
+        return err_set(e, "cannot listen on %s:%d: %s", c->host, c->port, gai_strerror(g)), NULL;
+    Server *s = XCNEW(Server, 1);
+    s->c = *c;
+    pthread_mutex_init(&s->log_mu, NULL);
+    s->batcher = serve_batcher_start(c->batch_texts, c->batch_wait_ms);
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
+    if (ai->ai_family == AF_INET6)
+        flags |= MHD_USE_IPv6;
+    s->d = MHD_start_daemon(flags, (uint16_t)c->port, NULL, NULL, handle, s,
+                            MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s,
+                            MHD_OPTION_SOCK_ADDR, ai->ai_addr,
+                            MHD_OPTION_CONNECTION_LIMIT, (unsigned)c->max_conns,
+                            MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)c->idle_timeout,
+                            MHD_OPTION_NOTIFY_COMPLETED, completed, s,
+                            MHD_OPTION_LISTENING_ADDRESS_REUSE, 1u,
+                            MHD_OPTION_END);
+    freeaddrinfo(ai);
+    if (!s->d) {
+        serve_batcher_stop(s->batcher);
+        pthread_mutex_destroy(&s->log_mu);
+        free(s);
+        return err_set(e, "cannot listen on %s:%d (the port is in use, or the address is not this machine's)",
+                       c->host, c->port), NULL;
+    }
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT);
+    s->port = info ? info->port : c->port;
+    return s;
+}
+
+int serve_port(const Server *s)
+{
+    return s->port;
+}
+
+void serve_stop(Server *s, double grace)
+{
+    MHD_socket fd = MHD_quiesce_daemon(s->d);
+    if (fd != MHD_INVALID_SOCKET)
+        close(fd);
+    double until = clock_now() + grace;
+    while (atomic_load(&s->inflight) > 0 && clock_now() < until)
+        usleep(10000);
+    MHD_stop_daemon(s->d);
+    serve_batcher_stop(s->batcher);
+    pthread_mutex_destroy(&s->log_mu);
+    free(s);
+}

@@ -1,0 +1,74 @@
+/*
+ * `s2s serve`: LibreTranslate's HTTP API, a native endpoint and a web page over the
+ * models of a few language pairs, on libmicrohttpd.
+ *
+ * Routes (docs/cli/serve.md):
+ *   POST /translate      LibreTranslate's request (serve/request.h), JSON or form body
+ *   GET  /languages      each source language with its targets
+ *   POST /s2s/translate  the native request: scores, n-best lists with scores,
+ *                        attention (weights and the SVG of decode/align.h), decoding
+ *                        options
+ *   GET  /health         {"status": "ok", ...} with counts
+ *   GET  /               the web page (serve/page.html, built into the binary)
+ * Anything else is 404, a known route with another method 405 (with Allow), and with
+ * --cors ORIGIN, OPTIONS answers a preflight. Every error is {"error": "MESSAGE"}.
+ *
+ * One libmicrohttpd thread (epoll) reads and answers every connection. A translation
+ * request, once its body is in, is suspended while serve/batcher.h decodes it, so that
+ * other connections go on; the decoding thread resumes it with its result. Bounds: a
+ * body over max_body is refused with 413 as soon as it passes the limit; a request whose
+ * body has not arrived within request_timeout seconds of its start gets 408; a
+ * connection idle for idle_timeout seconds is closed; beyond max_conns connections a new
+ * one is closed as soon as it is accepted.
+ */
+#ifndef S2S_SERVE_SERVER_H
+#define S2S_SERVE_SERVER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "base/err.h"
+#include "decode/translate.h"
+#include "model/file.h"
+#include "serve/request.h"
+
+/* One language pair: the model (or ensemble) that translates it. */
+typedef struct ServePair {
+    ModelFile *model;
+    const char *name; /* its files, for the log and /health */
+} ServePair;
+
+typedef struct ServeConfig {
+    const char *host;        /* an address or a name to bind */
+    int port;                /* 0: any free port (serve_port tells which) */
+    ServePair *pairs;
+    int npairs;
+    TranslateOpts opts;      /* the defaults of a request */
+    const char *precision;   /* the weights' precision, for /health and the native check */
+    ServeLimits lim;
+    size_t max_body;         /* bytes */
+    int max_conns;
+    int idle_timeout;        /* seconds */
+    double request_timeout;  /* seconds from a request's start to its whole body */
+    int batch_texts;         /* most texts decoded together */
+    double batch_wait_ms;
+    const char *cors;        /* Access-Control-Allow-Origin, or NULL */
+    char **keys;             /* accepted API keys (nkeys > 0: a key is required) */
+    int nkeys;
+    FILE *log;               /* a line per request */
+} ServeConfig;
+
+typedef struct Server Server;
+
+/* Binds and starts serving; NULL with e set ("cannot listen on HOST:PORT: ..."). */
+Server *serve_start(const ServeConfig *c, Err *e);
+int serve_port(const Server *s);
+/* Stops accepting, lets the requests in flight finish (at most `grace` seconds), stops. */
+void serve_stop(Server *s, double grace);
+
+/* The web page's bytes (serve/page.c). */
+extern const char serve_page_html[];
+extern const unsigned serve_page_len;
+
+#endif
