@@ -149,9 +149,14 @@ int fixture_tgt_id(const char *tok)
 
 void fixture_save(const char *path, const Model *m, const char *history)
 {
+    fixture_save_dir(path, m, history, DIRECTION_EN_FR);
+}
+
+void fixture_save_dir(const char *path, const Model *m, const char *history, Direction d)
+{
     Vocab *s, *t;
     fixture_vocabs(&s, &t);
-    TextConfig tc = {.dir = DIRECTION_EN_FR, .keep_case = false};
+    TextConfig tc = {.dir = d, .keep_case = false};
     Err e;
     cr_assert_eq(model_file_save(path, m, s, t, &tc, history, &e), 0, "%s", e.msg);
     vocab_free(s);

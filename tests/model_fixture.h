@@ -60,6 +60,8 @@ void fixture_mix_eos(Model *m, int n, int *const *src, const int *len);
 /* Writes m with the fixture vocabularies to path (en-fr, lowercased). history may be
    NULL. */
 void fixture_save(const char *path, const Model *m, const char *history);
+/* The same in direction d. */
+void fixture_save_dir(const char *path, const Model *m, const char *history, Direction d);
 
 /* Source sentences as token ids: n sentences, ids[i][0 .. len[i]). */
 typedef struct Srcs {

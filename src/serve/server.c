@@ -25,6 +25,7 @@ struct Server {
     ServeBatcher *batcher;
     int port;
     atomic_long inflight, requests;
+    long conns; /* open connections (the polling thread's alone) */
     pthread_mutex_t log_mu;
 };
 
@@ -621,6 +622,27 @@ static void completed(void *cls, struct MHD_Connection *conn, void **con_cls, en
     atomic_fetch_sub(&s->inflight, 1);
 }
 
+/* ---- connections ---- */
+
+/* Beyond max_conns a new connection is closed as soon as it is accepted (libmicrohttpd's
+   own limit would stop accepting, leaving new clients waiting in the backlog). */
+static enum MHD_Result accept_policy(void *cls, const struct sockaddr *addr, socklen_t len)
+{
+    Server *s = cls;
+    (void)addr;
+    (void)len;
+    if (s->conns < s->c.max_conns)
+        return MHD_YES;
+    return MHD_NO;
+}
+
+static void notify_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+                              enum MHD_ConnectionNotificationCode code)
+{
+    Server *s = cls;
+    s->conns += code == MHD_CONNECTION_NOTIFY_STARTED ? 1 : -1;
+}
+
 /* ---- start and stop ---- */
 
 Server *serve_start(const ServeConfig *c, Err *e)
@@ -639,10 +661,11 @@ Server *serve_start(const ServeConfig *c, Err *e)
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
     if (ai->ai_family == AF_INET6)
         flags |= MHD_USE_IPv6;
-    s->d = MHD_start_daemon(flags, (uint16_t)c->port, NULL, NULL, handle, s,
+    s->d = MHD_start_daemon(flags, (uint16_t)c->port, accept_policy, s, handle, s,
                             MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s,
                             MHD_OPTION_SOCK_ADDR, ai->ai_addr,
-                            MHD_OPTION_CONNECTION_LIMIT, (unsigned)c->max_conns,
+                            MHD_OPTION_CONNECTION_LIMIT, (unsigned)c->max_conns + 64,
+                            MHD_OPTION_NOTIFY_CONNECTION, notify_connection, s,
                             MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)c->idle_timeout,
                             MHD_OPTION_NOTIFY_COMPLETED, completed, s,
                             MHD_OPTION_LISTENING_ADDRESS_REUSE, 1u,

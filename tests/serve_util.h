@@ -1,0 +1,46 @@
+/* A running `s2s serve` for the tests, and HTTP requests to it through curl. */
+#ifndef S2S_TESTS_SERVE_UTIL_H
+#define S2S_TESTS_SERVE_UTIL_H
+
+#include <stdbool.h>
+
+typedef struct ServeProc {
+    int pid;
+    int port;
+    char *dir; /* a temporary directory holding out (its stdout and stderr) */
+    char *out;
+} ServeProc;
+
+/* Starts `s2s serve ARGS... --port 0` and waits (at most 120 s) for the line that says
+   where it listens; fails the test (Criterion) when it exits or does not say. */
+ServeProc serve_proc_start(const char *const *args);
+#define SERVE_START(...) serve_proc_start((const char *const[]){__VA_ARGS__, NULL})
+/* Sends sig and waits: the exit status (128 + signal when killed). Frees p's fields,
+   the directory included; log, when not NULL, receives its output first (free it). */
+int serve_proc_stop(ServeProc *p, int sig, char **log);
+
+/* Whether /usr/bin/curl is installed (the tests that need it skip, saying so, without). */
+bool have_curl(void);
+
+typedef struct HttpRes {
+    int status; /* 0 when curl failed (connection refused or closed) */
+    char *body;
+} HttpRes;
+
+/* METHOD http://127.0.0.1:PORT/PATH with the body (NULL: none) of the content type
+   (NULL: none), through curl; extra: more curl arguments (NULL-terminated, or NULL). */
+HttpRes http_req(int port, const char *method, const char *path, const char *type, const char *body,
+                 const char *const *extra);
+#define HTTP_JSON(port, path, body) http_req((port), "POST", (path), "application/json", (body), NULL)
+#define HTTP_GET(port, path) http_req((port), "GET", (path), NULL, NULL, NULL)
+void http_res_free(HttpRes *r);
+
+
+
+/* A raw connection, for requests sent in parts: connects to 127.0.0.1:port (-1 on
+   failure), sends bytes, and reads an answer to the end of the connection (status 0
+   when it was closed without one). */
+int http_open(int port);
+void http_send(int fd, const char *s);
+HttpRes http_read(int fd);
+#endif
