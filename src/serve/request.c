@@ -28,6 +28,15 @@ void serve_request_free(ServeRequest *r)
     serve_request_init(r, r->api);
 }
 
+bool serve_printable(const char *s, size_t max)
+{
+    size_t n = 0;
+    for (; s[n]; n++)
+        if ((unsigned char)s[n] < 0x20 || (unsigned char)s[n] > 0x7e || n >= max)
+            return false;
+    return n > 0;
+}
+
 static int bad(int *status, Err *e, const char *fmt, const char *a)
 {
     *status = 400;
@@ -203,6 +212,8 @@ static int set_field(ServeRequest *r, const char *key, const Val *v, int *status
         return val_bool(v, key, &r->attention, status, e);
     if (!strcmp(key, "precision"))
         return val_str(v, key, &r->precision, status, e);
+    if (!serve_printable(key, 64))
+        return bad(status, e, "%s", "Invalid request: an unknown parameter");
     return bad(status, e, "Invalid request: unknown parameter '%s'", key);
 }
 
@@ -247,7 +258,7 @@ int serve_request_check(ServeRequest *r, const ServeLimits *lim, int *status, Er
     if (!r->target)
         return err_set(e, "Invalid request: missing target parameter");
     if (r->format && strcmp(r->format, "text") != 0) {
-        if (!utf8_valid(r->format, strlen(r->format)) || strlen(r->format) > 32)
+        if (!serve_printable(r->format, 32))
             return err_set(e, "Invalid request: unknown format");
         return err_set(e, "%s format is not supported", r->format);
     }

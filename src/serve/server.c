@@ -198,7 +198,7 @@ static int pick_pair(Req *r)
     Lang tgt, src;
     r->status = 400;
     if (lang_parse(q->target, &tgt) != 0 || !has_lang(s, &tgt, false)) {
-        if (strlen(q->target) > 32)
+        if (!serve_printable(q->target, 33))
             return err_set(&r->err, "Invalid request: target is not a language code");
         return err_set(&r->err, "%s is not supported", q->target);
     }
@@ -215,7 +215,7 @@ static int pick_pair(Req *r)
         return 0;
     }
     if (lang_parse(q->source, &src) != 0 || !has_lang(s, &src, true)) {
-        if (strlen(q->source) > 32)
+        if (!serve_printable(q->source, 33))
             return err_set(&r->err, "Invalid request: source is not a language code");
         return err_set(&r->err, "%s is not supported", q->source);
     }
@@ -499,15 +499,16 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
         r->conn = conn;
         r->t0 = clock_now();
         serve_request_init(&r->rq, SERVE_LIBRE);
-        snprintf(r->method, sizeof r->method, "%s", method);
-        snprintf(r->url, sizeof r->url, "%s", url);
+        /* what the log and the messages quote: printable ASCII */
+        snprintf(r->method, sizeof r->method, "%s", serve_printable(method, sizeof r->method) ? method : "?");
+        snprintf(r->url, sizeof r->url, "%s", serve_printable(url, sizeof r->url) ? url : "(a path not shown)");
         atomic_fetch_add(&s->inflight, 1);
         atomic_fetch_add(&s->requests, 1);
         bool known;
         r->route = route_of(url, &known);
         if (!known) {
             char msg[128];
-            snprintf(msg, sizeof msg, "Not found: %.64s", url);
+            snprintf(msg, sizeof msg, "Not found: %s", r->url);
             return send_error(r, 404, msg);
         }
         if (!strcmp(method, "OPTIONS") && s->c.cors) {
@@ -517,7 +518,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
         bool post = post_route(r->route);
         if (strcmp(method, post ? "POST" : "GET") != 0 && !(!post && !strcmp(method, "HEAD"))) {
             char msg[128];
-            snprintf(msg, sizeof msg, "Method not allowed: %.8s %.64s", method, url);
+            snprintf(msg, sizeof msg, "Method not allowed: %s %s", r->method, r->url);
             return send_error(r, 405, msg);
         }
         if (!post)
