@@ -669,7 +669,6 @@ Server *serve_start(const ServeConfig *c, Err *e)
                             MHD_OPTION_NOTIFY_CONNECTION, notify_connection, s,
                             MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)c->idle_timeout,
                             MHD_OPTION_NOTIFY_COMPLETED, completed, s,
-                            MHD_OPTION_LISTENING_ADDRESS_REUSE, 1u,
                             MHD_OPTION_END);
     freeaddrinfo(ai);
     if (!s->d) {

@@ -574,6 +574,15 @@ Test(serve, cors_headers_and_preflight)
     h = http_req(p.port, "GET", "/languages", NULL, NULL, incl);
     cr_expect(strstr(h.body, "Access-Control-Allow-Origin: https://example.org\r\n"), "%s", h.body);
     http_res_free(&h);
+    /* a second server on the same port is refused, not given a share of the connections */
+    char *port = strf("%d", p.port);
+    RunResult r = RUN_S2S(NULL, "serve", f.enfr, "--port", port);
+    cr_expect_eq(r.status, 1);
+    char *msg = strf("s2s: cannot listen on 127.0.0.1:%d (the port is in use, or the address is not this machine's)\n", p.port);
+    cr_expect(strstr(r.err, msg), "%s", r.err);
+    free(msg);
+    free(port);
+    run_free(&r);
     cr_expect_eq(serve_proc_stop(&p, SIGTERM, NULL), 0);
     fix_free(&f);
 }
