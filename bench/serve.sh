@@ -6,7 +6,7 @@
 # requests/s and the 50th and 99th percentile latency, with the server at its default
 # decoding (beam 5, int8) and at greedy int8 (--beam 1); one client sending a short
 # sentence; and, as the ceiling, `s2s translate -i` on the same sentences in one process
-# (sentences/s, the best of three). Sentences: 640 English sides of ../shared/data/fra.txt
+# (sentences/s, the best of three, its start left out). Sentences: 640 English sides of ../shared/data/fra.txt
 # (every 250th line). Prints a Markdown table and writes it to bench/out/serve.md.
 set -eu
 cd "$(dirname "$0")/.."
@@ -23,14 +23,21 @@ awk -F '\t' 'NR % 250 == 0 { print $1 }' "$corpus" | head -640 > "$out/sentences
 echo "I have a cat." > "$out/short.txt"
 export SERVE_SENTENCES
 
-# sentences/s of `s2s translate -i` (best of three), with its options ($1...)
+# sentences/s of `s2s translate -i` (best of three), with its options ($1...), its
+# start (model load and quantization, timed on an empty input) left out
+seconds_of() {
+    t0=$(date +%s.%N)
+    "$s2s" translate "$model" -i "$@" > /dev/null
+    t1=$(date +%s.%N)
+    awk -v a="$t0" -v z="$t1" 'BEGIN { print z - a }'
+}
 translate_rate() {
+    : > "$out/empty.txt"
     best=0
     for _ in 1 2 3; do
-        t0=$(date +%s.%N)
-        "$s2s" translate "$model" -i "$out/sentences.txt" "$@" > "$out/translate.out"
-        t1=$(date +%s.%N)
-        best=$(awk -v b="$best" -v a="$t0" -v z="$t1" -v n=640 'BEGIN { r = n / (z - a); print (r > b ? r : b) }')
+        start=$(seconds_of "$out/empty.txt" "$@")
+        all=$(seconds_of "$out/sentences.txt" "$@")
+        best=$(awk -v b="$best" -v s="$start" -v t="$all" -v n=640 'BEGIN { r = n / (t - s); printf "%.1f\n", (r > b ? r : b) }')
     done
     echo "$best"
 }

@@ -13,7 +13,7 @@ struct ServeBatcher {
     pthread_t thread;
     ServeJob *head, *tail;
     int arriving;
-    bool stop;
+    bool stop, closed;
     int max_texts;
     double wait_s;
     ServeBatchStats stats;
@@ -180,6 +180,12 @@ void serve_batcher_submit(ServeBatcher *b, ServeJob *j)
     j->next = NULL;
     j->queued = clock_now();
     pthread_mutex_lock(&b->mu);
+    if (b->closed) {
+        pthread_mutex_unlock(&b->mu);
+        j->rc = err_set(&j->err, "the server is stopping");
+        j->done(j, j->arg);
+        return;
+    }
     if (b->tail)
         b->tail->next = j;
     else
@@ -212,6 +218,13 @@ void serve_batcher_stop(ServeBatcher *b)
     pthread_cond_signal(&b->cv);
     pthread_mutex_unlock(&b->mu);
     pthread_join(b->thread, NULL);
+    pthread_mutex_lock(&b->mu);
+    b->closed = true;
+    pthread_mutex_unlock(&b->mu);
+}
+
+void serve_batcher_free(ServeBatcher *b)
+{
     pthread_mutex_destroy(&b->mu);
     pthread_cond_destroy(&b->cv);
     free(b);

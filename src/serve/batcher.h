@@ -56,7 +56,9 @@ void serve_batcher_submit(ServeBatcher *b, ServeJob *j);
 /* A request began (+1) or ended its arrival (-1: submitted or refused). */
 void serve_batcher_arriving(ServeBatcher *b, int delta);
 ServeBatchStats serve_batcher_stats(ServeBatcher *b);
-/* Decodes what is queued, then stops the thread and frees b. */
+/* Decodes what is queued and stops the thread; a job submitted afterwards fails at
+   once ("the server is stopping"). */
 void serve_batcher_stop(ServeBatcher *b);
+void serve_batcher_free(ServeBatcher *b);
 
 #endif

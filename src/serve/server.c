@@ -26,6 +26,7 @@ struct Server {
     int port;
     atomic_long inflight, requests;
     long conns; /* open connections (the polling thread's alone) */
+    atomic_bool stopping;
     pthread_mutex_t log_mu;
 };
 
@@ -73,6 +74,8 @@ static enum MHD_Result send_body(Req *r, int status, const char *type, char *dat
         MHD_add_response_header(resp, "Access-Control-Allow-Origin", r->s->c.cors);
         MHD_add_response_header(resp, "Vary", "Origin");
     }
+    if (atomic_load(&r->s->stopping))
+        MHD_add_response_header(resp, "Connection", "close");
     if (status == 405)
         MHD_add_response_header(resp, "Allow", r->route == R_TRANSLATE || r->route == R_NATIVE ? "POST" : "GET");
     if (status == 204) {
@@ -673,6 +676,7 @@ Server *serve_start(const ServeConfig *c, Err *e)
     freeaddrinfo(ai);
     if (!s->d) {
         serve_batcher_stop(s->batcher);
+        serve_batcher_free(s->batcher);
         pthread_mutex_destroy(&s->log_mu);
         free(s);
         return err_set(e, "cannot listen on %s:%d (the port is in use, or the address is not this machine's)",
@@ -690,14 +694,18 @@ int serve_port(const Server *s)
 
 void serve_stop(Server *s, double grace)
 {
+    /* no new connection; the open ones are closed after their next answer */
+    atomic_store(&s->stopping, true);
     MHD_socket fd = MHD_quiesce_daemon(s->d);
     if (fd != MHD_INVALID_SOCKET)
         close(fd);
     double until = clock_now() + grace;
     while (atomic_load(&s->inflight) > 0 && clock_now() < until)
         usleep(10000);
-    MHD_stop_daemon(s->d);
+    /* what is still queued is decoded and its connections resumed before they close */
     serve_batcher_stop(s->batcher);
+    MHD_stop_daemon(s->d);
+    serve_batcher_free(s->batcher);
     pthread_mutex_destroy(&s->log_mu);
     free(s);
 }
