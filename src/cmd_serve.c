@@ -59,8 +59,8 @@ static const OptRow rows[] = {
      .help = "answer 408 to a request whose body has not arrived S\n"
              "seconds after it began (default {})"},
     {.name = "--batch-wait", .kind = OPT_DOUBLE, AT(batch_wait), .fmin = 0, .fmax = 1000, .arg = "MS",
-     .help = "while requests are arriving, a batch waits for them at\n"
-             "most MS milliseconds (default {})"},
+     .help = "while a connection may still send a request, a batch\n"
+             "waits for it at most MS milliseconds (default {})"},
     {.kind = OPT_SECTION, .help = "decoding (a native request may change beam, length penalty, max len\n"
                                   "and splitting; the rest is the server's):"},
     DECODE_SEARCH_ROWS(SvOpts, d),

@@ -12,7 +12,7 @@ struct ServeBatcher {
     pthread_cond_t cv;
     pthread_t thread;
     ServeJob *head, *tail;
-    int arriving;
+    int expected; /* connections that may still send a request (serve_batcher_expect) */
     bool stop, closed;
     int max_texts;
     double wait_s;
@@ -146,18 +146,21 @@ static void *decode_thread(void *arg)
 {
     ServeBatcher *b = arg;
     pthread_mutex_lock(&b->mu);
+    double free_at = clock_now();
     for (;;) {
         while (!b->head && !b->stop)
             pthread_cond_wait(&b->cv, &b->mu);
         if (!b->head)
             break;
-        double deadline = b->head->queued + b->wait_s;
-        while (!b->stop && b->arriving > 0 && company(b, b->head) < b->max_texts && clock_now() < deadline)
+        /* at most wait_s from when the first job was queued or the thread was freed */
+        double deadline = (b->head->queued > free_at ? b->head->queued : free_at) + b->wait_s;
+        while (!b->stop && b->expected > 0 && company(b, b->head) < b->max_texts && clock_now() < deadline)
             wait_until(b, deadline);
         ServeJob *batch = take_batch(b);
         pthread_mutex_unlock(&b->mu);
         decode_batch(b, batch);
         pthread_mutex_lock(&b->mu);
+        free_at = clock_now();
     }
     pthread_mutex_unlock(&b->mu);
     return NULL;
@@ -195,10 +198,10 @@ void serve_batcher_submit(ServeBatcher *b, ServeJob *j)
     pthread_mutex_unlock(&b->mu);
 }
 
-void serve_batcher_arriving(ServeBatcher *b, int delta)
+void serve_batcher_expect(ServeBatcher *b, int delta)
 {
     pthread_mutex_lock(&b->mu);
-    b->arriving += delta;
+    b->expected += delta;
     pthread_cond_signal(&b->cv);
     pthread_mutex_unlock(&b->mu);
 }

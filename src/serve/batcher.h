@@ -4,10 +4,12 @@
  * One decoding thread takes jobs from a queue in arrival order. The first job waiting
  * is decoded with every later job that asks the same model with the same options
  * (TranslateOpts), as many as fit in `max_texts` texts (the first always goes). Before
- * it starts, while requests are still arriving (serve_batcher_arriving: their bodies
- * being received) and the batch is not full, it waits for them, at most `wait_ms`
- * milliseconds after the first job was queued; a request alone on an idle server is
- * decoded at once. The jobs of one batch are one call of translate_run
+ * it starts, while the batch is not full and a request may still come
+ * (serve_batcher_expect: an open connection that has no job queued or decoding), it
+ * waits for company, at most `wait_ms` milliseconds after the first job was queued or
+ * the thread finished its last batch, whichever is later. So a request alone on an
+ * idle server is decoded at once, and under load the requests answered by one batch
+ * join the next. The jobs of one batch are one call of translate_run
  * (decode/translate.h), so each text gets what `s2s translate` gives it with the same
  * options (its sentences sorted by length among the batch's and decoded in batches of
  * opts.batch: the results do not depend on the company, decode/beam.h). When that call
@@ -53,8 +55,9 @@ typedef struct ServeBatchStats {
 ServeBatcher *serve_batcher_start(int max_texts, double wait_ms);
 /* Queues j; j->done is called once it is decoded. */
 void serve_batcher_submit(ServeBatcher *b, ServeJob *j);
-/* A request began (+1) or ended its arrival (-1: submitted or refused). */
-void serve_batcher_arriving(ServeBatcher *b, int delta);
+/* Connections that may still send a request: +1 when one opens or its job has been
+   answered, -1 when one closes or submits a job. */
+void serve_batcher_expect(ServeBatcher *b, int delta);
 ServeBatchStats serve_batcher_stats(ServeBatcher *b);
 /* Decodes what is queued and stops the thread; a job submitted afterwards fails at
    once ("the server is stopping"). */

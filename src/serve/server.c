@@ -39,7 +39,7 @@ typedef struct Req {
     enum Route route;
     char method[8], url[64];
     double t0;
-    bool arriving;           /* counted in serve_batcher_arriving */
+    bool submitted;          /* its job went to the batcher */
     /* body */
     Buf body;
     struct MHD_PostProcessor *pp;
@@ -289,6 +289,8 @@ static int start_translation(Req *r)
     r->job = (ServeJob){.model = s->c.pairs[r->pair].model, .opts = o, .lines = (const char *const *)q->q,
                         .lens = q->qlen, .n = q->nq, .done = job_done, .arg = r};
     MHD_suspend_connection(r->conn);
+    r->submitted = true;
+    serve_batcher_expect(s->batcher, -1);
     serve_batcher_submit(s->batcher, &r->job);
     return 0;
 }
@@ -482,14 +484,6 @@ static enum MHD_Result answer_get(Req *r)
     return send_json(r, 200, &b);
 }
 
-static void stop_arriving(Req *r)
-{
-    if (r->arriving) {
-        r->arriving = false;
-        serve_batcher_arriving(r->s->batcher, -1);
-    }
-}
-
 static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
                               const char *version, const char *upload, size_t *upload_size, void **con_cls)
 {
@@ -542,8 +536,6 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
             snprintf(msg, sizeof msg, "Request body over %zu bytes (the server's --max-body)", s->c.max_body);
             return send_error(r, 413, msg);
         }
-        r->arriving = true;
-        serve_batcher_arriving(s->batcher, 1);
         return MHD_YES;
     }
     if (r->answered) { /* an answer is queued: the rest of the body is dropped */
@@ -556,7 +548,6 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
         if (clock_now() - r->t0 > s->c.request_timeout) {
             /* libmicrohttpd answers only before the body or after it: the connection is
                closed */
-            stop_arriving(r);
             r->answer = 408;
             return MHD_NO;
         }
@@ -590,7 +581,6 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
         r->pp = NULL;
         form_flush(r);
     }
-    stop_arriving(r);
     if (r->status || start_translation(r) != 0)
         return send_error(r, r->status ? r->status : 400, r->err.msg);
     return MHD_YES;
@@ -602,7 +592,8 @@ static void completed(void *cls, struct MHD_Connection *conn, void **con_cls, en
     Req *r = *con_cls;
     if (!r)
         return;
-    stop_arriving(r);
+    if (r->submitted) /* the connection may send another */
+        serve_batcher_expect(s->batcher, 1);
     double ms = (clock_now() - r->t0) * 1e3;
     const char *end = why == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (connection closed before the answer was sent)";
     if (r->answered)
@@ -644,7 +635,9 @@ static void notify_connection(void *cls, struct MHD_Connection *conn, void **soc
                               enum MHD_ConnectionNotificationCode code)
 {
     Server *s = cls;
-    s->conns += code == MHD_CONNECTION_NOTIFY_STARTED ? 1 : -1;
+    int d = code == MHD_CONNECTION_NOTIFY_STARTED ? 1 : -1;
+    s->conns += d;
+    serve_batcher_expect(s->batcher, d);
 }
 
 /* ---- start and stop ---- */
