@@ -14,6 +14,7 @@
 #include "base/safetensors.h"
 #include "commands.h"
 #include "nn/linalg.h"
+#include "decode/constraints.h"
 #include "decode/evaluate.h"
 #include "model/file.h"
 #include "text/corpus.h"
@@ -25,6 +26,8 @@ typedef struct EvalOpts {
     DecodeArgs d;
     bool json;
     bool by_length;
+    bool constraints, glossary_ignore_case;
+    const char *glossary;
 } EvalOpts;
 
 static const OptRow rows[] = {
@@ -33,6 +36,15 @@ static const OptRow rows[] = {
      .help = "print one JSON object instead of the text block"},
     {.name = "--by-length", .kind = OPT_TRUE, .off = offsetof(EvalOpts, by_length),
      .help = "also score by source length (1-8, 9-15, 16-30, >30 words)"},
+    {.name = "--constraints", .kind = OPT_TRUE, .off = offsetof(EvalOpts, constraints),
+     .help = "a source that starts with a brace is a JSON object with\n"
+             "members text, constraints, avoid, prefix (as translate\n"
+             "--constraints reads; docs/constraints.md)"},
+    {.name = "--glossary", .kind = OPT_STR, .off = offsetof(EvalOpts, glossary), .arg = "FILE",
+     .help = "lines 'SOURCE TERM<TAB>TARGET TERM': where a source term\n"
+             "occurs in a source, its target term is a constraint"},
+    {.name = "--glossary-ignore-case", .kind = OPT_TRUE, .off = offsetof(EvalOpts, glossary_ignore_case),
+     .help = "match the glossary's source terms whatever their case"},
     DECODE_OPTION_ROWS(EvalOpts, d),
     OPT_HELP_ROW,
     {0},
@@ -88,6 +100,8 @@ static void parse_args(EvalOpts *p, int argc, char **argv)
                       i + 1 < p->nmodels ? p->models[i + 1] : last);
     p->model = p->models[0];
     p->tsv = last;
+    if (p->glossary_ignore_case && !p->glossary)
+        die_usage("eval: --glossary-ignore-case needs --glossary FILE");
 }
 
 int cmd_eval(int argc, char **argv)
@@ -103,9 +117,36 @@ int cmd_eval(int argc, char **argv)
     if (corpus_read(&c, po.tsv, &co, &e) != 0)
         die_err(&e);
 
+    /* --constraints and --glossary: each source's text and constraints */
+    char **texts = NULL;
+    size_t *tlens = NULL;
+    TranslateCons *cons = NULL;
+    Glossary *gl = NULL;
+    if (po.glossary) {
+        TokOpts so = text_src_opts(&mf.text);
+        if (glossary_load(po.glossary, &so, po.glossary_ignore_case, &gl, &e) != 0)
+            die_err(&e);
+    }
+    if (po.constraints || gl) {
+        size_t n = c.n ? c.n : 1;
+        texts = XNEW(char *, n);
+        tlens = XNEW(size_t, n);
+        cons = XCNEW(TranslateCons, n);
+        for (size_t i = 0; i < c.n; i++) {
+            const Pair *p = &c.pairs[i];
+            if (!po.constraints) {
+                texts[i] = xstrndup(p->src, p->src_len);
+                tlens[i] = p->src_len;
+            } else if (cons_parse_line(p->src, p->src_len, &texts[i], &tlens[i], &cons[i], &e) != 0) {
+                die("%s:%zu: %s", po.tsv, p->line, e.msg);
+            }
+            if (gl)
+                glossary_apply(gl, texts[i], tlens[i], &cons[i]);
+        }
+    }
     Evaluation ev;
     const EvalNames names = {po.tsv, po.models, dm.n};
-    if (evaluate_run(&ev, &mf, &names, &c, &po.d.to, &e) != 0)
+    if (evaluate_run_cons(&ev, &mf, &names, &c, &po.d.to, (const char *const *)texts, tlens, cons, &e) != 0)
         die_err(&e);
     ev.precision = precision_names[po.d.prec];
     if (po.by_length && evaluate_by_length(&ev, &c, &e) != 0)
@@ -127,6 +168,14 @@ int cmd_eval(int argc, char **argv)
 
     buf_free(&text);
     evaluate_free(&ev);
+    for (size_t i = 0; cons && i < c.n; i++) {
+        translate_cons_free(&cons[i]);
+        free(texts[i]);
+    }
+    free(cons);
+    free(texts);
+    free(tlens);
+    glossary_free(gl);
     corpus_free(&c);
     decode_models_free(&dm);
     free(po.models);

@@ -9,12 +9,14 @@
 #include "base/opt.h"
 #include "base/utf8.h"
 #include "commands.h"
+#include "decode/constraints.h"
 #include "model/file.h"
 #include "nn/linalg.h"
 #include "serve/server.h"
 
 typedef struct SvOpts {
-    const char *host, *log, *keys, *cors;
+    const char *host, *log, *keys, *cors, *glossary;
+    bool glossary_ignore_case;
     int port, max_conns, max_texts, max_beam, idle_timeout;
     long max_body, max_chars;
     double request_timeout, batch_wait;
@@ -38,6 +40,12 @@ static const OptRow rows[] = {
     {.name = "--cors", .kind = OPT_STR, AT(cors), .arg = "ORIGIN",
      .help = "let pages of ORIGIN ('*': any) call the server\n"
              "(Access-Control-Allow-Origin; answers preflights)"},
+    {.name = "--glossary", .kind = OPT_STR, AT(glossary), .arg = "FILE",
+     .help = "lines 'SOURCE TERM<TAB>TARGET TERM': where a source term\n"
+             "occurs in a text, its target term is a constraint\n"
+             "(every request, both APIs; docs/constraints.md)"},
+    {.name = "--glossary-ignore-case", .kind = OPT_TRUE, AT(glossary_ignore_case),
+     .help = "match the glossary's source terms whatever their case"},
     {.kind = OPT_SECTION, .help = "limits:"},
     {.name = "--max-body", .kind = OPT_LONG, AT(max_body), .min = 1024, .max = 1L << 30, .arg = "BYTES",
      .help = "refuse a request body over BYTES (413; default {})"},
@@ -130,6 +138,8 @@ int cmd_serve(int argc, char **argv)
     int npos = opt_parse(&table, &o, argc, argv, seen, pos, argc);
     if (npos == 0)
         die_usage("serve: missing MODEL argument (see 's2s serve --help')");
+    if (o.glossary_ignore_case && !o.glossary)
+        die_usage("serve: --glossary-ignore-case needs --glossary FILE");
     if (o.d.to.beam > o.max_beam)
         die_usage("serve: --beam %d is over --max-beam %d", o.d.to.beam, o.max_beam);
     o.d.to.nbest = 1;
@@ -163,6 +173,14 @@ int cmd_serve(int argc, char **argv)
             }
         decode_models_load(&dms[npairs], group, n, o.d.prec);
         pairs[npairs] = (ServePair){.model = &dms[npairs].use, .name = buf_take(&name)};
+        if (o.glossary) {
+            Glossary *gl;
+            Err ge;
+            TokOpts so = text_src_opts(&dms[npairs].use.text);
+            if (glossary_load(o.glossary, &so, o.glossary_ignore_case, &gl, &ge) != 0)
+                die_err(&ge);
+            pairs[npairs].glossary = gl;
+        }
         npairs++;
         free(group);
     }
@@ -211,6 +229,7 @@ int cmd_serve(int argc, char **argv)
     fprintf(stderr, "s2s serve: stopped\n");
 
     for (int i = 0; i < npairs; i++) {
+        glossary_free((Glossary *)pairs[i].glossary);
         decode_models_free(&dms[i]);
         free((char *)pairs[i].name);
     }

@@ -18,6 +18,7 @@
 #include "commands.h"
 #include "nn/linalg.h"
 #include "decode/align.h"
+#include "decode/constraints.h"
 #include "decode/repl.h"
 #include "decode/translate.h"
 #include "model/file.h"
@@ -34,6 +35,9 @@ typedef struct TrOpts {
     bool show_attention;
     int attention_layer; /* 1-based; 0: the last */
     bool attention_heads;
+    bool constraints, glossary_ignore_case;
+    const char *glossary_path;
+    Glossary *glossary;
 } TrOpts;
 
 #define AT(field) .off = offsetof(TrOpts, field)
@@ -59,6 +63,16 @@ static const OptRow rows[] = {
     {.name = "--attention-heads", .kind = OPT_TRUE, AT(attention_heads),
      .help = "Transformer, with --attention-svg: also draw each head of\n"
              "that layer, as DIR/NNNN.hK.svg (K the 1-based head)"},
+    {.name = "--constraints", .kind = OPT_TRUE, AT(constraints),
+     .help = "a line (or SENTENCE) that starts with a brace is a JSON\n"
+             "object with members text, constraints, avoid, prefix:\n"
+             "the output holds each constraint, none of the avoided\n"
+             "phrases, and starts with the prefix (docs/constraints.md)"},
+    {.name = "--glossary", .kind = OPT_STR, AT(glossary_path), .arg = "FILE",
+     .help = "lines 'SOURCE TERM<TAB>TARGET TERM': where a source term\n"
+             "occurs in a line, its target term is a constraint"},
+    {.name = "--glossary-ignore-case", .kind = OPT_TRUE, AT(glossary_ignore_case),
+     .help = "match the glossary's source terms whatever their case"},
     DECODE_OPTION_ROWS(TrOpts, d),
     OPT_HELP_ROW,
     {0},
@@ -140,6 +154,8 @@ static void parse_args(TrOpts *p, int argc, char **argv)
         die_usage("translate: --attention-layer needs --show-attention or --attention-svg");
     if (p->attention_heads && !p->svg_dir)
         die_usage("translate: --attention-heads needs --attention-svg DIR");
+    if (p->glossary_ignore_case && !p->glossary_path)
+        die_usage("translate: --glossary-ignore-case needs --glossary FILE");
 }
 
 /* Writes line i's attention picture as DIR/NNNN.svg, or DIR/NNNN.hK.svg for head K. */
@@ -273,7 +289,28 @@ static void translate_chunk(const TrOpts *po, ModelFile *mf, const TranslateOpts
     long *line_no = XNEW(long, n ? n : 1);
     for (int i = 0; i < n; i++)
         line_no[i] = first + i + 1;
-    const TranslateInput in = {lines, lens, n, chunk->name, line_no};
+    /* the JSON lines of --constraints, and the glossary's terms */
+    TranslateCons *cons = NULL;
+    char **texts = NULL;
+    size_t *tlens = NULL;
+    if (po->constraints || po->glossary) {
+        cons = XCNEW(TranslateCons, n ? n : 1);
+        texts = XNEW(char *, n ? n : 1);
+        tlens = XNEW(size_t, n ? n : 1);
+        for (int i = 0; i < n; i++) {
+            if (!po->constraints) {
+                texts[i] = xstrndup(lines[i], lens[i]);
+                tlens[i] = lens[i];
+            } else if (cons_parse_line(lines[i], lens[i], &texts[i], &tlens[i], &cons[i], &e) != 0) {
+                die("%s:%ld: %s", chunk->name, first + i + 1, e.msg);
+            }
+            if (po->glossary)
+                glossary_apply(po->glossary, texts[i], tlens[i], &cons[i]);
+        }
+        lines = (const char *const *)texts;
+        lens = tlens;
+    }
+    const TranslateInput in = {lines, lens, n, chunk->name, line_no, cons};
     TranslateResult res;
     if (translate_run(mf, &in, to, &res, NULL, &e) != 0)
         die_err(&e);
@@ -313,6 +350,13 @@ static void translate_chunk(const TrOpts *po, ModelFile *mf, const TranslateOpts
     }
     translate_result_free(&res);
     free(line_no);
+    for (int i = 0; cons && i < n; i++) {
+        translate_cons_free(&cons[i]);
+        free(texts[i]);
+    }
+    free(cons);
+    free(texts);
+    free(tlens);
 }
 
 static void write_stdout(Buf *text)
@@ -350,7 +394,7 @@ static void translate_given(const TrOpts *po, ModelFile *mf, const TranslateOpts
             die_err(&e);
         n = split_lines(name, data, len, &lines, &lens);
     }
-    translate_chunk(po, mf, to, &(TranslateInput){lines, lens, n, name, NULL}, 0, text);
+    translate_chunk(po, mf, to, &(TranslateInput){lines, lens, n, name, NULL, NULL}, 0, text);
     free(lines);
     free(lens);
     free(data);
@@ -379,7 +423,7 @@ static void translate_stream(const TrOpts *po, ModelFile *mf, const TranslateOpt
                 continue;
         }
         if (count) {
-            const TranslateInput chunk = {(const char *const *)lines, lens, count, rd.name, NULL};
+            const TranslateInput chunk = {(const char *const *)lines, lens, count, rd.name, NULL, NULL};
             translate_chunk(po, mf, to, &chunk, first, text);
             for (int i = 0; i < count; i++)
                 free(lines[i]);
@@ -419,12 +463,18 @@ int cmd_translate(int argc, char **argv)
     Err e;
     ModelFile mf = dm.use;
     set_attention_layer(&po, &mf);
+    if (po.glossary_path) {
+        TokOpts so = text_src_opts(&mf.text);
+        if (glossary_load(po.glossary_path, &so, po.glossary_ignore_case, &po.glossary, &e) != 0)
+            die_err(&e);
+    }
     TranslateOpts to = po.d.to;
     to.nbest = po.d.to.nbest ? po.d.to.nbest : 1;
     to.attention = po.show_attention || po.svg_dir;
     if (po.svg_dir && dir_ensure(po.svg_dir, &e) != 0)
         die_err(&e);
-    if (!po.nsent && !po.input && !po.d.output && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)) {
+    if (!po.nsent && !po.input && !po.d.output && !po.constraints && !po.glossary && isatty(STDIN_FILENO) &&
+        isatty(STDOUT_FILENO)) {
         to.attention = false;
         int rc = repl_run(&mf, po.model, &to, po.show_attention, po.svg_dir, &e);
         free(po.sentences);
@@ -450,6 +500,7 @@ int cmd_translate(int argc, char **argv)
     }
 
     buf_free(&text);
+    glossary_free(po.glossary);
     free(po.sentences);
     free(po.models);
     decode_models_free(&dm);

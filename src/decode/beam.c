@@ -1,6 +1,7 @@
 #include "decode/beam.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -69,6 +70,7 @@ static int top_tokens(const real *x, int V, int k, int *ids)
 typedef struct Cand {
     double score;
     int slot, rank, tok;
+    int bank; /* constrained search: the constraint tokens met with it */
 } Cand;
 
 static int cand_cmp(const void *pa, const void *pb)
@@ -109,7 +111,22 @@ typedef struct Search {
     int *from, *prev, *from2, *prev2; /* (R) the rows' parents and last tokens */
     Cand *cand;                       /* (K·K) */
     int *ids;                         /* (K) */
+    /* the constrained search (BeamCons): each live hypothesis's state, by slot */
+    struct CState *cst, *ncst;        /* (R) */
+    real *xrow;                       /* (V) */
+    Cand *ccand;                      /* (ccap) */
+    int ccap;
+    int *bank_n, *bank_take;          /* (bcap) */
+    int bcap;
 } Search;
+
+/* A hypothesis's progress through its sentence's constraints: the phrases met (bits),
+   the one in progress (-1: none) and its tokens produced so far, and the constraint
+   tokens met in all (its bank). */
+typedef struct CState {
+    uint64_t met;
+    int cur, pos, bank;
+} CState;
 
 static void search_init(Search *s, const BeamOpts *o, int B, int max_s, int max_t, int V)
 {
@@ -133,6 +150,11 @@ static void search_init(Search *s, const BeamOpts *o, int B, int max_s, int max_
     s->prev2 = XNEW(int, RM);
     s->cand = XNEW(Cand, (size_t)K * K);
     s->ids = XNEW(int, K);
+    if (o->cons) {
+        s->cst = XNEW(CState, RM);
+        s->ncst = XNEW(CState, RM);
+        s->xrow = XNEW(real, V);
+    }
 }
 
 static void search_free(Search *s)
@@ -151,6 +173,12 @@ static void search_free(Search *s)
     free(s->prev2);
     free(s->cand);
     free(s->ids);
+    free(s->cst);
+    free(s->ncst);
+    free(s->xrow);
+    free(s->ccand);
+    free(s->bank_n);
+    free(s->bank_take);
 }
 
 /* Records candidate c of sentence i at step t (whose parent's attention row at this
@@ -216,7 +244,7 @@ static bool sentence_step(Search *s, int i, int t, const real *lg, const real *a
         int nt = top_tokens(x, V, st->width, s->ids);
         double lse = nn_log_sum_exp_max(x, V, x[s->ids[0]]); /* ids[0]: the largest */
         for (int q = 0; q < nt; q++)
-            s->cand[nc++] = (Cand){s->cum[i * K + j] + ((double)x[s->ids[q]] - lse), j, q, s->ids[q]};
+            s->cand[nc++] = (Cand){s->cum[i * K + j] + ((double)x[s->ids[q]] - lse), j, q, s->ids[q], 0};
     }
     qsort(s->cand, (size_t)nc, sizeof *s->cand, cand_cmp);
     int take = nc < st->width ? nc : st->width, nl = 0, fin = 0;
@@ -267,6 +295,266 @@ static bool sentence_step(Search *s, int i, int t, const real *lg, const real *a
     return false;
 }
 
+/* ---- the constrained search (BeamCons, beam.h) ---- */
+
+static int cons_total(const BeamCons *c)
+{
+    int n = 0;
+    for (int k = 0; k < c->n; k++)
+        n += c->len[k];
+    return n;
+}
+
+static bool is_glue(const BeamCons *c, int tok)
+{
+    return c->glue && tok >= 0 && c->glue[tok];
+}
+
+/* The state after tok, which follows prev. */
+static CState cstate_next(const BeamCons *c, CState st, int prev, int tok)
+{
+    if (st.cur >= 0) {
+        if (c->tok[st.cur][st.pos] == tok) {
+            st.pos++;
+            st.bank++;
+            if (st.pos == c->len[st.cur]) {
+                st.met |= (uint64_t)1 << st.cur;
+                st.cur = -1;
+                st.pos = 0;
+            }
+            return st;
+        }
+        st.bank -= st.pos; /* the phrase is left: its progress is lost */
+        st.cur = -1;
+        st.pos = 0;
+    }
+    if (is_glue(c, prev)) /* inside a word: no phrase starts here */
+        return st;
+    for (int k = 0; k < c->n; k++) {
+        if ((st.met >> k & 1) || c->tok[k][0] != tok)
+            continue;
+        st.bank++;
+        if (c->len[k] == 1)
+            st.met |= (uint64_t)1 << k;
+        else
+            st.cur = k, st.pos = 1;
+        break;
+    }
+    return st;
+}
+
+/* Whether a hypothesis in state st after token tok can still meet every constraint
+   in `left` more steps: its unmet constraint tokens, and one more to end its word when
+   tok is a unit inside a word and no phrase is in progress. */
+static bool can_finish(const BeamCons *c, int total, const CState *st, int tok, int left)
+{
+    int need = total - st->bank + (st->cur < 0 && is_glue(c, tok));
+    return need <= left;
+}
+
+/* Whether avoided phrase k would end with the next token of the hypothesis (slot
+   `slot` of sentence i at step t): its tokens but the last are the hypothesis's last
+   ones, starting a word. */
+static bool phrase_barred(const Search *s, const BeamCons *c, int i, int t, int slot, int k)
+{
+    const int *a = c->avoid[k];
+    int L = c->alen[k];
+    if (L - 1 > t)
+        return false;
+    int sl = slot;
+    for (int u = t - 1, q = L - 2; q >= 0; u--, q--) {
+        size_t rec = (size_t)u * s->R + (size_t)i * s->K + sl;
+        if (s->rec_tok[rec] != a[q])
+            return false;
+        sl = s->rec_par[rec];
+    }
+    /* sl is now the slot at step t - L: the token before the phrase must end a word */
+    int before = t - L >= 0 ? s->rec_tok[(size_t)(t - L) * s->R + (size_t)i * s->K + sl] : VOCAB_BOS;
+    return !is_glue(c, before);
+}
+
+static void cand_push(Search *s, int *nc, Cand c)
+{
+    if (*nc == s->ccap) {
+        s->ccap = s->ccap ? 2 * s->ccap : 64;
+        XRENEW(s->ccand, s->ccap);
+    }
+    s->ccand[(*nc)++] = c;
+}
+
+/* sentence_step for a sentence with constraints (c). */
+static bool sentence_step_cons(Search *s, int i, int t, const real *lg, const real *att, const BeamCons *c)
+{
+    Sent *st = &s->sent[i];
+    const int K = s->K, V = s->V, S = s->S, C = cons_total(c);
+    int nc = 0;
+    for (int j = 0; j < st->nlive; j++) {
+        real *x = s->xrow; /* a copy: barred tokens are set to -inf */
+        memcpy(x, lg + (size_t)(st->base + j) * V, (size_t)V * sizeof *x);
+        const CState *cs = &s->cst[i * K + j];
+        const double cum = s->cum[i * K + j];
+        real mx = x[0];
+        for (int v = 1; v < V; v++)
+            if (x[v] > mx)
+                mx = x[v];
+        const double lse = nn_log_sum_exp_max(x, V, mx);
+        int first = nc;
+        const int prev = t == 0 ? VOCAB_BOS : s->rec_tok[(size_t)(t - 1) * s->R + (size_t)i * K + j];
+        if (t < c->nprefix) { /* the prefix: its token only */
+            int tok = c->prefix[t];
+            cand_push(s, &nc, (Cand){cum + ((double)x[tok] - lse), j, 0, tok, cstate_next(c, *cs, prev, tok).bank});
+            continue;
+        }
+        const bool all_met = cs->bank == C;
+        const int left = st->lim - t - 1; /* steps after this one */
+        /* tokens that advance a constraint (never barred): the next of the phrase in
+           progress, and at a word's start the first of each phrase not met */
+        int adv[BEAM_MAX_CONSTRAINTS + 1], nadv = 0;
+        if (!all_met) {
+            if (cs->cur >= 0)
+                adv[nadv++] = c->tok[cs->cur][cs->pos];
+            for (int k = 0; k < c->n && !is_glue(c, prev); k++) {
+                if ((cs->met >> k & 1) || k == cs->cur)
+                    continue;
+                bool dup = false;
+                for (int q = 0; q < nadv && !dup; q++)
+                    dup = adv[q] == c->tok[k][0];
+                if (!dup)
+                    adv[nadv++] = c->tok[k][0];
+            }
+        }
+        for (int q = 0; q < nadv; q++) {
+            int v = adv[q];
+            CState ns = cstate_next(c, *cs, prev, v);
+            if (can_finish(c, C, &ns, v, left))
+                cand_push(s, &nc, (Cand){cum + ((double)x[v] - lse), j, -1, v, ns.bank});
+            x[v] = -INFINITY; /* proposed already */
+        }
+        /* the best others: <eos> only when every constraint is met, no avoided phrase,
+           none after which the constraints could not be met in time. Any other token
+           leaves the phrase in progress (losing its tokens): need0 constraint tokens
+           are then unmet, and a unit inside a word needs one more step. */
+        if (!all_met)
+            x[VOCAB_EOS] = -INFINITY;
+        for (int k = 0; k < c->navoid; k++)
+            if (phrase_barred(s, c, i, t, j, k))
+                x[c->avoid[k][c->alen[k] - 1]] = -INFINITY;
+        const int need0 = C - (cs->bank - (cs->cur >= 0 ? cs->pos : 0));
+        if (need0 > left)
+            continue; /* only the constraints' tokens can finish in time */
+        int word_end = -1; /* the best unit that ends a word, kept in any case */
+        for (int v = 0; v < V; v++) {
+            if (x[v] == -INFINITY)
+                continue;
+            if (is_glue(c, v)) {
+                if (need0 == left)
+                    x[v] = -INFINITY;
+            } else if (word_end < 0 || x[v] > x[word_end]) {
+                word_end = v;
+            }
+        }
+        int nt = top_tokens(x, V, st->width, s->ids);
+        if (word_end >= 0 && nt == st->width) { /* the last place to the word end, if not in */
+            bool in = false;
+            for (int q = 0; q < nt && !in; q++)
+                in = s->ids[q] == word_end;
+            if (!in)
+                s->ids[nt - 1] = word_end;
+        }
+        for (int q = 0; q < nt; q++) {
+            int v = s->ids[q];
+            if (x[v] == -INFINITY)
+                continue;
+            bool dup = false;
+            for (int u = first; u < nc && !dup; u++)
+                dup = s->ccand[u].tok == v;
+            if (!dup)
+                cand_push(s, &nc, (Cand){cum + ((double)x[v] - lse), j, q, v, cstate_next(c, *cs, prev, v).bank});
+        }
+    }
+    qsort(s->ccand, (size_t)nc, sizeof *s->ccand, cand_cmp);
+
+    /* dynamic beam allocation: width slots over banks 0..C */
+    const int W = st->width, nbank = C + 1;
+    if (nbank > s->bcap) {
+        s->bcap = nbank;
+        XRENEW(s->bank_n, nbank);
+        XRENEW(s->bank_take, nbank);
+    }
+    for (int b = 0; b < nbank; b++)
+        s->bank_n[b] = W / nbank + (nbank - 1 - b < W % nbank), s->bank_take[b] = 0;
+    /* each bank takes its best candidates up to its share; the rest are marked */
+    int taken = 0;
+    for (int q = 0; q < nc; q++) {
+        Cand *cd = &s->ccand[q];
+        if (s->bank_take[cd->bank] < s->bank_n[cd->bank]) {
+            s->bank_take[cd->bank]++;
+            cd->rank = -2; /* chosen */
+            taken++;
+        }
+    }
+    /* slots left go to the best remaining candidates, from the bank that met most down */
+    for (int b = C; b >= 0 && taken < W; b--)
+        for (int q = 0; q < nc && taken < W; q++)
+            if (s->ccand[q].bank == b && s->ccand[q].rank != -2)
+                s->ccand[q].rank = -2, taken++;
+
+    int nl = 0, fin = 0;
+    for (int q = 0; q < nc; q++) {
+        const Cand *cd = &s->ccand[q];
+        if (cd->rank != -2)
+            continue;
+        int pr = st->base + cd->slot;
+        const real *arow = att + (size_t)pr * S;
+        const int prev = t == 0 ? VOCAB_BOS : s->rec_tok[(size_t)(t - 1) * s->R + (size_t)i * K + cd->slot];
+        CState ns = cstate_next(c, s->cst[i * K + cd->slot], prev, cd->tok);
+        if (cd->tok == VOCAB_EOS || t + 1 == st->lim) {
+            if (ns.bank == C || cd->tok == VOCAB_EOS) /* <eos> came only with every constraint met */
+                finish(s, i, t, cd, arow);
+            fin++;
+            continue;
+        }
+        int nr = i * K + nl;
+        size_t rec = (size_t)t * s->R + nr;
+        s->rec_tok[rec] = cd->tok;
+        s->rec_par[rec] = cd->slot;
+        s->rec_pos[rec] = nn_argmax(arow, st->len);
+        if (s->rec_att)
+            for (int j = 0; j < S; j++)
+                s->rec_att[rec * S + j] = (float)arow[j];
+        s->ncum[nr] = cd->score;
+        s->ncst[nr] = ns;
+        s->from[st->base + nl] = pr;
+        s->prev[st->base + nl] = cd->tok;
+        nl++;
+    }
+    st->width -= fin;
+    st->nlive = nl;
+    bool stop = nl == 0;
+    if (!stop && st->nkept == s->N) {
+        double worst = st->kept[s->N - 1].score, bound = -INFINITY;
+        for (int j = 0; j < nl; j++) {
+            double bj = beam_norm(s->ncum[i * K + j], st->lim, s->o->alpha);
+            if (bj > bound)
+                bound = bj;
+        }
+        stop = bound <= worst;
+    }
+    if (stop) {
+        st->done = true;
+        for (int j = 0; j < nl; j++) {
+            s->from[st->base + j] = st->base + j;
+            s->prev[st->base + j] = VOCAB_EOS;
+        }
+        return true;
+    }
+    for (int j = 0; j < nl; j++) {
+        s->cum[i * K + j] = s->ncum[i * K + j];
+        s->cst[i * K + j] = s->ncst[i * K + j];
+    }
+    return false;
+}
+
 /* Moves the rows of the sentences still running together (each keeps width rows) and
    drops the others; returns the number of rows. */
 static int compact_rows(Search *s, Model *m, Work *w, Batch *b, int nb)
@@ -293,7 +581,11 @@ static void deliver(Search *s, int nb, BeamOut *out)
 {
     for (int i = 0; i < nb; i++) {
         Sent *st = &s->sent[i];
-        CHECK(st->nkept >= 1);
+        if (st->nkept == 0) { /* no hypothesis met its constraints (cannot happen: beam.h) */
+            st->kept[0] = (BeamHyp){.logprob = -INFINITY, .score = -INFINITY, .ids = XNEW(int, 1),
+                                    .src_pos = XNEW(int, 1)};
+            st->nkept = 1;
+        }
         out->count[st->id] = st->nkept;
         out->hyps[st->id] = XNEW(BeamHyp, st->nkept);
         memcpy(out->hyps[st->id], st->kept, (size_t)st->nkept * sizeof *st->kept);
@@ -353,6 +645,8 @@ int beam_decode(Model *m, const PairSet *d, const BeamOpts *o, BeamOut *out, Err
             s.from[r] = r / K;
             s.prev[r] = VOCAB_BOS;
             s.cum[r] = 0;
+            if (s.cst)
+                s.cst[r] = (CState){.cur = -1};
         }
         model_expand_rows(m, w, &b, s.from, R);
         s.R = R;
@@ -365,9 +659,12 @@ int beam_decode(Model *m, const PairSet *d, const BeamOpts *o, BeamOut *out, Err
                 s.from[r] = r;
                 s.prev[r] = VOCAB_EOS;
             }
-            for (int i = 0; i < nb; i++)
-                if (!s.sent[i].done && sentence_step(&s, i, t, lg, att))
+            for (int i = 0; i < nb; i++) {
+                const BeamCons *bc = o->cons ? o->cons[s.sent[i].id] : NULL;
+                if (!s.sent[i].done && (bc ? sentence_step_cons(&s, i, t, lg, att, bc)
+                                          : sentence_step(&s, i, t, lg, att)))
                     left--;
+            }
             if (left == 0)
                 break;
             /* Sentence i needs width rows from now on (its live hypotheses, never more

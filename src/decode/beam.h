@@ -53,6 +53,42 @@
 #include "model/model.h"
 #include "data/batch.h"
 
+/*
+ * Lexical constraints of one sentence (target ids; docs/constraints.md), searched by
+ * dynamic beam allocation (Post & Vilar, NAACL 2018):
+ * - each phrase tok[k][0..len[k]) must appear in the output, contiguously. A
+ *   hypothesis's state is the set of phrases it has produced and the one it is in the
+ *   middle of (how many of its tokens so far); a token that is not that phrase's next
+ *   one loses the progress (and may start another phrase). Each hypothesis proposes, as
+ *   well as its best tokens, every token that advances a phrase; the candidates are
+ *   grouped into banks by the constraint tokens met, the beam's width is shared among
+ *   the banks (equal shares, the remainder to the banks that met most), and slots a
+ *   bank cannot fill go to the best candidates of the other banks, from the bank that
+ *   met most down. <eos> is allowed only once every phrase is met. With subword units
+ *   (glue), a phrase starts only at a word's start (after a unit that ends a word), and
+ *   a candidate is kept only if the constraint tokens it leaves unmet, and one more
+ *   token to end its word when it is a unit that does not, still fit in the steps left
+ *   before the output limit: so when the prefix and the phrases fit in the limit,
+ *   every output holds them all, as whole words.
+ * - no phrase avoid[k][0..alen[k]) is produced as whole words: its last token is barred
+ *   after its first alen[k] − 1 when they start a word (a token that advances a
+ *   constraint is never barred).
+ * - the output starts with prefix[0..nprefix): those steps take those tokens.
+ * A sentence without a BeamCons is searched exactly as without constraints.
+ */
+#define BEAM_MAX_CONSTRAINTS 64
+typedef struct BeamCons {
+    int n;                   /* phrases that must appear (<= BEAM_MAX_CONSTRAINTS) */
+    const int *const *tok;
+    const int *len;          /* each >= 1 */
+    int navoid;              /* phrases that must not */
+    const int *const *avoid;
+    const int *alen;         /* each >= 1 */
+    int nprefix;             /* tokens the output starts with */
+    const int *prefix;
+    const bool *glue;        /* (V) subword units that are not the end of a word ("@@"), or NULL */
+} BeamCons;
+
 typedef struct BeamOpts {
     int beam;       /* K >= 1 */
     int nbest;      /* hypotheses returned per sentence, 1..K (0: 1) */
@@ -60,6 +96,7 @@ typedef struct BeamOpts {
     int max_len;    /* output limit, 0: 2·source tokens + 10 (decode_limit) */
     double alpha;   /* length penalty exponent, >= 0 */
     bool attention; /* keep every hypothesis's attention rows */
+    const BeamCons *const *cons; /* (d->n) each sentence's constraints or NULL; NULL: none */
 } BeamOpts;
 
 typedef struct BeamHyp {

@@ -19,17 +19,22 @@ static int translate_sources(Evaluation *ev, ModelFile *mf, const Corpus *c, Err
     const char **src = xmalloc_array(nseg, sizeof *src);
     size_t *src_len = xmalloc_array(nseg, sizeof *src_len);
     long *line = xmalloc_array(nseg, sizeof *line);
+    TranslateCons *cons = ev->cons ? xmalloc_array(nseg ? nseg : 1, sizeof *cons) : NULL;
     for (size_t s = 0; s < nseg; s++) {
-        const Pair *p = &c->pairs[g->member[g->start[s]]];
-        src[s] = p->src;
-        src_len[s] = p->src_len;
+        size_t k = g->member[g->start[s]];
+        const Pair *p = &c->pairs[k];
+        src[s] = ev->text ? ev->text[k] : p->src;
+        src_len[s] = ev->text ? ev->text_len[k] : p->src_len;
         line[s] = (long)p->line;
+        if (cons)
+            cons[s] = ev->cons[k];
     }
     ev->hyp = xcalloc(nseg ? nseg : 1, sizeof *ev->hyp);
-    const TranslateInput in = {src, src_len, (int)nseg, c->name, line};
+    const TranslateInput in = {src, src_len, (int)nseg, c->name, line, cons};
     double t0 = clock_now();
     int rc = translate_lines(mf, &in, &ev->opts, ev->hyp, &ev->ts, e);
     ev->decode_seconds = clock_now() - t0;
+    free(cons);
     free(line);
     free(src_len);
     free(src);
@@ -45,13 +50,13 @@ static int perplexity(Evaluation *ev, ModelFile *mf, const Corpus *c, Err *e)
     long *pline = xmalloc_array(n, sizeof *pline);
     for (size_t i = 0; i < n; i++) {
         const Pair *p = &c->pairs[i];
-        psrc[i] = p->src;
-        psl[i] = p->src_len;
+        psrc[i] = ev->text ? ev->text[i] : p->src;
+        psl[i] = ev->text ? ev->text_len[i] : p->src_len;
         pref[i] = p->tgt;
         prl[i] = p->tgt_len;
         pline[i] = (long)p->line;
     }
-    const TranslateInput in = {psrc, psl, (int)n, c->name, pline};
+    const TranslateInput in = {psrc, psl, (int)n, c->name, pline, NULL};
     TranslateNll tn;
     int rc = translate_nll(mf, &in, pref, prl, &tn, e);
     if (rc == 0) {
@@ -86,7 +91,17 @@ static int score(Evaluation *ev, const Corpus *c, Err *e)
 int evaluate_run(Evaluation *ev, ModelFile *mf, const EvalNames *names, const Corpus *c,
                  const TranslateOpts *o, Err *e)
 {
+    return evaluate_run_cons(ev, mf, names, c, o, NULL, NULL, NULL, e);
+}
+
+int evaluate_run_cons(Evaluation *ev, ModelFile *mf, const EvalNames *names, const Corpus *c,
+                      const TranslateOpts *o, const char *const *text, const size_t *text_len,
+                      const TranslateCons *cons, Err *e)
+{
     memset(ev, 0, sizeof *ev);
+    ev->text = text;
+    ev->text_len = text_len;
+    ev->cons = cons;
     ev->names = *names;
     ev->opts = *o;
     ev->lines = c->n;
@@ -111,7 +126,8 @@ int evaluate_by_length(Evaluation *ev, const Corpus *c, Err *e)
     size_t *lines = xmalloc_array(n ? n : 1, sizeof *lines);
     const char **refs = xmalloc_array(c->n ? c->n : 1, sizeof *refs); /* in group order */
     for (size_t s = 0; s < n; s++) {
-        src[s] = c->pairs[g->member[g->start[s]]].src;
+        size_t k = g->member[g->start[s]];
+        src[s] = ev->text ? ev->text[k] : c->pairs[k].src;
         lines[s] = g->start[s + 1] - g->start[s];
     }
     for (size_t k = 0; k < c->n; k++)

@@ -107,7 +107,7 @@ static void translate_one(Repl *r, const char *line)
     Err e;
     r->lines++;
     const char *lines[1] = {line};
-    const TranslateInput in = {lines, NULL, 1, "<stdin>", &r->lines};
+    const TranslateInput in = {lines, NULL, 1, "<stdin>", &r->lines, NULL};
     if (translate_run(r->mf, &in, &o, &res, NULL, &e) != 0) {
         printf("s2s: %s\n", e.msg);
         return;

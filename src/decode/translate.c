@@ -252,6 +252,186 @@ static void fill_result(TranslateResult *res, const BeamOut *h, const Sources *s
     buf_free(&text);
 }
 
+static long encode_text(const char *text, size_t len, const TokOpts *to, const Bpe *bpe,
+                        const Vocab *v, Buf *scratch, int **ids, Err *e);
+
+void translate_cons_free(TranslateCons *c)
+{
+    for (int k = 0; k < c->n; k++)
+        free(c->phrases[k]);
+    for (int k = 0; k < c->navoid; k++)
+        free(c->avoid[k]);
+    free(c->phrases);
+    free(c->avoid);
+    free(c->prefix);
+    memset(c, 0, sizeof *c);
+}
+
+/* The constraints of a call as target ids: bc[i] for the lines that have some, ptr[i]
+   pointing to it (NULL for the others). */
+typedef struct ConsIds {
+    int n;
+    BeamCons *bc;
+    const BeamCons **ptr;
+    bool *glue; /* (target vocabulary) units inside a word, with target codes */
+} ConsIds;
+
+static void cons_ids_free(ConsIds *c)
+{
+    for (int i = 0; i < c->n; i++) {
+        BeamCons *b = &c->bc[i];
+        for (int k = 0; k < b->n; k++)
+            free((int *)b->tok[k]);
+        for (int k = 0; k < b->navoid; k++)
+            free((int *)b->avoid[k]);
+        free((int **)b->tok);
+        free((int *)b->len);
+        free((int **)b->avoid);
+        free((int *)b->alen);
+        free((int *)b->prefix);
+    }
+    free(c->bc);
+    free(c->ptr);
+    free(c->glue);
+    memset(c, 0, sizeof *c);
+}
+
+/* A phrase as target ids (*ids, xmalloc'd): its token count; 0 when it has none; -1
+   with e set ("WHAT: ..."). With unk_ok, a phrase holding a word the vocabulary lacks
+   gives -2 instead of an error. */
+static long cons_phrase(const ModelFile *mf, const char *what, const char *text, Buf *scratch, int **ids,
+                        bool unk_ok, Err *e)
+{
+    TokOpts to = text_tgt_opts(&mf->text);
+    Err te;
+    *ids = NULL;
+    long nt = encode_text(text, strlen(text), &to, mf->text.tgt_bpe, mf->tgt, scratch, ids, &te);
+    if (nt < 0)
+        return err_set(e, "%s: %s", what, te.msg);
+    for (long k = 0; k < nt; k++) {
+        if ((*ids)[k] != VOCAB_UNK)
+            continue;
+        if (unk_ok)
+            return -2;
+        const char *t = scratch->data;
+        for (long j = 0; j < k; j++)
+            t = strchr(t, ' ') + 1;
+        const char *end = strchr(t, ' ');
+        return err_set(e, "%s: '%.*s' is not in the model's target vocabulary", what,
+                       (int)(end ? end - t : (long)strlen(t)), t);
+    }
+    return nt;
+}
+
+/* Whether phrase a[0..na) holds b[0..nb) contiguously. */
+static bool holds(const int *a, int na, const int *b, int nb)
+{
+    for (int i = 0; i + nb <= na; i++)
+        if (!memcmp(a + i, b, (size_t)nb * sizeof *a))
+            return true;
+    return false;
+}
+
+/* The constraints of line i (source of src_len tokens) into b: 0, or -1 with e set. */
+static int cons_line(const ModelFile *mf, const TranslateInput *in, int i, int src_len, int max_len,
+                     BeamCons *b, Err *e)
+{
+    const TranslateCons *c = &in->cons[i];
+    long ln = in->line_no ? in->line_no[i] : (long)i + 1;
+    Buf scratch = {0};
+    char what[64];
+    Err pe;
+    int rc = 0;
+    memset(b, 0, sizeof *b);
+    if (c->n > BEAM_MAX_CONSTRAINTS) {
+        err_set(e, "%s:%ld: more than %d constraints", in->name, ln, BEAM_MAX_CONSTRAINTS);
+        return -1;
+    }
+    int **tok = XCNEW(int *, c->n ? c->n : 1), *len = XCNEW(int, c->n ? c->n : 1);
+    int **av = XCNEW(int *, c->navoid ? c->navoid : 1), *alen = XCNEW(int, c->navoid ? c->navoid : 1);
+    *b = (BeamCons){.tok = (const int *const *)tok, .len = len, .avoid = (const int *const *)av, .alen = alen};
+    long need = 0;
+    for (int k = 0; k < c->n && rc == 0; k++) {
+        snprintf(what, sizeof what, "constraint %d", k + 1);
+        long nt = cons_phrase(mf, what, c->phrases[k], &scratch, &tok[k], false, &pe);
+        b->n++;
+        if (nt < 0)
+            rc = err_set(e, "%s:%ld: %s", in->name, ln, pe.msg);
+        else if (nt == 0)
+            rc = err_set(e, "%s:%ld: constraint %d is empty", in->name, ln, k + 1);
+        len[k] = (int)nt;
+        need += nt;
+    }
+    for (int k = 0; k < c->navoid && rc == 0; k++) {
+        snprintf(what, sizeof what, "avoided phrase %d", k + 1);
+        int *ids;
+        long nt = cons_phrase(mf, what, c->avoid[k], &scratch, &ids, true, &pe);
+        if (nt == -2) { /* a word the model cannot write: nothing to bar */
+            free(ids);
+            continue;
+        }
+        if (nt < 0)
+            rc = err_set(e, "%s:%ld: %s", in->name, ln, pe.msg);
+        else if (nt == 0)
+            rc = err_set(e, "%s:%ld: avoided phrase %d is empty", in->name, ln, k + 1);
+        av[b->navoid] = ids;
+        alen[b->navoid++] = (int)nt;
+        for (int j = 0; j < b->n && rc == 0; j++)
+            if (holds(tok[j], len[j], ids, (int)nt))
+                rc = err_set(e, "%s:%ld: constraint %d holds avoided phrase %d", in->name, ln, j + 1, k + 1);
+    }
+    if (c->prefix && rc == 0) {
+        int *ids;
+        long nt = cons_phrase(mf, "the prefix", c->prefix, &scratch, &ids, false, &pe);
+        b->prefix = ids;
+        b->nprefix = nt > 0 ? (int)nt : 0;
+        if (nt < 0)
+            rc = err_set(e, "%s:%ld: %s", in->name, ln, pe.msg);
+        else if (nt == 0)
+            rc = err_set(e, "%s:%ld: the prefix is empty", in->name, ln);
+        need += nt;
+    }
+    int lim = decode_limit(&mf->model, src_len, max_len);
+    if (rc == 0 && need > lim)
+        rc = err_set(e, "%s:%ld: the prefix and the constraints need %ld tokens, more than the output limit of "
+                        "this sentence (%d; --max-len)",
+                     in->name, ln, need, lim);
+    buf_free(&scratch);
+    return rc;
+}
+
+/* The constraints of every line of in (none: ids->ptr NULL). */
+static int cons_encode(const ModelFile *mf, const TranslateInput *in, const Sources *src, int max_len,
+                       ConsIds *ids, Err *e)
+{
+    memset(ids, 0, sizeof *ids);
+    if (!in->cons)
+        return 0;
+    ids->n = in->n;
+    ids->bc = XCNEW(BeamCons, in->n ? in->n : 1);
+    ids->ptr = XCNEW(const BeamCons *, in->n ? in->n : 1);
+    if (mf->text.tgt_bpe) {
+        size_t V = vocab_size(mf->tgt);
+        ids->glue = XCNEW(bool, V);
+        for (size_t v = 0; v < V; v++) {
+            const char *t = vocab_token(mf->tgt, (int)v);
+            size_t n = strlen(t);
+            ids->glue[v] = n > 2 && !strcmp(t + n - 2, "@@");
+        }
+    }
+    for (int i = 0; i < in->n; i++) {
+        if (translate_cons_empty(&in->cons[i]) || src->len[i] == 0)
+            continue;
+        if (cons_line(mf, in, i, src->len[i], max_len, &ids->bc[i], e) != 0) {
+            cons_ids_free(ids);
+            return -1;
+        }
+        ids->bc[i].glue = ids->glue;
+        ids->ptr[i] = &ids->bc[i];
+    }
+    return 0;
+}
+
 /* translate_run without splitting: each line of in decoded whole. */
 static int run_lines(ModelFile *mf, const TranslateInput *in, const TranslateOpts *o,
                      TranslateResult *res, TranslateStats *st, Err *e)
@@ -268,14 +448,20 @@ static int run_lines(ModelFile *mf, const TranslateInput *in, const TranslateOpt
                        e) != 0)
         return -1;
 
+    ConsIds cons;
+    if (cons_encode(mf, in, &src, o->max_len, &cons, e) != 0) {
+        sources_free(&src);
+        return -1;
+    }
     PairSet d = {.n = src.n, .src = src.line, .src_len = src.len};
     BeamOpts bo = {.beam = K, .nbest = N, .batch = o->batch, .max_len = o->max_len,
-                   .alpha = o->alpha, .attention = o->attention};
+                   .alpha = o->alpha, .attention = o->attention, .cons = cons.ptr};
     BeamOut h;
     if (beam_decode(m, &d, &bo, &h, e) != 0)
         BUG("%s", e->msg); /* the ids come from the model's own vocabulary */
     fill_result(res, &h, &src, mf, o, &s);
     beam_out_free(&h);
+    cons_ids_free(&cons);
     sources_free(&src);
     if (st)
         *st = s;
@@ -289,6 +475,7 @@ typedef struct Pieces {
     const char **lines;
     size_t *lens;
     long *line_no;
+    TranslateCons *cons; /* (cap) with in->cons: a line's own, or none for a sentence */
     int *first; /* (lines + 1) */
     int cap;
 } Pieces;
@@ -298,11 +485,12 @@ static void pieces_free(Pieces *p)
     free(p->lines);
     free(p->lens);
     free(p->line_no);
+    free(p->cons);
     free(p->first);
     memset(p, 0, sizeof *p);
 }
 
-static int pieces_add(Pieces *p, const char *s, size_t len, long line_no, Err *e)
+static int pieces_add(Pieces *p, const char *s, size_t len, long line_no, const TranslateCons *c, Err *e)
 {
     if (p->in.n == INT_MAX)
         return err_set(e, "%s: more than %d sentences", p->in.name, INT_MAX);
@@ -311,7 +499,9 @@ static int pieces_add(Pieces *p, const char *s, size_t len, long line_no, Err *e
         XRENEW(p->lines, p->cap);
         XRENEW(p->lens, p->cap);
         XRENEW(p->line_no, p->cap);
+        XRENEW(p->cons, p->cap);
     }
+    p->cons[p->in.n] = c ? *c : (TranslateCons){0};
     p->lines[p->in.n] = s;
     p->lens[p->in.n] = len;
     p->line_no[p->in.n++] = line_no;
@@ -327,6 +517,7 @@ static int split_input(const TranslateInput *in, Lang lang, Pieces *p, Err *e)
     p->lines = XNEW(const char *, p->cap);
     p->lens = XNEW(size_t, p->cap);
     p->line_no = XNEW(long, p->cap);
+    p->cons = XNEW(TranslateCons, p->cap);
     p->first = XNEW(int, (size_t)in->n + 1);
     for (int i = 0; i < in->n; i++) {
         const char *line = in->lines[i];
@@ -334,12 +525,13 @@ static int split_input(const TranslateInput *in, Lang lang, Pieces *p, Err *e)
         long ln = in->line_no ? in->line_no[i] : (long)i + 1;
         SentSpan *sp = NULL;
         Err te;
-        if (!memchr(line, '\0', len) && tok_check_utf8(line, len, &te) == 0)
+        const TranslateCons *c = in->cons ? &in->cons[i] : NULL;
+        if (translate_cons_empty(c) && !memchr(line, '\0', len) && tok_check_utf8(line, len, &te) == 0)
             k = sent_split(line, len, lang, &sp);
         p->first[i] = p->in.n;
-        int rc = k < 2 ? pieces_add(p, line, len, ln, e) : 0;
+        int rc = k < 2 ? pieces_add(p, line, len, ln, c, e) : 0;
         for (size_t j = 0; k >= 2 && j < k && rc == 0; j++)
-            rc = pieces_add(p, line + sp[j].off, sp[j].len, ln, e);
+            rc = pieces_add(p, line + sp[j].off, sp[j].len, ln, NULL, e);
         free(sp);
         if (rc != 0)
             return -1;
@@ -348,6 +540,7 @@ static int split_input(const TranslateInput *in, Lang lang, Pieces *p, Err *e)
     p->in.lines = p->lines;
     p->in.lens = p->lens;
     p->in.line_no = p->line_no;
+    p->in.cons = in->cons ? p->cons : NULL;
     return 0;
 }
 

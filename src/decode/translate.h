@@ -82,15 +82,34 @@ typedef struct TranslateResult {
 
 void translate_result_free(TranslateResult *r);
 
+/* The constraints of a line (decode/beam.h BeamCons, docs/constraints.md), as text:
+   phrases its output must contain, phrases it must not, and the text it starts with
+   (NULL: none). Each is tokenized and split into subword units as the model's target
+   side is. A line with constraints is translated whole (not split into sentences). */
+typedef struct TranslateCons {
+    int n;
+    char **phrases;
+    int navoid;
+    char **avoid;
+    char *prefix;
+} TranslateCons;
+
+static inline bool translate_cons_empty(const TranslateCons *c)
+{
+    return !c || (c->n == 0 && c->navoid == 0 && !c->prefix);
+}
+void translate_cons_free(TranslateCons *c);
+
 /* The lines of one call: lines[i][0..lens[i]) for i < n (lens NULL: the lines are
    NUL-terminated), named "NAME:LINE" in errors, LINE being line_no[i], or i + 1 when
-   line_no is NULL. */
+   line_no is NULL; cons, when not NULL, the constraints of each line. */
 typedef struct TranslateInput {
     const char *const *lines;
     const size_t *lens;
     int n;
     const char *name;
     const long *line_no;
+    const TranslateCons *cons;
 } TranslateInput;
 
 /*
@@ -106,6 +125,14 @@ typedef struct TranslateInput {
  *   o->attention): a few thousand tokens for small models, some hundreds for the
  *   reference one; a larger beam lowers it, a --max-len smaller than the default
  *   2·T + 10 raises it).
+ * and for a line's constraints:
+ *   "NAME:LINE: constraint K is empty" (K 1-based; "avoided phrase K", "the prefix"),
+ *   "NAME:LINE: constraint K: 'WORD' is not in the model's target vocabulary" (the
+ *   prefix likewise; an avoided phrase with such a word is left out: the model cannot
+ *   write it), "NAME:LINE: more than 64 constraints",
+ *   "NAME:LINE: constraint K holds avoided phrase J",
+ *   "NAME:LINE: the prefix and the constraints need N tokens, more than the output
+ *   limit of this sentence (L; --max-len)".
  * mf->src, mf->tgt must be the model's vocabularies (their sizes are checked).
  */
 int translate_lines(ModelFile *mf, const TranslateInput *in, const TranslateOpts *o, char **out,

@@ -91,7 +91,7 @@ static void give_result(ServeJob *j, TranslateResult *all, int at)
 
 static int run_one(ServeJob *j)
 {
-    TranslateInput in = {.lines = j->lines, .lens = j->lens, .n = j->n, .name = "text"};
+    TranslateInput in = {.lines = j->lines, .lens = j->lens, .n = j->n, .name = "text", .cons = j->cons};
     j->batch_texts = j->n;
     return j->rc = translate_run(j->model, &in, &j->opts, &j->res, NULL, &j->err);
 }
@@ -106,11 +106,18 @@ static void decode_batch(ServeBatcher *b, ServeJob *batch)
     } else {
         const char **lines = XNEW(const char *, n);
         size_t *lens = XNEW(size_t, n);
+        TranslateCons *cons = NULL;
+        for (ServeJob *j = batch; j && !cons; j = j->next)
+            if (j->cons)
+                cons = XCNEW(TranslateCons, n);
         int at = 0;
         for (ServeJob *j = batch; j; j = j->next)
-            for (int i = 0; i < j->n; i++, at++)
+            for (int i = 0; i < j->n; i++, at++) {
                 lines[at] = j->lines[i], lens[at] = j->lens[i];
-        TranslateInput in = {.lines = lines, .lens = lens, .n = n, .name = "text"};
+                if (cons && j->cons)
+                    cons[at] = j->cons[i];
+            }
+        TranslateInput in = {.lines = lines, .lens = lens, .n = n, .name = "text", .cons = cons};
         TranslateResult all;
         Err e;
         if (translate_run(batch->model, &in, &batch->opts, &all, NULL, &e) == 0) {
@@ -130,6 +137,7 @@ static void decode_batch(ServeBatcher *b, ServeJob *batch)
         }
         free(lines);
         free(lens);
+        free(cons);
     }
     pthread_mutex_lock(&b->mu);
     b->stats.batches++;

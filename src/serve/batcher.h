@@ -34,6 +34,7 @@ struct ServeJob {
     const char *const *lines;
     const size_t *lens;
     int n;
+    const TranslateCons *cons; /* (n) or NULL */
     void (*done)(ServeJob *j, void *arg); /* called on the decoding thread when finished */
     void *arg;
     /* out */

@@ -25,6 +25,7 @@ void serve_request_free(ServeRequest *r)
     free(r->format);
     free(r->api_key);
     free(r->precision);
+    translate_cons_free(&r->cons);
     serve_request_init(r, r->api);
 }
 
@@ -62,6 +63,8 @@ static int val_str(const Val *v, const char *key, char **out, int *status, Err *
     }
     if (*out)
         return bad(status, e, "Invalid request: %s parameter given twice", key);
+    if (memchr(s, '\0', n))
+        return bad(status, e, "Invalid request: %s holds a NUL character", key);
     *out = xstrndup(s, n);
     return 0;
 }
@@ -139,6 +142,34 @@ static int val_bool(const Val *v, const char *key, int *out, int *status, Err *e
     return 0;
 }
 
+/* An array of strings (JSON only; a form field is one string, taken as an array of
+   one). */
+static int val_strs(const Val *v, const char *key, char ***out, int *n, int *status, Err *e)
+{
+    if (*out)
+        return bad(status, e, "Invalid request: %s parameter given twice", key);
+    if (!v->json) {
+        if (memchr(v->s, '\0', v->n))
+            return bad(status, e, "Invalid request: %s holds a NUL character", key);
+        *out = XNEW(char *, 1);
+        (*out)[0] = xstrndup(v->s, v->n);
+        *n = 1;
+        return 0;
+    }
+    if (v->json->type != JSON_ARRAY)
+        return bad(status, e, "Invalid request: %s parameter is not an array of strings", key);
+    *out = XNEW(char *, v->json->u.c.n ? v->json->u.c.n : 1);
+    for (size_t k = 0; k < v->json->u.c.n; k++) {
+        const JsonVal *it = &v->json->u.c.items[k];
+        if (it->type != JSON_STRING || memchr(it->u.str.s, '\0', it->u.str.len)) {
+            *status = 400;
+            return err_set(e, "Invalid request: %s[%zu] is not a string without NUL characters", key, k);
+        }
+        (*out)[(*n)++] = xstrndup(it->u.str.s, it->u.str.len);
+    }
+    return 0;
+}
+
 static void q_add(ServeRequest *r, const char *s, size_t n)
 {
     XRENEW(r->q, r->nq + 1);
@@ -212,6 +243,12 @@ static int set_field(ServeRequest *r, const char *key, const Val *v, int *status
         return val_bool(v, key, &r->attention, status, e);
     if (!strcmp(key, "precision"))
         return val_str(v, key, &r->precision, status, e);
+    if (!strcmp(key, "prefix"))
+        return val_str(v, key, &r->cons.prefix, status, e);
+    if (!strcmp(key, "constraints"))
+        return val_strs(v, key, &r->cons.phrases, &r->cons.n, status, e);
+    if (!strcmp(key, "avoid"))
+        return val_strs(v, key, &r->cons.avoid, &r->cons.navoid, status, e);
     if (!serve_printable(key, 64))
         return bad(status, e, "%s", "Invalid request: an unknown parameter");
     return bad(status, e, "Invalid request: unknown parameter '%s'", key);
@@ -278,6 +315,18 @@ int serve_request_check(ServeRequest *r, const ServeLimits *lim, int *status, Er
                                         (size_t)(nul - r->q[i]) + 1);
         for (size_t k = 0; k < r->qlen[i]; k++)
             r->chars += ((unsigned char)r->q[i][k] & 0xC0) != 0x80;
+    }
+    const char *what[3] = {"constraints", "avoid", "prefix"};
+    for (int w = 0; w < 3; w++) {
+        int n = w == 0 ? r->cons.n : w == 1 ? r->cons.navoid : r->cons.prefix != NULL;
+        char **list = w == 0 ? r->cons.phrases : w == 1 ? r->cons.avoid : &r->cons.prefix;
+        for (int k = 0; k < n; k++) {
+            size_t len = strlen(list[k]);
+            if (!utf8_valid(list[k], len))
+                return err_set(e, "Invalid request: %s: invalid UTF-8", what[w]);
+            for (size_t j = 0; j < len; j++)
+                r->chars += ((unsigned char)list[k][j] & 0xC0) != 0x80;
+        }
     }
     if (r->chars > lim->max_chars)
         return err_set(e, "Invalid request: request (%ld) exceeds text limit (%ld)", r->chars, lim->max_chars);

@@ -15,7 +15,8 @@
  * and, in the native request only (a LibreTranslate request ignores unknown fields, as
  * LibreTranslate does; a native one refuses them):
  *   beam, length_penalty, max_len, nbest, split, attention, precision (which must be
- *   the server's own: the weights are quantized once, at start).
+ *   the server's own: the weights are quantized once, at start), and the constraints
+ *   of every text of q: constraints and avoid (arrays of strings), prefix (a string).
  *
  * Every fault is a status (400, or 413 for a body over the limit) and a message of one
  * line that names it, as LibreTranslate words its own where it has one ("Invalid
@@ -29,6 +30,7 @@
 #include <stddef.h>
 
 #include "base/err.h"
+#include "decode/translate.h"
 
 typedef enum ServeApi { SERVE_LIBRE, SERVE_NATIVE } ServeApi;
 
@@ -52,6 +54,7 @@ typedef struct ServeRequest {
     /* native; -1 (alpha < 0) when not given */
     int beam, nbest, max_len, split, attention;
     double alpha;
+    TranslateCons cons; /* native: constraints, avoid, prefix */
     long chars;     /* code points of all of q, filled by serve_request_check */
 } ServeRequest;
 

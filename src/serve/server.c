@@ -15,6 +15,7 @@
 #include "base/clock.h"
 #include "base/json.h"
 #include "decode/align.h"
+#include "decode/constraints.h"
 #include "serve/batcher.h"
 #include "serve/server.h"
 #include "text/lang.h"
@@ -54,6 +55,7 @@ typedef struct Req {
     bool auto_source;
     ServeJob job;
     atomic_bool done;
+    TranslateCons *cons;     /* (texts) the constraints of each text, or NULL */
     int texts;               /* for the log */
     int answer;              /* status sent */
 } Req;
@@ -286,8 +288,25 @@ static int start_translation(Req *r)
     if (o.nbest > o.beam)
         o.beam = o.nbest;
     r->texts = q->nq;
+    const Glossary *gl = s->c.pairs[r->pair].glossary;
+    if (!translate_cons_empty(&q->cons) || gl) {
+        r->cons = XCNEW(TranslateCons, q->nq);
+        for (int i = 0; i < q->nq; i++) {
+            TranslateCons *c = &r->cons[i];
+            const TranslateCons *qc = &q->cons;
+            c->phrases = XNEW(char *, qc->n ? qc->n : 1);
+            for (int k = 0; k < qc->n; k++)
+                c->phrases[c->n++] = xstrdup(qc->phrases[k]);
+            c->avoid = XNEW(char *, qc->navoid ? qc->navoid : 1);
+            for (int k = 0; k < qc->navoid; k++)
+                c->avoid[c->navoid++] = xstrdup(qc->avoid[k]);
+            c->prefix = qc->prefix ? xstrdup(qc->prefix) : NULL;
+            if (gl)
+                glossary_apply(gl, q->q[i], q->qlen[i], c);
+        }
+    }
     r->job = (ServeJob){.model = s->c.pairs[r->pair].model, .opts = o, .lines = (const char *const *)q->q,
-                        .lens = q->qlen, .n = q->nq, .done = job_done, .arg = r};
+                        .lens = q->qlen, .n = q->nq, .cons = r->cons, .done = job_done, .arg = r};
     MHD_suspend_connection(r->conn);
     r->submitted = true;
     serve_batcher_expect(s->batcher, -1);
@@ -611,6 +630,9 @@ static void completed(void *cls, struct MHD_Connection *conn, void **con_cls, en
     buf_free(&r->body);
     if (r->job.res.n)
         translate_result_free(&r->job.res);
+    for (int i = 0; r->cons && i < r->texts; i++)
+        translate_cons_free(&r->cons[i]);
+    free(r->cons);
     serve_request_free(&r->rq);
     free(r);
     *con_cls = NULL;

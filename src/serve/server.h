@@ -34,9 +34,11 @@
 #include "serve/request.h"
 
 /* One language pair: the model (or ensemble) that translates it. */
+typedef struct Glossary Glossary;
 typedef struct ServePair {
     ModelFile *model;
     const char *name; /* its files, for the log and /health */
+    const Glossary *glossary; /* applied to every text (decode/constraints.h), or NULL */
 } ServePair;
 
 typedef struct ServeConfig {

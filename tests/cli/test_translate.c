@@ -118,7 +118,7 @@ Test(cli_translate, arguments_stdin_and_files_agree)
     TranslateOpts to = {.batch = 3, .max_len = 0, .beam = 5, .alpha = 1.0}; /* the defaults of s2s translate,
                                                                                   int8 included */
     TranslateStats st;
-    cr_assert_eq(translate_lines(&mf, &(TranslateInput){sent, NULL, N, "x", NULL}, &to, out, &st, &e),
+    cr_assert_eq(translate_lines(&mf, &(TranslateInput){sent, NULL, N, "x", NULL, NULL}, &to, out, &st, &e),
                  0, "%s", e.msg);
     cr_assert_eq(st.lines, N);
     cr_assert_eq(st.sentences, 5);
@@ -211,7 +211,7 @@ Test(cli_translate, sentences_split_and_joined)
     TranslateOpts to = {.batch = 64, .beam = 5, .alpha = 1.0};
     TranslateResult res;
     const char *lines[] = {line};
-    cr_assert_eq(translate_run(&mf, &(TranslateInput){lines, NULL, 1, "x", NULL}, &to, &res, NULL, &e),
+    cr_assert_eq(translate_run(&mf, &(TranslateInput){lines, NULL, 1, "x", NULL, NULL}, &to, &res, NULL, &e),
                  0, "%s", e.msg);
     char *whole = strf("%s\n", res.hyps[0][0].text);
     char *nbest = strf("0 ||| %s ||| %.6f\n", res.hyps[0][0].text, res.hyps[0][0].score);
@@ -443,7 +443,7 @@ Test(cli_translate, nbest_lines)
     model_set_precision(&mf.model, PREC_INT8); /* translate's default */
     TranslateOpts to = {.batch = 64, .beam = 4, .nbest = 3, .alpha = 1.0};
     TranslateResult res;
-    cr_assert_eq(translate_run(&mf, &(TranslateInput){sent, NULL, 4, "x", NULL}, &to, &res, NULL, &e),
+    cr_assert_eq(translate_run(&mf, &(TranslateInput){sent, NULL, 4, "x", NULL, NULL}, &to, &res, NULL, &e),
                  0, "%s", e.msg);
     Buf want = {0}, best = {0};
     for (int i = 0; i < 4; i++) {
@@ -535,7 +535,7 @@ Test(cli_translate, replace_unk_takes_the_most_attended_source_token)
     TranslateOpts to = {.batch = 2, .max_len = 6, .beam = 3, .alpha = 1.0, .replace_unk = true,
                         .attention = true};
     TranslateResult res;
-    cr_assert_eq(translate_run(&mf, &(TranslateInput){sent, NULL, 2, "x", NULL}, &to, &res, NULL, &e),
+    cr_assert_eq(translate_run(&mf, &(TranslateInput){sent, NULL, 2, "x", NULL, NULL}, &to, &res, NULL, &e),
                  0, "%s", e.msg);
     Buf want = {0};
     int moved = 0;

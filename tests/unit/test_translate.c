@@ -49,7 +49,7 @@ Test(translate, lines_to_detokenized_text_with_counts)
     TranslateOpts o = {.batch = 2, .max_len = 0};
     TranslateStats st;
     Err e;
-    cr_assert_eq(translate_lines(&mf, &(TranslateInput){lines, lens, 5, "in", NULL},
+    cr_assert_eq(translate_lines(&mf, &(TranslateInput){lines, lens, 5, "in", NULL, NULL},
                                  &o, out, &st, &e), 0, "%s", e.msg);
     const char *want[] = {"j'ai vu le chat !", "", "", "j'ai vu le chat !", "j'ai vu le chat !"};
     for (int i = 0; i < 5; i++)
@@ -74,11 +74,11 @@ Test(translate, invalid_utf8_names_the_line_and_leaves_out_alone)
     char *out[3] = {(char *)1, (char *)2, (char *)3};
     TranslateOpts o = {.batch = 8, .max_len = 0};
     Err e;
-    cr_assert_eq(translate_lines(&mf, &(TranslateInput){lines, NULL, 3, "valid.tsv", line_no},
+    cr_assert_eq(translate_lines(&mf, &(TranslateInput){lines, NULL, 3, "valid.tsv", line_no, NULL},
                                  &o, out, NULL, &e), -1);
     cr_assert_str_eq(e.msg, "valid.tsv:42: invalid UTF-8 at byte 4");
     cr_assert(out[0] == (char *)1 && out[1] == (char *)2 && out[2] == (char *)3);
-    cr_assert_eq(translate_lines(&mf, &(TranslateInput){lines + 2, NULL, 1, "<stdin>", NULL},
+    cr_assert_eq(translate_lines(&mf, &(TranslateInput){lines + 2, NULL, 1, "<stdin>", NULL, NULL},
                                  &o, out, NULL, &e), -1);
     cr_assert_str_eq(e.msg, "<stdin>:1: invalid UTF-8 at byte 1");
     fix_free(&f);
@@ -103,21 +103,21 @@ Test(translate, nul_bytes_and_overlong_lines_name_the_line)
     char *out[4] = {(char *)1, (char *)2, (char *)3, (char *)4};
     TranslateOpts o = {.batch = 8, .max_len = 0};
     Err e;
-    cr_assert_eq(translate_lines(&mf, &(TranslateInput){lines, lens, 4, "in", NULL},
+    cr_assert_eq(translate_lines(&mf, &(TranslateInput){lines, lens, 4, "in", NULL, NULL},
                                  &o, out, NULL, &e), -1);
     cr_assert_str_eq(e.msg, "in:2: NUL byte at byte 2");
-    cr_assert_eq(translate_lines(&mf, &(TranslateInput){lines + 2, lens + 2, 2, "in", NULL},
+    cr_assert_eq(translate_lines(&mf, &(TranslateInput){lines + 2, lens + 2, 2, "in", NULL, NULL},
                                  &o, out, NULL, &e), -1);
     cr_assert_str_eq(e.msg, "in:1: too long to translate: 8097 tokens (at most 8096 for this "
                             "model, beam size and output length limit)");
-    cr_assert_eq(translate_lines(&mf, &(TranslateInput){lines + 3, lens + 3, 1, "in", NULL},
+    cr_assert_eq(translate_lines(&mf, &(TranslateInput){lines + 3, lens + 3, 1, "in", NULL, NULL},
                                  &o, out, NULL, &e), -1);
     cr_assert_str_eq(e.msg, "in:1: invalid UTF-8 at byte 2");
     cr_assert(out[0] == (char *)1 && out[1] == (char *)2 && out[2] == (char *)3 &&
               out[3] == (char *)4);
     /* With an output limit of 2 tokens the same line translates. */
     const char *ok[] = {long_line.data};
-    cr_assert_eq(translate_lines(&mf, &(TranslateInput){ok, NULL, 1, "in", NULL},
+    cr_assert_eq(translate_lines(&mf, &(TranslateInput){ok, NULL, 1, "in", NULL, NULL},
                                  &(TranslateOpts){.batch = 1, .max_len = 2}, out, NULL, &e),
                  0, "%s", e.msg);
     cr_assert_str_eq(out[0], "j'ai");
