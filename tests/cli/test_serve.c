@@ -610,3 +610,46 @@ Test(serve, bad_command_lines)
     free(missing);
     fix_free(&f);
 }
+
+Test(serve, native_constraints_and_a_glossary)
+{
+    NEED_CURL();
+    Fix f = fix_new();
+    char *gl = strf("%s/glossary.tsv", f.dir);
+    write_file(gl, "black dog\tchien\n");
+    ServeProc p = SERVE_START(f.enfr, "--glossary", gl);
+    /* the native endpoint: what translate --constraints gives the same line */
+    const char *line = "{\"text\": \"the cat sleeps\", \"constraints\": [\"mange le\"], \"avoid\": [\"dort\"], "
+                       "\"prefix\": \"bonjour\"}";
+    RunResult t = RUN_S2S(NULL, "translate", f.enfr, "--constraints", "--glossary", gl, line, "a big black dog");
+    cr_assert_eq(t.status, 0, "%s", t.err);
+    char *nl = strchr(t.out, '\n');
+    *nl = '\0';
+    char *want = strf("{\"source\": \"en\", \"target\": \"fr\", \"model\": \"%s\", \"beam\": 5, \"length_penalty\": 1, "
+                      "\"precision\": \"int8\", \"split\": true, \"translations\": [{\"text\": \"%s\", \"score\": ",
+                      f.enfr, t.out);
+    HttpRes h = HTTP_JSON(p.port, "/s2s/translate",
+                          "{\"q\": \"the cat sleeps\", \"source\": \"en\", \"target\": \"fr\", \"constraints\": [\"mange le\"], "
+                          "\"avoid\": [\"dort\"], \"prefix\": \"bonjour\"}");
+    cr_expect_eq(h.status, 200, "%s", h.body);
+    cr_expect(!strncmp(h.body, want, strlen(want)), "%s, not %s", h.body, want);
+    http_res_free(&h);
+    free(want);
+    /* LibreTranslate's API: the glossary applies */
+    want = strf("{\"translatedText\": \"%.*s\"}\n", (int)strcspn(nl + 1, "\n"), nl + 1);
+    expect_answer(HTTP_JSON(p.port, "/translate", "{\"q\": \"a big black dog\", \"source\": \"en\", \"target\": \"fr\"}"), 200,
+                  want);
+    cr_expect(strstr(want, "chien"), "%s", want);
+    free(want);
+    run_free(&t);
+    /* a fault of a request's constraints answers it alone */
+    expect_answer(HTTP_JSON(p.port, "/s2s/translate",
+                            "{\"q\": \"the cat\", \"source\": \"en\", \"target\": \"fr\", \"constraints\": [\"zèbre\"]}"),
+                  400, "{\"error\": \"text:1: constraint 1: 'zèbre' is not in the model's target vocabulary\"}\n");
+    expect_answer(HTTP_JSON(p.port, "/s2s/translate",
+                            "{\"q\": \"the cat\", \"source\": \"en\", \"target\": \"fr\", \"constraints\": \"chien\"}"),
+                  400, "{\"error\": \"Invalid request: constraints parameter is not an array of strings\"}\n");
+    cr_expect_eq(serve_proc_stop(&p, SIGTERM, NULL), 0);
+    free(gl);
+    fix_free(&f);
+}
