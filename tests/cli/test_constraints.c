@@ -10,20 +10,25 @@
 #include "model_fixture.h"
 
 typedef struct Fix {
-    char *dir, *model, *model2;
+    char *dir, *model, *model2, *tf; /* two GRU models, a Transformer */
 } Fix;
 
 static Fix fix_new(void)
 {
-    Fix f = {tmpdir_new(), NULL, NULL};
+    Fix f = {tmpdir_new(), NULL, NULL, NULL};
     f.model = strf("%s/m.s2s", f.dir);
     f.model2 = strf("%s/m2.s2s", f.dir);
+    f.tf = strf("%s/tf.s2s", f.dir);
     Model m;
     fixture_text_model(&m, 9);
     fixture_save(f.model, &m, NULL);
     model_free(&m);
     fixture_text_model(&m, 12);
     fixture_save(f.model2, &m, NULL);
+    model_free(&m);
+    ModelConfig c = fixture_transformer(NORM_PRE, POS_SINUSOIDAL, fixture_src_size(), fixture_tgt_size());
+    fixture_model_from(&m, &c, 13);
+    fixture_save(f.tf, &m, NULL);
     model_free(&m);
     return f;
 }
@@ -34,6 +39,7 @@ static void fix_free(Fix *f)
     free(f->dir);
     free(f->model);
     free(f->model2);
+    free(f->tf);
 }
 
 /* Whether the words w (space-separated) occur in line, as whole words: after its start
@@ -84,11 +90,14 @@ Test(constraints, every_constraint_appears_in_every_hypothesis)
     char *path = strf("%s/in.jsonl", f.dir);
     write_file(path, in.data);
     const char *beams[] = {"1", "3", "5"};
+    const char *models[] = {f.model, f.tf};
+    for (int mi = 0; mi < 2; mi++)
     for (int bi = 0; bi < 3; bi++) {
         int nb = atoi(beams[bi]);
-        RunResult r = nb > 1 ? RUN_S2S(NULL, "translate", f.model, "-i", path, "--constraints", "--beam", beams[bi],
+        const char *model = models[mi];
+        RunResult r = nb > 1 ? RUN_S2S(NULL, "translate", model, "-i", path, "--constraints", "--beam", beams[bi],
                                        "--nbest", beams[bi])
-                             : RUN_S2S(NULL, "translate", f.model, "-i", path, "--constraints", "--beam", "1");
+                             : RUN_S2S(NULL, "translate", model, "-i", path, "--constraints", "--beam", "1");
         cr_assert_eq(r.status, 0, "%s", r.err);
         int lines = 0;
         for (char *p = r.out, *nl; (nl = strchr(p, '\n')); p = nl + 1, lines++) {
@@ -101,9 +110,11 @@ Test(constraints, every_constraint_appears_in_every_hypothesis)
                 len = (size_t)(strstr(text, " |||") - text);
             }
             const char *a = phrases[idx % 6], *b = phrases[(idx + 2) % 6];
-            cr_expect(has_words(text, len, a), "beam %d, line %d: '%.*s' lacks '%s'", nb, idx, (int)len, text, a);
+            cr_expect(has_words(text, len, a), "%s, beam %d, line %d: '%.*s' lacks '%s'", model, nb, idx, (int)len,
+                      text, a);
             if (idx % 3)
-                cr_expect(has_words(text, len, b), "beam %d, line %d: '%.*s' lacks '%s'", nb, idx, (int)len, text, b);
+                cr_expect(has_words(text, len, b), "%s, beam %d, line %d: '%.*s' lacks '%s'", model, nb, idx,
+                          (int)len, text, b);
         }
         cr_expect(nb > 1 ? lines >= N && lines <= N * nb : lines == N, "beam %d: %d lines", nb, lines);
         run_free(&r);
