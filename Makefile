@@ -143,6 +143,7 @@ $(BENCH_BIN): $(BENCH_OBJ) $(BUILD)/libs2s.a
 
 bench: $(BIN) $(BENCH_BIN)
 	BENCH=$(BENCH_BIN) S2S=./$(BIN) PYTHON=$(PYTHON) bench/run.sh
+	S2S=./$(BIN) bench/serve.sh
 
 # Fuzzing. `make fuzz` compiles the library with clang, libFuzzer's coverage
 # instrumentation, ASan and UBSan into build/fuzz/ (apart from the gcc builds) and
