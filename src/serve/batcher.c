@@ -98,6 +98,7 @@ static int run_one(ServeJob *j)
 
 static void decode_batch(ServeBatcher *b, ServeJob *batch)
 {
+    const double t0 = clock_now();
     int n = 0, jobs = 0;
     for (ServeJob *j = batch; j; j = j->next)
         n += j->n, jobs++;
@@ -143,6 +144,7 @@ static void decode_batch(ServeBatcher *b, ServeJob *batch)
     b->stats.batches++;
     b->stats.jobs += jobs;
     b->stats.texts += n;
+    b->stats.busy += clock_now() - t0;
     pthread_mutex_unlock(&b->mu);
     for (ServeJob *j = batch, *next; j; j = next) {
         next = j->next;

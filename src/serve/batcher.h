@@ -51,6 +51,7 @@ typedef struct ServeBatcher ServeBatcher;
 
 typedef struct ServeBatchStats {
     long batches, jobs, texts;
+    double busy; /* seconds the decoding thread spent decoding */
 } ServeBatchStats;
 
 ServeBatcher *serve_batcher_start(int max_texts, double wait_ms);

@@ -499,6 +499,7 @@ static enum MHD_Result answer_get(Req *r)
     json_put_int(&w, "requests", atomic_load(&s->requests));
     json_put_int(&w, "batches", st.batches);
     json_put_int(&w, "texts", st.texts);
+    json_put_double(&w, "decoding_seconds", "%.3f", st.busy);
     json_close(&w);
     return send_json(r, 200, &b);
 }

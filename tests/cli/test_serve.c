@@ -338,7 +338,7 @@ Test(serve, concurrent_requests_are_batched_and_each_gets_what_translate_gives, 
         http_res_free(&h);
         free(body[c]);
     }
-    /* the 80 texts went in batches of at most 64 (--batch): 2 or 3 of them */
+    /* the 80 texts went in batches of at most 64 (--max-batch): 2 to 4 of them */
     HttpRes h = HTTP_GET(p.port, "/health");
     Json doc = parse_body(&h);
     long batches = json_get(doc.root, "batches")->u.num.i, ntexts = json_get(doc.root, "texts")->u.num.i;
