@@ -152,6 +152,22 @@ if [[ ,$ROWS, == *,train,* ]]; then
         --threads "$THREADS" --warmup "$WARMUP" --runs "$RUNS"
       record "$row" torch "$PYTHON" bench/torch_bench.py train "$SET/batches.safetensors" "$OUT/$row.s2s" \
         --threads "$THREADS" --warmup "$WARMUP" --runs "$RUNS"
+      # PyTorch at its best: on this kind of machine Debian's torch trains faster on one
+      # thread than on two (its BLAS threads follow OPENBLAS_NUM_THREADS), and with bf16
+      # autocast where the CPU has bf16 instructions; s2s on one thread, for the scaling
+      if [[ $THREADS -gt 1 && ($row == train-gru || $row == train-transformer) ]]; then
+        say "$row: PyTorch and s2s on 1 thread, PyTorch with bf16 autocast"
+        record "$row" torch1 env OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 "$PYTHON" bench/torch_bench.py train \
+          "$SET/batches.safetensors" "$OUT/$row.s2s" --threads 1 --warmup "$WARMUP" --runs "$RUNS"
+        record "$row" s2s1 "${S2S_TRAIN_ENV[@]}" OPENBLAS_NUM_THREADS=1 "$BENCH" train "$SET/batches.safetensors" \
+          --init "$OUT/$row.s2s" --threads 1 --warmup "$WARMUP" --runs "$RUNS"
+        if grep -qw avx512_bf16 /proc/cpuinfo || grep -qw amx_bf16 /proc/cpuinfo; then
+          record "$row" torchbf16 env OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 "$PYTHON" bench/torch_bench.py train \
+            "$SET/batches.safetensors" "$OUT/$row.s2s" --threads 1 --warmup "$WARMUP" --runs "$RUNS" --bf16
+          record "$row" torchbf16x2 "$PYTHON" bench/torch_bench.py train "$SET/batches.safetensors" "$OUT/$row.s2s" \
+            --threads "$THREADS" --warmup "$WARMUP" --runs "$RUNS" --bf16
+        fi
+      fi
       # peak memory where an epoch sets it: one pass over its longest batches
       say "$row: peak memory over the $NLONG longest batches of the epoch"
       record "$row-longest" s2s "${S2S_TRAIN_ENV[@]}" "$BENCH" train "$SET/longest.safetensors" \

@@ -105,7 +105,12 @@ def cmd_train(a):
 
     def step(b):
         src, src_len, tgt_in, tgt_out, _ = b
-        loss = model.loss(model(src, src_len, tgt_in), tgt_out)
+        if a.bf16:  # the standard mixed-precision recipe: products in bf16, weights and Adam in fp32
+            with torch.autocast("cpu", dtype=torch.bfloat16):
+                logits = model(src, src_len, tgt_in)
+            loss = model.loss(logits.float(), tgt_out)
+        else:
+            loss = model.loss(model(src, src_len, tgt_in), tgt_out)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(params, 1.0)
@@ -125,7 +130,8 @@ def cmd_train(a):
         secs.append(time.perf_counter() - t0)
     u1, s1 = cpu_times()
     tok_s = [tokens / s for s in secs]
-    emit({"job": "train", "impl": "torch", "threads": torch.get_num_threads(), "batches": len(batches),
+    emit({"job": "train", "impl": "torch", "threads": torch.get_num_threads(), "autocast": "bf16" if a.bf16 else None,
+          "batches": len(batches),
           "warmup": warmup, "tokens_per_run": tokens, "params": sum(p.numel() for p in params),
           "config": model.cfg, "tok_s_runs": [round(x, 1) for x in tok_s],
           "seconds_runs": [round(s, 4) for s in secs], "tok_s": round(statistics.median(tok_s), 1),
@@ -277,6 +283,7 @@ def main(argv=None):
     q.add_argument("init")
     q.add_argument("--warmup", type=int, default=2)
     q.add_argument("--seed", type=int, default=1)
+    q.add_argument("--bf16", action="store_true", help="torch.autocast('cpu', dtype=torch.bfloat16) around the forward")
     q.set_defaults(fn=cmd_train)
     q = sub.add_parser("greedy")
     q.add_argument("init")
