@@ -59,6 +59,39 @@ int serve_proc_stop(ServeProc *p, int sig, char **log)
     return st;
 }
 
+char **translate_output(const char *model, const char *const *sents, int n, const char *const *opts)
+{
+    const char **args = calloc((size_t)n + 40, sizeof *args);
+    int k = 0;
+    args[k++] = "translate";
+    args[k++] = model;
+    for (int i = 0; opts && opts[i] && k < 38; i++)
+        args[k++] = opts[i];
+    for (int i = 0; i < n; i++)
+        args[k++] = sents[i];
+    args[k] = NULL;
+    RunResult r = run_s2s(NULL, args);
+    free(args);
+    cr_assert_eq(r.status, 0, "translate: %s", r.err);
+    char **out = calloc((size_t)n + 1, sizeof *out);
+    char *p = r.out;
+    for (int i = 0; i < n; i++) {
+        char *nl = strchr(p, '\n');
+        cr_assert(nl, "translate gave fewer lines than sentences: %s", r.out);
+        out[i] = strndup(p, (size_t)(nl - p));
+        p = nl + 1;
+    }
+    run_free(&r);
+    return out;
+}
+
+void lines_free(char **lines)
+{
+    for (int i = 0; lines[i]; i++)
+        free(lines[i]);
+    free(lines);
+}
+
 bool have_curl(void)
 {
     return access("/usr/bin/curl", X_OK) == 0;

@@ -19,6 +19,11 @@ ServeProc serve_proc_start(const char *const *args);
    the directory included; log, when not NULL, receives its output first (free it). */
 int serve_proc_stop(ServeProc *p, int sig, char **log);
 
+/* `s2s translate MODEL [OPTS...] SENTENCE...`'s output lines, one a sentence
+   (NULL-terminated; fails the test when translate fails); free with lines_free. */
+char **translate_output(const char *model, const char *const *sents, int n, const char *const *opts);
+void lines_free(char **lines);
+
 /* Whether /usr/bin/curl is installed (the tests that need it skip, saying so, without). */
 bool have_curl(void);
 

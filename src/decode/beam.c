@@ -229,6 +229,61 @@ static void finish(Search *s, int i, int t, const Cand *c, const real *att)
 }
 
 
+/* Records candidate cd of sentence i at step t (its parent's attention row arow) as
+   the sentence's live hypothesis nl: records and scores go by sentence and slot, the
+   model's rows by the sentence's base. */
+static void keep_live(Search *s, int i, int t, int nl, const Cand *cd, const real *arow)
+{
+    Sent *st = &s->sent[i];
+    const int S = s->S, nr = i * s->K + nl;
+    size_t rec = (size_t)t * s->R + nr;
+    s->rec_tok[rec] = cd->tok;
+    s->rec_par[rec] = cd->slot;
+    s->rec_pos[rec] = nn_argmax(arow, st->len);
+    if (s->rec_att)
+        for (int j = 0; j < S; j++)
+            s->rec_att[rec * S + j] = (float)arow[j];
+    s->ncum[nr] = cd->score;
+    s->from[st->base + nl] = st->base + cd->slot;
+    s->prev[st->base + nl] = cd->tok;
+}
+
+/* After a step of sentence i that left nl live hypotheses and finished fin: narrows its
+   width and marks it done when nothing live can beat its list any more (returns
+   whether it did); else the live scores (and, with cons, the constraint states) become
+   the current ones. */
+static bool settle(Search *s, int i, int nl, int fin, bool cons)
+{
+    Sent *st = &s->sent[i];
+    const int K = s->K;
+    st->width -= fin;
+    st->nlive = nl;
+    bool stop = nl == 0;
+    if (!stop && st->nkept == s->N) {
+        double worst = st->kept[s->N - 1].score, bound = -INFINITY;
+        for (int j = 0; j < nl; j++) {
+            double bj = beam_norm(s->ncum[i * K + j], st->lim, s->o->alpha);
+            if (bj > bound)
+                bound = bj;
+        }
+        stop = bound <= worst;
+    }
+    if (stop) {
+        st->done = true;
+        for (int j = 0; j < nl; j++) {
+            s->from[st->base + j] = st->base + j;
+            s->prev[st->base + j] = VOCAB_EOS;
+        }
+        return true;
+    }
+    for (int j = 0; j < nl; j++) {
+        s->cum[i * K + j] = s->ncum[i * K + j];
+        if (cons)
+            s->cst[i * K + j] = s->ncst[i * K + j];
+    }
+    return false;
+}
+
 /* One step of sentence i at step t: the best K·K continuations of its live
    hypotheses (logits lg, attention att over S source positions, rows from st->base),
    the width best of them, finished ones to its list, the others to its slots, rows
@@ -257,42 +312,9 @@ static bool sentence_step(Search *s, int i, int t, const real *lg, const real *a
             fin++;
             continue;
         }
-        int nr = i * K + nl; /* records and scores go by sentence and slot */
-        size_t rec = (size_t)t * s->R + nr;
-        s->rec_tok[rec] = cd->tok;
-        s->rec_par[rec] = cd->slot;
-        s->rec_pos[rec] = nn_argmax(arow, st->len);
-        if (s->rec_att)
-            for (int j = 0; j < S; j++)
-                s->rec_att[rec * S + j] = (float)arow[j];
-        s->ncum[nr] = cd->score;
-        s->from[st->base + nl] = pr;
-        s->prev[st->base + nl] = cd->tok;
-        nl++;
+        keep_live(s, i, t, nl++, cd, arow);
     }
-    st->width -= fin;
-    st->nlive = nl;
-    bool stop = nl == 0;
-    if (!stop && st->nkept == s->N) {
-        double worst = st->kept[s->N - 1].score, bound = -INFINITY;
-        for (int j = 0; j < nl; j++) {
-            double bj = beam_norm(s->ncum[i * K + j], st->lim, s->o->alpha);
-            if (bj > bound)
-                bound = bj;
-        }
-        stop = bound <= worst;
-    }
-    if (stop) {
-        st->done = true;
-        for (int j = 0; j < nl; j++) {
-            s->from[st->base + j] = st->base + j;
-            s->prev[st->base + j] = VOCAB_EOS;
-        }
-        return true;
-    }
-    for (int j = 0; j < nl; j++)
-        s->cum[i * K + j] = s->ncum[i * K + j];
-    return false;
+    return settle(s, i, nl, fin, false);
 }
 
 /* ---- the constrained search (BeamCons, beam.h) ---- */
@@ -514,45 +536,10 @@ static bool sentence_step_cons(Search *s, int i, int t, const real *lg, const re
             fin++;
             continue;
         }
-        int nr = i * K + nl;
-        size_t rec = (size_t)t * s->R + nr;
-        s->rec_tok[rec] = cd->tok;
-        s->rec_par[rec] = cd->slot;
-        s->rec_pos[rec] = nn_argmax(arow, st->len);
-        if (s->rec_att)
-            for (int j = 0; j < S; j++)
-                s->rec_att[rec * S + j] = (float)arow[j];
-        s->ncum[nr] = cd->score;
-        s->ncst[nr] = ns;
-        s->from[st->base + nl] = pr;
-        s->prev[st->base + nl] = cd->tok;
-        nl++;
+        s->ncst[i * K + nl] = ns;
+        keep_live(s, i, t, nl++, cd, arow);
     }
-    st->width -= fin;
-    st->nlive = nl;
-    bool stop = nl == 0;
-    if (!stop && st->nkept == s->N) {
-        double worst = st->kept[s->N - 1].score, bound = -INFINITY;
-        for (int j = 0; j < nl; j++) {
-            double bj = beam_norm(s->ncum[i * K + j], st->lim, s->o->alpha);
-            if (bj > bound)
-                bound = bj;
-        }
-        stop = bound <= worst;
-    }
-    if (stop) {
-        st->done = true;
-        for (int j = 0; j < nl; j++) {
-            s->from[st->base + j] = st->base + j;
-            s->prev[st->base + j] = VOCAB_EOS;
-        }
-        return true;
-    }
-    for (int j = 0; j < nl; j++) {
-        s->cum[i * K + j] = s->ncum[i * K + j];
-        s->cst[i * K + j] = s->ncst[i * K + j];
-    }
-    return false;
+    return settle(s, i, nl, fin, true);
 }
 
 /* Moves the rows of the sentences still running together (each keeps width rows) and

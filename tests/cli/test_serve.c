@@ -54,40 +54,6 @@ static void fix_free(Fix *f)
             cr_skip_test("/usr/bin/curl is not installed (apt-get install curl): not tested");        \
     } while (0)
 
-/* s2s translate's output lines for the sentences (with extra options before them). */
-static char **translate_lines(const char *model, const char *const *sents, int n, const char *const *opts)
-{
-    const char **args = calloc((size_t)n + 40, sizeof *args);
-    int k = 0;
-    args[k++] = "translate";
-    args[k++] = model;
-    for (int i = 0; opts && opts[i]; i++)
-        args[k++] = opts[i];
-    for (int i = 0; i < n; i++)
-        args[k++] = sents[i];
-    args[k] = NULL;
-    RunResult r = run_s2s(NULL, args);
-    free(args);
-    cr_assert_eq(r.status, 0, "translate: %s", r.err);
-    char **out = calloc((size_t)n + 1, sizeof *out);
-    char *p = r.out;
-    for (int i = 0; i < n; i++) {
-        char *nl = strchr(p, '\n');
-        cr_assert(nl, "translate gave fewer lines than sentences: %s", r.out);
-        out[i] = strndup(p, (size_t)(nl - p));
-        p = nl + 1;
-    }
-    run_free(&r);
-    return out;
-}
-
-static void lines_free(char **l)
-{
-    for (int i = 0; l[i]; i++)
-        free(l[i]);
-    free(l);
-}
-
 /* The body as JSON; fails the test when it is not. */
 static Json parse_body(const HttpRes *h)
 {
@@ -118,7 +84,7 @@ Test(serve, libretranslate_api_gives_what_translate_gives)
 {
     NEED_CURL();
     Fix f = fix_new();
-    char **want = translate_lines(f.enfr, sents, NSENT, NULL);
+    char **want = translate_output(f.enfr, sents, NSENT, NULL);
     ServeProc p = SERVE_START(f.enfr);
 
     /* a string, as JSON and as a form */
@@ -187,7 +153,7 @@ Test(serve, pairs_ensembles_and_languages)
     Fix f = fix_new();
     /* two en-fr files are an ensemble: the answers are translate's with both */
     const char *const both[] = {f.enfr2, NULL};
-    char **want = translate_lines(f.enfr, sents, 2, both);
+    char **want = translate_output(f.enfr, sents, 2, both);
     ServeProc p = SERVE_START(f.enfr, f.fren, f.enfr2);
     expect_answer(HTTP_GET(p.port, "/languages"), 200,
                   "[{\"code\": \"en\", \"name\": \"English\", \"targets\": [\"fr\"]}, "
@@ -200,7 +166,7 @@ Test(serve, pairs_ensembles_and_languages)
     lines_free(want);
     /* fr-en: the other model */
     const char *fr[] = {"le chat dort"};
-    want = translate_lines(f.fren, fr, 1, NULL);
+    want = translate_output(f.fren, fr, 1, NULL);
     want_body = strf("{\"translatedText\": \"%s\"}\n", want[0]);
     expect_answer(HTTP_JSON(p.port, "/translate", "{\"q\": \"le chat dort\", \"source\": \"fr\", \"target\": \"en\"}"),
                   200, want_body);
@@ -301,7 +267,7 @@ Test(serve, concurrent_requests_are_batched_and_each_gets_what_translate_gives, 
             all[total++] = texts[c][k];
         }
     }
-    char **want = translate_lines(f.enfr, all, total, NULL);
+    char **want = translate_output(f.enfr, all, total, NULL);
     ServeProc p = SERVE_START(f.enfr, "--batch-wait", "1000");
     int fd[NC];
     char *body[NC];
@@ -461,7 +427,7 @@ Test(serve, bad_requests_get_one_json_error_and_others_are_still_answered)
     /* the languages and the health need no key; a good request is answered */
     expect_answer(HTTP_GET(p.port, "/languages"), 200, "[{\"code\": \"en\", \"name\": \"English\", \"targets\": [\"fr\"]}]\n");
     const char *one[] = {"the cat sleeps ."};
-    char **want = translate_lines(f.enfr, one, 1, NULL);
+    char **want = translate_output(f.enfr, one, 1, NULL);
     char *wb = strf("{\"translatedText\": \"%s\"}\n", want[0]);
     expect_answer(HTTP_JSON(p.port, "/translate", "{\"q\": \"the cat sleeps .\", \"source\": \"en\", \"target\": \"fr\", "
                                                   "\"api_key\": \"secret-2\"}"),
@@ -545,7 +511,7 @@ Test(serve, sigterm_answers_the_request_in_flight_then_exits_0)
     http_send(fd, body + 4);
     HttpRes h = http_read(fd);
     const char *one[] = {"the cat sleeps ."};
-    char **want = translate_lines(f.enfr, one, 1, NULL);
+    char **want = translate_output(f.enfr, one, 1, NULL);
     char *wb = strf("{\"translatedText\": \"%s\"}\n", want[0]);
     cr_expect_eq(h.status, 200);
     cr_expect_str_eq(h.body, wb);

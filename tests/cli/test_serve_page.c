@@ -43,41 +43,6 @@ static void fix_free(Fix *f)
     free(f->enfr);
 }
 
-/* s2s translate's output lines for the sentences (with extra options before them);
-   the same as in test_serve.c. */
-static char **translate_lines(const char *model, const char *const *sents, int n, const char *const *opts)
-{
-    const char **args = calloc((size_t)n + 40, sizeof *args);
-    int k = 0;
-    args[k++] = "translate";
-    args[k++] = model;
-    for (int i = 0; opts && opts[i]; i++)
-        args[k++] = opts[i];
-    for (int i = 0; i < n; i++)
-        args[k++] = sents[i];
-    args[k] = NULL;
-    RunResult r = run_s2s(NULL, args);
-    free(args);
-    cr_assert_eq(r.status, 0, "translate: %s", r.err);
-    char **out = calloc((size_t)n + 1, sizeof *out);
-    char *p = r.out;
-    for (int i = 0; i < n; i++) {
-        char *nl = strchr(p, '\n');
-        cr_assert(nl, "translate gave fewer lines than sentences: %s", r.out);
-        out[i] = strndup(p, (size_t)(nl - p));
-        p = nl + 1;
-    }
-    run_free(&r);
-    return out;
-}
-
-static void lines_free(char **l)
-{
-    for (int i = 0; l[i]; i++)
-        free(l[i]);
-    free(l);
-}
-
 /* The interpreter named by $PYTHON, default /usr/bin/python3. */
 static const char *python(void)
 {
@@ -131,7 +96,7 @@ Test(serve_page, the_web_page_in_chromium_shows_what_translate_gives, .timeout =
                      "the web page is not tested");
     Fix f = fix_new();
     const char *sents[] = {"the cat sleeps .", "a big black dog eats"};
-    char **want = translate_lines(f.enfr, sents, 2, NULL);
+    char **want = translate_output(f.enfr, sents, 2, NULL);
     char *logf = strf("%s/serve.log", f.dir);
     ServeProc p = SERVE_START(f.enfr, "--log", logf);
     char *url = strf("http://127.0.0.1:%d/", p.port);
@@ -213,7 +178,7 @@ Test(serve_page, the_npm_libretranslate_client_gets_what_translate_gives, .timeo
     const char *sents[] = {"the cat sleeps .", "a big black dog eats", "hello !",
                            "big big dog sleeps . the cat eats ."};
     enum { N = sizeof sents / sizeof *sents };
-    char **want = translate_lines(f.enfr, sents, N, NULL);
+    char **want = translate_output(f.enfr, sents, N, NULL);
     char *expected = strdup("");
     for (int i = 0; i < N; i++) {
         char *t = strf("%s%s\n", expected, want[i]);
