@@ -31,7 +31,7 @@ struct Server {
     pthread_mutex_t log_mu;
 };
 
-enum Route { R_NONE, R_TRANSLATE, R_NATIVE, R_LANGUAGES, R_HEALTH, R_PAGE, R_PREFLIGHT };
+enum Route { R_NONE, R_TRANSLATE, R_NATIVE, R_LANGUAGES, R_SETTINGS, R_HEALTH, R_PAGE, R_PREFLIGHT };
 
 /* One request, from its first byte to its answer. */
 typedef struct Req {
@@ -463,6 +463,8 @@ static enum Route route_of(const char *url, bool *known)
         return R_NATIVE;
     if (!strcmp(url, "/languages"))
         return R_LANGUAGES;
+    if (!strcmp(url, "/frontend/settings"))
+        return R_SETTINGS;
     if (!strcmp(url, "/health"))
         return R_HEALTH;
     if (!strcmp(url, "/") || !strcmp(url, "/index.html"))
@@ -486,8 +488,32 @@ static enum MHD_Result answer_get(Req *r)
         put_languages(s, &b);
         return send_json(r, 200, &b);
     }
-    ServeBatchStats st = serve_batcher_stats(s->batcher);
     JsonWriter w;
+    if (r->route == R_SETTINGS) { /* what LibreTranslate's front ends read first */
+        const Direction *d = &s->c.pairs[0].model->text.dir;
+        json_writer_init(&w, &b, JSON_LINE);
+        json_open_object(&w, NULL);
+        json_put_int(&w, "charLimit", s->c.lim.max_chars);
+        json_put_bool(&w, "apiKeys", s->c.nkeys > 0);
+        json_put_bool(&w, "keyRequired", s->c.nkeys > 0);
+        json_put_bool(&w, "suggestions", false);
+        json_put_bool(&w, "filesTranslation", false);
+        json_open_array(&w, "supportedFilesFormat");
+        json_close(&w);
+        json_open_object(&w, "language");
+        json_open_object(&w, "source");
+        json_put_str(&w, "code", d->src.code);
+        json_put_str(&w, "name", lang_label(&d->src));
+        json_close(&w);
+        json_open_object(&w, "target");
+        json_put_str(&w, "code", d->tgt.code);
+        json_put_str(&w, "name", lang_label(&d->tgt));
+        json_close(&w);
+        json_close(&w);
+        json_close(&w);
+        return send_json(r, 200, &b);
+    }
+    ServeBatchStats st = serve_batcher_stats(s->batcher);
     json_writer_init(&w, &b, JSON_LINE);
     json_open_object(&w, NULL);
     json_put_str(&w, "status", "ok");

@@ -5,6 +5,8 @@
  * Routes (docs/cli/serve.md):
  *   POST /translate      LibreTranslate's request (serve/request.h), JSON or form body
  *   GET  /languages      each source language with its targets
+ *   GET  /frontend/settings  LibreTranslate's settings for its front ends (character
+ *                        limit, whether a key is required, the first pair)
  *   POST /s2s/translate  the native request: scores, n-best lists with scores,
  *                        attention (weights and the SVG of decode/align.h), decoding
  *                        options

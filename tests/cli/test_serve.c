@@ -133,6 +133,10 @@ Test(serve, libretranslate_api_gives_what_translate_gives)
     free(want_body);
 
     expect_answer(HTTP_GET(p.port, "/languages"), 200, "[{\"code\": \"en\", \"name\": \"English\", \"targets\": [\"fr\"]}]\n");
+    expect_answer(HTTP_GET(p.port, "/frontend/settings"), 200,
+                  "{\"charLimit\": 5000, \"apiKeys\": false, \"keyRequired\": false, \"suggestions\": false, "
+                  "\"filesTranslation\": false, \"supportedFilesFormat\": [], \"language\": {\"source\": "
+                  "{\"code\": \"en\", \"name\": \"English\"}, \"target\": {\"code\": \"fr\", \"name\": \"French\"}}}\n");
     h = HTTP_GET(p.port, "/health");
     cr_expect_eq(h.status, 200);
     cr_expect(strstr(h.body, "\"status\": \"ok\", \"pairs\": [\"en-fr\"], \"precision\": \"int8\""), "%s", h.body);
