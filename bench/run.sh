@@ -189,6 +189,16 @@ if [[ ,$ROWS, == *,train,* ]]; then
 fi
 
 # ---------------------------------------------------------------- decoding
+# torch1 ROW ARGS...: the PyTorch side of ROW again on one thread (PyTorch at its best:
+# Debian's torch is often faster on one thread than on two here); the report compares
+# s2s with the faster of the two
+torch1() {
+  local row=$1
+  shift
+  [[ $THREADS -gt 1 ]] || return 0
+  record "$row" torch1 env OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 "$PYTHON" bench/torch_bench.py "$@" --threads 1 \
+    --runs "$RUNS"
+}
 if [[ ,$ROWS, == *,decode,* ]]; then
   MODEL=$OUT/train-gru.s2s
   if [[ ! -f $MODEL ]] && ! init train-gru "{$BASE}"; then
@@ -207,6 +217,7 @@ if [[ ,$ROWS, == *,decode,* ]]; then
     --max-len "$MAXLEN" --threads "$THREADS" --runs "$RUNS" --precision f32
   record greedy-b1 torch "$PYTHON" bench/torch_bench.py greedy "$MODEL" "$SET/dec.safetensors" --batch 1 \
     --first "$SENT1" --max-len "$MAXLEN" --threads "$THREADS" --runs "$RUNS"
+  torch1 greedy-b1 greedy "$MODEL" "$SET/dec.safetensors" --batch 1 --first "$SENT1" --max-len "$MAXLEN"
   for P in bf16 int8; do
     say "greedy batch 1, --precision $P: $SENT1 sentences"
     record greedy-b1-$P s2s "$BENCH" greedy "$MODEL" "$SET/dec.safetensors" --batch 1 --first "$SENT1" \
@@ -219,6 +230,7 @@ if [[ ,$ROWS, == *,decode,* ]]; then
     --max-len "$MAXLEN" --threads "$THREADS" --runs "$RUNS" --precision int8
   record greedy-b64 torch "$PYTHON" bench/torch_bench.py greedy "$MODEL" "$SET/dec.safetensors" --batch 64 \
     --max-len "$MAXLEN" --threads "$THREADS" --runs "$RUNS"
+  torch1 greedy-b64 greedy "$MODEL" "$SET/dec.safetensors" --batch 64 --max-len "$MAXLEN"
 
   TMODEL=$OUT/train-transformer.s2s
   if [[ -f $TMODEL ]] || init train-transformer "{$BASE, \"arch\": \"transformer\"}"; then
@@ -229,6 +241,7 @@ if [[ ,$ROWS, == *,decode,* ]]; then
       --max-len "$MAXLEN" --threads "$THREADS" --runs "$RUNS" --precision int8
     record tf-greedy-b1 torch "$PYTHON" bench/torch_bench.py greedy "$TMODEL" "$SET/dec.safetensors" --batch 1 \
       --first "$SENT1" --max-len "$MAXLEN" --threads "$THREADS" --runs "$RUNS"
+    torch1 tf-greedy-b1 greedy "$TMODEL" "$SET/dec.safetensors" --batch 1 --first "$SENT1" --max-len "$MAXLEN"
   else
     na tf-greedy-b1 s2s "no Transformer model (needs torch_ref.py init)"
   fi
@@ -258,6 +271,7 @@ if [[ ,$ROWS, == *,decode,* ]]; then
   fi
   record beam5-b1 torch "$PYTHON" bench/torch_bench.py beam "$MODEL" "$SET/dec.safetensors" --beam 5 \
     --first "$SENT1" --max-len "$MAXLEN" --threads "$THREADS" --runs "$RUNS"
+  torch1 beam5-b1 beam "$MODEL" "$SET/dec.safetensors" --beam 5 --first "$SENT1" --max-len "$MAXLEN"
 fi
 
 # ---------------------------------------------------------------- how cost grows
