@@ -7,12 +7,12 @@
 
 #include "base/file.h"
 #include "base/opt.h"
-#include "base/utf8.h"
 #include "commands.h"
 #include "decode/constraints.h"
 #include "model/file.h"
 #include "nn/linalg.h"
 #include "serve/server.h"
+#include "text/lines.h"
 
 typedef struct SvOpts {
     const char *host, *log, *keys, *cors, *glossary;
@@ -97,7 +97,7 @@ static const OptTable table = {
     .foot = "",
 };
 
-/* The keys of FILE: its non-blank lines, trimmed. */
+/* The keys of FILE: its non-blank lines, trimmed of spaces and tabs. */
 static char **read_keys(const char *path, int *n)
 {
     char *data;
@@ -105,26 +105,25 @@ static char **read_keys(const char *path, int *n)
     Err e;
     if (file_read_lines(path, &data, &len, &e) != 0)
         die_err(&e);
-    if (!utf8_valid(data, len))
-        die("%s: invalid UTF-8", path);
     char **keys = NULL;
     *n = 0;
-    long line = 0;
-    for (char *p = data; p < data + len;) {
-        char *nl = memchr(p, '\n', (size_t)(data + len - p));
-        char *end = nl ? nl : data + len;
-        line++;
-        char *a = p, *b = end;
-        while (a < b && (*a == ' ' || *a == '\t' || *a == '\r'))
-            a++;
-        while (b > a && (b[-1] == ' ' || b[-1] == '\t' || b[-1] == '\r'))
-            b--;
-        if (b > a) {
+    Lines rd;
+    lines_init(&rd, path, data, len);
+    const char *a;
+    size_t k;
+    int got;
+    while ((got = lines_next(&rd, &a, &k, &e)) > 0) {
+        while (k && (*a == ' ' || *a == '\t'))
+            a++, k--;
+        while (k && (a[k - 1] == ' ' || a[k - 1] == '\t'))
+            k--;
+        if (k) {
             XRENEW(keys, *n + 1);
-            keys[(*n)++] = xstrndup(a, (size_t)(b - a));
+            keys[(*n)++] = xstrndup(a, k);
         }
-        p = end + 1;
     }
+    if (got < 0)
+        die_err(&e);
     free(data);
     if (*n == 0)
         die("%s: no API key in the file (one a line)", path);

@@ -109,3 +109,12 @@ bool utf8_has_space(const char *s, size_t n)
     }
     return false;
 }
+
+bool ascii_printable(const char *s, size_t max)
+{
+    size_t n = 0;
+    for (; s[n]; n++)
+        if ((unsigned char)s[n] < 0x20 || (unsigned char)s[n] > 0x7e || n + 1 >= max)
+            return false;
+    return n > 0;
+}

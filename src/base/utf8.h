@@ -30,5 +30,8 @@ bool utf8_blank(const char *s, size_t n);
 
 /* True when well-formed s[0..n) contains a White_Space character. */
 bool utf8_has_space(const char *s, size_t n);
+/* Whether the NUL-terminated s is 1 to max - 1 printable ASCII characters (0x20-0x7e):
+   what a message may quote of text a user or client sent. */
+bool ascii_printable(const char *s, size_t max);
 
 #endif

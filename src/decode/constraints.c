@@ -7,16 +7,7 @@
 #include "base/json.h"
 #include "base/utf8.h"
 #include "decode/constraints.h"
-
-/* Whether s is short printable ASCII, which a message may quote. */
-static bool printable(const char *s)
-{
-    size_t n = 0;
-    for (; s[n]; n++)
-        if ((unsigned char)s[n] < 0x20 || (unsigned char)s[n] > 0x7e || n >= 32)
-            return false;
-    return n > 0;
-}
+#include "text/lines.h"
 
 /* A member that must be an array of non-NUL strings, into *out (*n of them). */
 static int str_array(const JsonVal *v, const char *name, char ***out, int *n, Err *e)
@@ -76,7 +67,7 @@ int cons_parse_line(const char *line, size_t len, char **text, size_t *tlen, Tra
         } else if (!strcmp(key, "avoid")) {
             rc = str_array(v, key, &c->avoid, &c->navoid, e);
         } else {
-            rc = printable(key) ? err_set(e, "unknown member \"%s\" (text, constraints, avoid, prefix)", key)
+            rc = ascii_printable(key, 33) ? err_set(e, "unknown member \"%s\" (text, constraints, avoid, prefix)", key)
                                      : err_set(e, "an unknown member (text, constraints, avoid, prefix)");
         }
     }
@@ -115,13 +106,9 @@ static int tokens_of(const char *s, size_t len, const TokOpts *o, char ***out, E
         return -1;
     }
     *out = XNEW(char *, nt ? nt : 1);
-    const char *p = b.data ? b.data : "";
-    for (long k = 0; k < nt; k++) {
-        const char *sp = strchr(p, ' ');
-        size_t n = sp ? (size_t)(sp - p) : strlen(p);
-        (*out)[k] = xstrndup(p, n);
-        p += n + (sp != NULL);
-    }
+    size_t i = 0, start, n;
+    for (long k = 0; k < nt && (n = lines_word(b.data, b.len, &i, &start)) > 0; k++)
+        (*out)[k] = xstrndup(b.data + start, n);
     buf_free(&b);
     return (int)nt;
 }
@@ -141,58 +128,40 @@ int glossary_parse(const char *name, const char *data, size_t len, const TokOpts
     if (ignore_case)
         gl->opts.keep_case = false;
     size_t cap = 0;
-    long ln = 0;
-    int rc = 0;
-    for (const char *p = data; rc == 0 && p < data + len;) {
-        const char *nl = memchr(p, '\n', (size_t)(data + len - p));
-        const char *end = nl ? nl : data + len;
-        ln++;
-        size_t n = (size_t)(end - p);
-        if (n && p[n - 1] == '\r')
-            n--;
-        size_t ok = utf8_check(p, n);
-        if (ok != n) {
-            rc = err_set(e, "%s:%ld: invalid UTF-8 at byte %zu", name, ln, ok + 1);
-            break;
-        }
-        if (memchr(p, '\0', n)) {
-            rc = err_set(e, "%s:%ld: NUL byte", name, ln);
-            break;
-        }
-        if (utf8_blank(p, n) || p[0] == '#') {
-            p = end + 1;
+    Lines rd;
+    lines_init(&rd, name, data, len);
+    const char *p;
+    size_t n;
+    int rc, got;
+    while ((got = lines_next(&rd, &p, &n, e)) > 0) {
+        const size_t ln = rd.lineno;
+        if (utf8_blank(p, n) || p[0] == '#')
             continue;
-        }
         const char *tab = memchr(p, '\t', n);
-        if (!tab) {
-            rc = err_set(e, "%s:%ld: no tab between the source term and the target term", name, ln);
-            break;
-        }
-        if (gl->n == GLOSSARY_MAX_TERMS) {
-            rc = err_set(e, "%s:%ld: more than %d terms", name, ln, GLOSSARY_MAX_TERMS);
-            break;
-        }
-        const char *t = tab + 1;
-        size_t tn = (size_t)(p + n - t);
-        if (memchr(t, '\t', tn)) {
-            rc = err_set(e, "%s:%ld: more than one tab", name, ln);
-            break;
-        }
+        const char *t = tab ? tab + 1 : NULL;
+        const size_t tn = tab ? (size_t)(p + n - t) : 0;
+        if (!tab)
+            rc = err_set(e, "%s:%zu: no tab between the source term and the target term", name, ln);
+        else if (gl->n == GLOSSARY_MAX_TERMS)
+            rc = err_set(e, "%s:%zu: more than %d terms", name, ln, GLOSSARY_MAX_TERMS);
+        else if (memchr(t, '\t', tn))
+            rc = err_set(e, "%s:%zu: more than one tab", name, ln);
+        else if (utf8_blank(t, tn))
+            rc = err_set(e, "%s:%zu: empty target term", name, ln);
+        else
+            rc = 0;
         Term term = {0};
         Err te;
-        term.nsrc = tokens_of(p, (size_t)(tab - p), &gl->opts, &term.src, &te);
-        if (term.nsrc < 0) {
-            rc = err_set(e, "%s:%ld: %s", name, ln, te.msg);
-            break;
-        }
-        if (term.nsrc == 0) {
-            free_tokens(term.src, 0);
-            rc = err_set(e, "%s:%ld: empty source term", name, ln);
-            break;
-        }
-        if (utf8_blank(t, tn)) {
-            free_tokens(term.src, term.nsrc);
-            rc = err_set(e, "%s:%ld: empty target term", name, ln);
+        if (rc == 0 && (term.nsrc = tokens_of(p, (size_t)(tab - p), &gl->opts, &term.src, &te)) < 0)
+            rc = err_set(e, "%s:%zu: %s", name, ln, te.msg);
+        else if (rc == 0 && term.nsrc == 0)
+            rc = err_set(e, "%s:%zu: empty source term", name, ln);
+        if (rc != 0) {
+            if (term.nsrc > 0)
+                free_tokens(term.src, term.nsrc);
+            else if (term.nsrc == 0)
+                free(term.src);
+            got = -1;
             break;
         }
         term.tgt = xstrndup(t, tn);
@@ -201,9 +170,8 @@ int glossary_parse(const char *name, const char *data, size_t len, const TokOpts
             XRENEW(gl->terms, cap);
         }
         gl->terms[gl->n++] = term;
-        p = end + 1;
     }
-    if (rc != 0) {
+    if (got < 0) {
         glossary_free(gl);
         return -1;
     }

@@ -1,5 +1,4 @@
 /* Translation requests: JSON or form fields into a ServeRequest (serve/request.h). */
-#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,15 +26,6 @@ void serve_request_free(ServeRequest *r)
     free(r->precision);
     translate_cons_free(&r->cons);
     serve_request_init(r, r->api);
-}
-
-bool serve_printable(const char *s, size_t max)
-{
-    size_t n = 0;
-    for (; s[n]; n++)
-        if ((unsigned char)s[n] < 0x20 || (unsigned char)s[n] > 0x7e || n >= max)
-            return false;
-    return n > 0;
 }
 
 static int bad(int *status, Err *e, const char *fmt, const char *a)
@@ -69,26 +59,26 @@ static int val_str(const Val *v, const char *key, char **out, int *status, Err *
     return 0;
 }
 
-/* An integer in [lo, hi]: a JSON integer, or a form string of digits. */
+/* A form field's number (strtod's syntax, finite): whether it is one. */
+static bool form_number(const Val *v, double *x)
+{
+    char tmp[64], *end;
+    if (v->n == 0 || v->n >= sizeof tmp)
+        return false;
+    memcpy(tmp, v->s, v->n);
+    tmp[v->n] = '\0';
+    *x = strtod(tmp, &end);
+    return !*end && isfinite(*x);
+}
+
+/* An integer in [lo, hi]: a JSON integer, or a form field holding one. */
 static int val_int(const Val *v, const char *key, int lo, int hi, int *out, int *status, Err *e)
 {
-    long long x;
-    if (v->json) {
-        if (v->json->type != JSON_NUMBER || !v->json->is_int)
-            return bad(status, e, "Invalid request: %s parameter is not a number", key);
-        x = v->json->u.num.i;
-    } else {
-        char tmp[32];
-        if (v->n == 0 || v->n >= sizeof tmp)
-            return bad(status, e, "Invalid request: %s parameter is not a number", key);
-        memcpy(tmp, v->s, v->n);
-        tmp[v->n] = '\0';
-        char *end;
-        errno = 0;
-        x = strtoll(tmp, &end, 10);
-        if (*end || errno)
-            return bad(status, e, "Invalid request: %s parameter is not a number", key);
-    }
+    double x;
+    if (v->json ? v->json->type != JSON_NUMBER || !v->json->is_int : !form_number(v, &x) || x != floor(x))
+        return bad(status, e, "Invalid request: %s parameter is not a number", key);
+    if (v->json)
+        x = v->json->u.num.i < lo ? lo - 1.0 : v->json->u.num.i > hi ? hi + 1.0 : (double)v->json->u.num.i;
     if (x < lo || x > hi) {
         *status = 400;
         return err_set(e, "Invalid request: %s must be between %d and %d", key, lo, hi);
@@ -101,21 +91,10 @@ static int val_double(const Val *v, const char *key, double lo, double hi, doubl
                       Err *e)
 {
     double x;
-    if (v->json) {
-        if (v->json->type != JSON_NUMBER)
-            return bad(status, e, "Invalid request: %s parameter is not a number", key);
+    if (v->json ? v->json->type != JSON_NUMBER : !form_number(v, &x))
+        return bad(status, e, "Invalid request: %s parameter is not a number", key);
+    if (v->json)
         x = v->json->u.num.d;
-    } else {
-        char tmp[64];
-        if (v->n == 0 || v->n >= sizeof tmp)
-            return bad(status, e, "Invalid request: %s parameter is not a number", key);
-        memcpy(tmp, v->s, v->n);
-        tmp[v->n] = '\0';
-        char *end;
-        x = strtod(tmp, &end);
-        if (*end || !isfinite(x))
-            return bad(status, e, "Invalid request: %s parameter is not a number", key);
-    }
     if (!(x >= lo && x <= hi)) {
         *status = 400;
         return err_set(e, "Invalid request: %s must be between %g and %g", key, lo, hi);
@@ -249,7 +228,7 @@ static int set_field(ServeRequest *r, const char *key, const Val *v, int *status
         return val_strs(v, key, &r->cons.phrases, &r->cons.n, status, e);
     if (!strcmp(key, "avoid"))
         return val_strs(v, key, &r->cons.avoid, &r->cons.navoid, status, e);
-    if (!serve_printable(key, 64))
+    if (!ascii_printable(key, 64))
         return bad(status, e, "%s", "Invalid request: an unknown parameter");
     return bad(status, e, "Invalid request: unknown parameter '%s'", key);
 }
@@ -295,7 +274,7 @@ int serve_request_check(ServeRequest *r, const ServeLimits *lim, int *status, Er
     if (!r->target)
         return err_set(e, "Invalid request: missing target parameter");
     if (r->format && strcmp(r->format, "text") != 0) {
-        if (!serve_printable(r->format, 32))
+        if (!ascii_printable(r->format, 32))
             return err_set(e, "Invalid request: unknown format");
         return err_set(e, "%s format is not supported", r->format);
     }

@@ -59,9 +59,6 @@ typedef struct ServeRequest {
 } ServeRequest;
 
 void serve_request_init(ServeRequest *r, ServeApi api);
-/* Whether s is 1 to max - 1 printable ASCII characters: what an error message may
-   quote of what a client sent. */
-bool serve_printable(const char *s, size_t max);
 void serve_request_free(ServeRequest *r);
 
 /* A whole JSON body: 0, or -1 with *status and e set (400). */

@@ -14,6 +14,7 @@
 #include "base/buf.h"
 #include "base/clock.h"
 #include "base/json.h"
+#include "base/utf8.h"
 #include "decode/align.h"
 #include "decode/constraints.h"
 #include "serve/batcher.h"
@@ -203,7 +204,7 @@ static int pick_pair(Req *r)
     Lang tgt, src;
     r->status = 400;
     if (lang_parse(q->target, &tgt) != 0 || !has_lang(s, &tgt, false)) {
-        if (!serve_printable(q->target, 33))
+        if (!ascii_printable(q->target, 33))
             return err_set(&r->err, "Invalid request: target is not a language code");
         return err_set(&r->err, "%s is not supported", q->target);
     }
@@ -220,7 +221,7 @@ static int pick_pair(Req *r)
         return 0;
     }
     if (lang_parse(q->source, &src) != 0 || !has_lang(s, &src, true)) {
-        if (!serve_printable(q->source, 33))
+        if (!ascii_printable(q->source, 33))
             return err_set(&r->err, "Invalid request: source is not a language code");
         return err_set(&r->err, "%s is not supported", q->source);
     }
@@ -543,8 +544,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
         r->t0 = clock_now();
         serve_request_init(&r->rq, SERVE_LIBRE);
         /* what the log and the messages quote: printable ASCII */
-        snprintf(r->method, sizeof r->method, "%s", serve_printable(method, sizeof r->method) ? method : "?");
-        snprintf(r->url, sizeof r->url, "%s", serve_printable(url, sizeof r->url) ? url : "(a path not shown)");
+        snprintf(r->method, sizeof r->method, "%s", ascii_printable(method, sizeof r->method) ? method : "?");
+        snprintf(r->url, sizeof r->url, "%s", ascii_printable(url, sizeof r->url) ? url : "(a path not shown)");
         atomic_fetch_add(&s->inflight, 1);
         atomic_fetch_add(&s->requests, 1);
         bool known;
