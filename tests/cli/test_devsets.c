@@ -77,8 +77,10 @@ Test(scripts, devsets_of_the_prepared_sample)
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert_str_eq(r.err, "");
     /* 40 valid and 40 test pairs; no test source of 12 words or more; four test sources
-       with a digit or a capitalized word after the first */
-    cr_assert_str_eq(r.out, "joined2.tsv\t40\njoined3.tsv\t26\nlong.tsv\t0\nnames.tsv\t4\n");
+       with a digit or a capitalized word after the first; five pairs with Tom or Mary
+       on both sides; none with a number */
+    cr_assert_str_eq(r.out, "joined2.tsv\t40\njoined3.tsv\t26\nlong.tsv\t0\nnames.tsv\t4\nunseen.tsv\t5\n"
+                            "numbers.tsv\t0\n");
     run_free(&r);
     char *valid = strf("%s/valid.tsv", data), *test = strf("%s/test.tsv", data);
     size_t nv, nt;
@@ -124,9 +126,10 @@ Test(scripts, devsets_long_and_names_exactly)
     free(p);
     RunResult r = RUN_PROG(NULL, "scripts/devsets.sh", dir, out);
     cr_assert_eq(r.status, 0, "%s", r.err);
-    cr_assert_str_eq(r.out, "joined2.tsv\t3\njoined3.tsv\t2\nlong.tsv\t1\nnames.tsv\t2\n");
+    cr_assert_str_eq(r.out, "joined2.tsv\t3\njoined3.tsv\t2\nlong.tsv\t1\nnames.tsv\t2\nunseen.tsv\t2\n"
+                            "numbers.tsv\t1\n");
     run_free(&r);
-    const char *files[] = {"joined2", "joined3", "long", "names"};
+    const char *files[] = {"joined2", "joined3", "long", "names", "unseen", "numbers"};
     const char *want[] = {
         "a b one two three four five six seven eight nine ten eleven twelve\tA B douze\n"
         "one two three four five six seven eight nine ten eleven Tom is here\tonze Tom est ici\n"
@@ -136,8 +139,10 @@ Test(scripts, devsets_long_and_names_exactly)
         "Tom is here I saw Tom I have 3 cats\tTom est ici J'ai vu Tom J'ai 3 chats\n",
         "one two three four five six seven eight nine ten eleven twelve\tdouze\n",
         "I saw Tom\tJ'ai vu Tom\nI have 3 cats\tJ'ai 3 chats\n",
+        "Kazimierz is here\tKazimierz est ici\nI saw Radoslav\tJ'ai vu Radoslav\n",
+        "I have 3 cats\tJ'ai 3 chats\n",
     };
-    for (int k = 0; k < 4; k++) {
+    for (int k = 0; k < 6; k++) {
         char *path = strf("%s/%s.tsv", out, files[k]), *got = slurp(path, NULL);
         cr_assert_not_null(got, "%s", path);
         cr_assert_str_eq(got, want[k], "%s", path);
@@ -149,6 +154,45 @@ Test(scripts, devsets_long_and_names_exactly)
     cr_assert_str_eq(r.err, "devsets.sh: expected PREPARED_DIR OUTDIR, got 1 arguments "
                             "(see scripts/devsets.sh --help)\n");
     run_free(&r);
+    rm_rf(dir);
+    free(dir);
+    free(out);
+}
+
+/* unseen.tsv: Tom and Mary swapped as whole words of both sides only (not inside
+   Tomorrow or Tom's neighbour letters), men's and women's names taken in turn by output
+   line; numbers.tsv: words of digits, not decimals or times. */
+Test(scripts, devsets_unseen_names_and_numbers_exactly)
+{
+    char *dir = tmpdir_new(), *out = strf("%s/dev", dir), *p = strf("%s/valid.tsv", dir);
+    write_file(p, "Tom met Mary.\tTom a rencontré Mary.\n"
+                  "Tomorrow, Tom's here.\tDemain, Tom est là.\n"
+                  "Mary is late.\tMarie est en retard.\n");
+    free(p);
+    p = strf("%s/test.tsv", dir);
+    write_file(p, "Tom and Tom.\tTom et Tom.\n"
+                  "It costs 3.5 euros.\t3,5 euros.\n"
+                  "Come at 2:30.\tViens à 14 h 30.\n"
+                  "I was born in 1990.\tJe suis né en 1990.\n"
+                  "Wait 10 minutes, 5 more.\tAttends dix minutes, cinq de plus.\n");
+    free(p);
+    RunResult r = RUN_PROG(NULL, "scripts/devsets.sh", dir, out);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert_str_eq(r.out, "joined2.tsv\t4\njoined3.tsv\t2\nlong.tsv\t0\nnames.tsv\t5\nunseen.tsv\t3\n"
+                            "numbers.tsv\t2\n");
+    run_free(&r);
+    char *path = strf("%s/unseen.tsv", out), *got = slurp(path, NULL);
+    cr_assert_str_eq(got, "Kazimierz met Siobhan.\tKazimierz a rencontré Siobhan.\n"
+                          "Tomorrow, Radoslav's here.\tDemain, Radoslav est là.\n"
+                          "Zbigniew and Zbigniew.\tZbigniew et Zbigniew.\n");
+    free(got);
+    free(path);
+    path = strf("%s/numbers.tsv", out);
+    got = slurp(path, NULL);
+    cr_assert_str_eq(got, "I was born in 1990.\tJe suis né en 1990.\n"
+                          "Wait 10 minutes, 5 more.\tAttends dix minutes, cinq de plus.\n");
+    free(got);
+    free(path);
     rm_rf(dir);
     free(dir);
     free(out);
