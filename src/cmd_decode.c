@@ -14,7 +14,7 @@ _Static_assert(sizeof(Precision) == sizeof(int), "--precision is an OPT_ENUM fie
 
 DecodeArgs decode_args_default(void)
 {
-    return (DecodeArgs){.to = {.batch = 64, .beam = 5, .nbest = 1, .alpha = 1.0, .split = true}, .prec = PREC_INT8};
+    return (DecodeArgs){.to = {.batch = 64, .beam = 5, .nbest = 1, .alpha = 1.0, .split = true, .copy_numbers = true}, .prec = PREC_INT8};
 }
 
 void decode_args_start(const DecodeArgs *d, const char *const *inputs, size_t n)

@@ -61,6 +61,10 @@ DecodeArgs decode_args_default(void);
      .help = "translate each line whole: without it a line is split\n"                                   \
              "into sentences, translated one by one and joined by\n"                                     \
              "spaces (never with --nbest or the attention options)"},                                      \
+    {.name = "--no-copy-numbers", .kind = OPT_FALSE, .off = offsetof(T, d.to.copy_numbers),                \
+     .help = "let the model write numbers as it will: without it\n"                                      \
+             "every number of a source (a word of digits) must\n"                                        \
+             "appear in its translation (docs/constraints.md)"},                                           \
     {.name = "--max-len", .kind = OPT_INT, .off = offsetof(T, d.to.max_len), .min = 1, .max = 10000,       \
      .arg = "N",                                                                                           \
      .help = "at most N output tokens per sentence (default: twice the\n"                                 \

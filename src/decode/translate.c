@@ -400,12 +400,73 @@ static int cons_line(const ModelFile *mf, const TranslateInput *in, int i, int s
     return rc;
 }
 
-/* The constraints of every line of in (none: ids->ptr NULL). */
+/* Whether word w[0..n) is a number to copy: 1 to 18 ASCII digits. */
+static bool is_number(const char *w, size_t n)
+{
+    if (n == 0 || n > 18)
+        return false;
+    for (size_t k = 0; k < n; k++)
+        if (w[k] < '0' || w[k] > '9')
+            return false;
+    return true;
+}
+
+/* TranslateOpts.copy_numbers: appends to b, as constraints, the numbers among the n
+   source tokens tok (words, their subword units joined, that is_number), each once and
+   in source order, while the constraints and the prefix fit in lim tokens and there are
+   fewer than BEAM_MAX_CONSTRAINTS. A number the target vocabulary cannot write, one an
+   earlier constraint already holds and one holding an avoided phrase are left out:
+   copying never makes a line fail. */
+static void cons_numbers(const ModelFile *mf, char *const *tok, int n, int lim, BeamCons *b)
+{
+    long need = b->nprefix;
+    for (int k = 0; k < b->n; k++)
+        need += b->len[k];
+    Buf word = {0}, scratch = {0};
+    Err pe;
+    for (int t = 0; t < n; t++) {
+        size_t tl = strlen(tok[t]);
+        bool glued = tl > 2 && !strcmp(tok[t] + tl - 2, "@@");
+        buf_append(&word, tok[t], glued ? tl - 2 : tl);
+        if (glued && t + 1 < n)
+            continue;
+        bool num = is_number(word.data, word.len);
+        if (num) {
+            buf_putc(&word, '\0');
+            int *ids;
+            long nt = cons_phrase(mf, "a number", word.data, &scratch, &ids, true, &pe);
+            bool keep = nt > 0 && need + nt <= lim && b->n < BEAM_MAX_CONSTRAINTS;
+            for (int j = 0; j < b->n && keep; j++)
+                keep = !holds(b->tok[j], b->len[j], ids, (int)nt);
+            for (int j = 0; j < b->navoid && keep; j++)
+                keep = !holds(ids, (int)nt, b->avoid[j], b->alen[j]);
+            if (keep) {
+                int **ptok = (int **)b->tok, *plen = (int *)b->len;
+                XRENEW(ptok, b->n + 1);
+                XRENEW(plen, b->n + 1);
+                ptok[b->n] = ids;
+                plen[b->n] = (int)nt;
+                b->tok = (const int *const *)ptok;
+                b->len = plen;
+                b->n++;
+                need += nt;
+            } else {
+                free(ids);
+            }
+        }
+        buf_clear(&word);
+    }
+    buf_free(&word);
+    buf_free(&scratch);
+}
+
+/* The constraints of every line of in, and with copy_numbers the numbers of each
+   source (none at all: ids->ptr NULL). */
 static int cons_encode(const ModelFile *mf, const TranslateInput *in, const Sources *src, int max_len,
-                       ConsIds *ids, Err *e)
+                       bool copy_numbers, ConsIds *ids, Err *e)
 {
     memset(ids, 0, sizeof *ids);
-    if (!in->cons)
+    if (!in->cons && !copy_numbers)
         return 0;
     ids->n = in->n;
     ids->bc = XCNEW(BeamCons, in->n ? in->n : 1);
@@ -419,16 +480,27 @@ static int cons_encode(const ModelFile *mf, const TranslateInput *in, const Sour
             ids->glue[v] = n > 2 && !strcmp(t + n - 2, "@@");
         }
     }
+    bool any = false;
     for (int i = 0; i < in->n; i++) {
-        if (translate_cons_empty(&in->cons[i]) || src->len[i] == 0)
+        BeamCons *b = &ids->bc[i];
+        if (src->len[i] == 0)
             continue;
-        if (cons_line(mf, in, i, src->len[i], max_len, &ids->bc[i], e) != 0) {
+        if (in->cons && !translate_cons_empty(&in->cons[i]) &&
+            cons_line(mf, in, i, src->len[i], max_len, b, e) != 0) {
             cons_ids_free(ids);
             return -1;
         }
-        ids->bc[i].glue = ids->glue;
-        ids->ptr[i] = &ids->bc[i];
+        if (copy_numbers)
+            cons_numbers(mf, src->tok + (src->line[i] - src->ids), src->len[i],
+                         decode_limit(&mf->model, src->len[i], max_len), b);
+        if (b->n == 0 && b->navoid == 0 && b->nprefix == 0)
+            continue; /* decoded by the unconstrained beam */
+        b->glue = ids->glue;
+        ids->ptr[i] = b;
+        any = true;
     }
+    if (!any)
+        cons_ids_free(ids); /* no line has constraints: ids->ptr NULL */
     return 0;
 }
 
@@ -449,7 +521,7 @@ static int run_lines(ModelFile *mf, const TranslateInput *in, const TranslateOpt
         return -1;
 
     ConsIds cons;
-    if (cons_encode(mf, in, &src, o->max_len, &cons, e) != 0) {
+    if (cons_encode(mf, in, &src, o->max_len, o->copy_numbers, &cons, e) != 0) {
         sources_free(&src);
         return -1;
     }

@@ -46,6 +46,7 @@ typedef struct TranslateOpts {
     bool replace_unk; /* output <unk> → the most attended source token */
     bool attention;   /* fill TranslateResult.align */
     bool split;       /* with nbest 1 and without attention: split lines into sentences */
+    bool copy_numbers; /* a source's numbers (words of digits) are constraints of its output */
 } TranslateOpts;
 
 /* Counts over one call (optional). */

@@ -341,3 +341,91 @@ Test(constraints, eval_scores_constrained_sources)
     free(tsv);
     fix_free(&f);
 }
+
+/* Numbers (docs/constraints.md): by default each word of digits of a source is a
+   constraint of its output, exactly as if given with --constraints; a line without
+   numbers, and a number the vocabulary cannot write, decode as with
+   --no-copy-numbers; split sentences get their own numbers. A model trained briefly on
+   the sample's subwords, whose digits are units. */
+Test(constraints, numbers_are_copied_unless_asked_not_to)
+{
+    char *dir = tmpdir_new();
+    char *data = strf("%s/data", dir), *m = strf("%s/m.s2s", dir);
+    RunResult r = RUN_S2S(NULL, "prepare", "data/sample.tsv", "-o", data, "--bpe", "300", "--joint");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    run_free(&r);
+    r = RUN_S2S(NULL, "train", data, "-o", m, "--steps", "20", "--emb", "16", "--hidden", "16", "--dec-hidden",
+                "16", "--attn-size", "16", "--deep-out", "16", "--threads", "1", "--quiet");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    run_free(&r);
+    static const struct {
+        const char *src, *numbers; /* the numbers, as a JSON array's members */
+    } lines[] = {
+        {"I have 3 cats.", "\"3\""},
+        {"I was born in 1990.", "\"1990\""},
+        {"Room 12 is on the left.", "\"12\""},
+        {"I waited 10 minutes and 5 seconds.", "\"10\", \"5\""},
+        {"I have 3 cats and 3 dogs.", "\"3\""},
+        {"The cat sleeps.", NULL},
+        {"It is 3.5 meters long.", NULL}, /* a decimal: not a word of digits */
+    };
+    Buf plain = {0}, json = {0};
+    for (size_t i = 0; i < sizeof lines / sizeof *lines; i++) {
+        buf_printf(&plain, "%s\n", lines[i].src);
+        if (lines[i].numbers)
+            buf_printf(&json, "{\"text\": \"%s\", \"constraints\": [%s]}\n", lines[i].src, lines[i].numbers);
+        else
+            buf_printf(&json, "%s\n", lines[i].src);
+    }
+    RunResult a = RUN_S2S(plain.data, "translate", m);
+    RunResult b = RUN_S2S(json.data, "translate", m, "--no-copy-numbers", "--constraints");
+    RunResult c = RUN_S2S(plain.data, "translate", m, "--no-copy-numbers");
+    cr_assert_eq(a.status, 0, "%s", a.err);
+    cr_assert_eq(b.status, 0, "%s", b.err);
+    cr_assert_eq(c.status, 0, "%s", c.err);
+    cr_expect_str_eq(a.out, b.out);
+    const char *pa = a.out, *pc = c.out;
+    int copied = 0;
+    for (size_t i = 0; i < sizeof lines / sizeof *lines; i++) {
+        const char *na = strchr(pa, '\n'), *nc = strchr(pc, '\n');
+        cr_assert(na && nc);
+        if (!lines[i].numbers)
+            cr_expect(na - pa == nc - pc && !memcmp(pa, pc, (size_t)(na - pa)), "line %zu: %.*s vs %.*s", i,
+                      (int)(na - pa), pa, (int)(nc - pc), pc);
+        else
+            copied += na - pa != nc - pc || memcmp(pa, pc, (size_t)(na - pa));
+        pa = na + 1;
+        pc = nc + 1;
+    }
+    cr_expect_gt(copied, 0, "copying changed no line:\n%s", a.out);
+    /* the numbers are whole words of the output */
+    pa = a.out;
+    for (size_t i = 0; i < sizeof lines / sizeof *lines; i++) {
+        const char *na = strchr(pa, '\n');
+        for (const char *q = lines[i].numbers; q && (q = strchr(q, '"')); q++) {
+            const char *end = strchr(q + 1, '"');
+            char *num = strf("%.*s", (int)(end - q - 1), q + 1);
+            cr_expect(has_words(pa, (size_t)(na - pa), num), "line %zu: no %s in %.*s", i, num, (int)(na - pa), pa);
+            free(num);
+            q = end;
+        }
+        pa = na + 1;
+    }
+    /* two sentences of one line: each with its own numbers, as translated alone */
+    RunResult d = RUN_S2S("I have 3 cats. Room 12 is on the left.\n", "translate", m);
+    cr_assert_eq(d.status, 0, "%s", d.err);
+    const char *l1 = a.out, *l3 = strchr(strchr(a.out, '\n') + 1, '\n') + 1;
+    char *want = strf("%.*s %.*s\n", (int)(strchr(l1, '\n') - l1), l1, (int)(strchr(l3, '\n') - l3), l3);
+    cr_expect_str_eq(d.out, want);
+    free(want);
+    run_free(&d);
+    run_free(&a);
+    run_free(&b);
+    run_free(&c);
+    buf_free(&plain);
+    buf_free(&json);
+    free(data);
+    free(m);
+    rm_rf(dir);
+    free(dir);
+}
