@@ -20,6 +20,8 @@ static int is_joined(const PairSet *d, int i) { return d->base && i >= d->base->
 static int joined_len(const PairSet *d, int i, int tgt)
 {
     const int *j = join_of(d, i);
+    if (j[0] < 0)
+        return j[2 + tgt];
     int len = 0;
     for (int k = 1; k <= j[0]; k++)
         len += tgt ? pair_tgt_len(d->base, j[k]) : pair_src_len(d->base, j[k]);
@@ -336,6 +338,12 @@ static void put_side(const PairSet *d, int i, int tgt, int *dst, int n)
 {
     if (is_joined(d, i)) {
         const int *j = join_of(d, i);
+        if (j[0] < 0) { /* held at mat */
+            const int *x = d->mat + j[1] + (tgt ? j[2] : 0);
+            for (int t = 0; t < j[2 + tgt]; t++)
+                dst[(size_t)t * (size_t)n] = x[t];
+            return;
+        }
         for (int k = 1; k <= j[0]; k++) {
             put_side(d->base, j[k], tgt, dst, n);
             dst += (size_t)(tgt ? pair_tgt_len(d->base, j[k]) : pair_src_len(d->base, j[k])) * (size_t)n;

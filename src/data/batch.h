@@ -16,7 +16,9 @@ struct IdsView;
    (ids_pair_check); or, with base set, a joined set (data/concat.h): pairs
    0 .. base->n − 1 are base's, and pair base->n + k joins the base pairs
    join[4k + 1 .. 4k + join[4k]] (1 to 3 of them), source to source and target to
-   target. Read pairs through pair_src_len, pair_src, ... below. */
+   target, or, when join[4k] is -1, is held at mat: source mat[join[4k + 1] ..] of
+   join[4k + 2] ids, then target of join[4k + 3]. Read pairs through pair_src_len,
+   pair_src, ... below. */
 typedef struct PairSet {
     int n;
     int *const *src;
@@ -26,6 +28,7 @@ typedef struct PairSet {
     struct IdsView *ids;
     const struct PairSet *base;
     const int *join;
+    const int *mat;
 } PairSet;
 
 /* Pair i's sides. For a mapped set, only after the plan (or pair_check) has checked it.

@@ -7,18 +7,58 @@
 #include "base/rng.h"
 #include "data/ids.h"
 
+/* rn renamed pairs (data/names.h) after the *got joined ones of c; *got counts them
+   too. */
+static int rename_pairs(Concat *c, const PairSet *base, const ConcatOpts *o, int rn, uint64_t seed,
+                        long epoch, int *got, Err *e)
+{
+    const NameCopy *nc = o->names;
+    Rng r;
+    rng_seed(&r, seed ^ rng_mix(0x72656e616d65ULL + (uint64_t)epoch));
+    IdsView *ids = pair_ids(base);
+    size_t used = 0, room = (size_t)o->max_s + (size_t)o->max_t;
+    for (int k = 0; k < rn; k++) {
+        int cand = (int)rng_below(&r, (uint64_t)nc->ncand), name = (int)rng_below(&r, (uint64_t)nc->nnames);
+        if (ids && (k & 63) == 63)
+            ids_release(ids);
+        if (pair_check(base, nc->cand[2 * cand], e) != 0)
+            return -1;
+        if (used + room > c->mcap) {
+            c->mcap = 2 * (used + room);
+            c->mat = xrealloc_array(c->mat, c->mcap, sizeof *c->mat);
+        }
+        int s, t;
+        if (used + room > (size_t)INT32_MAX ||
+            names_rename(nc, base, cand, name, o->max_s, o->max_t, c->mat + used, &s, &t) != 0)
+            continue;
+        int *j = c->join + 4 * (size_t)(*got)++;
+        j[0] = -1;
+        j[1] = (int)used;
+        j[2] = s;
+        j[3] = t;
+        used += (size_t)s + (size_t)t;
+    }
+    if (ids)
+        ids_release(ids);
+    return 0;
+}
+
 int concat_epoch(Concat *c, const PairSet *base, const ConcatOpts *o, uint64_t seed, long epoch, Err *e)
 {
-    CHECK(o->share >= 0 && o->share <= 0.9);
+    CHECK(o->share >= 0 && o->share <= 0.9 && o->rename >= 0 && o->rename <= 1);
+    CHECK(o->rename == 0 || o->names);
     int n = base->n;
     double want = n > 0 ? floor((double)n * o->share / (1 - o->share) + 0.5) : 0;
     int m = want < (double)(INT32_MAX - n) ? (int)want : INT32_MAX - n;
-    if (m == 0) {
+    int ncand = o->rename > 0 ? o->names->ncand : 0;
+    double rw = ncand > 0 && o->names->nnames > 0 ? floor((double)ncand * o->rename + 0.5) : 0;
+    int rn = rw < (double)(INT32_MAX - n - m) ? (int)rw : INT32_MAX - n - m;
+    if (m == 0 && rn == 0) {
         c->set = *base;
         return 0;
     }
-    if ((size_t)m * 4 > c->cap) {
-        c->cap = (size_t)m * 4;
+    if ((size_t)(m + rn) * 4 > c->cap) {
+        c->cap = (size_t)(m + rn) * 4;
         c->join = xrealloc_array(c->join, c->cap, sizeof *c->join);
     }
     Rng r;
@@ -43,12 +83,16 @@ int concat_epoch(Concat *c, const PairSet *base, const ConcatOpts *o, uint64_t s
     }
     if (ids)
         ids_release(ids);
-    c->set = (PairSet){.n = n + m, .base = base, .join = c->join};
+    int got = m;
+    if (rn > 0 && rename_pairs(c, base, o, rn, seed, epoch, &got, e) != 0)
+        return -1;
+    c->set = (PairSet){.n = n + got, .base = base, .join = c->join, .mat = c->mat};
     return 0;
 }
 
 void concat_free(Concat *c)
 {
     free(c->join);
+    free(c->mat);
     memset(c, 0, sizeof *c);
 }

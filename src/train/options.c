@@ -109,6 +109,11 @@ static const OptRow rows[] = {
              "random pairs joined, source to source, target to\n"
              "target (default " STR(TRAIN_CONCAT) " for the Transformer, 0 for the\n"
              "recurrent model; docs/quality.md)"},
+    {REAL("--copy-names", OPT_DOUBLE, copy_names, 0, 1), FIXED | OPT_KEY_OPTIONAL, .key = "copy_names", .arg = "P",
+     .help = "each epoch, add P times as many pairs as hold a name\n"
+             "on both sides (\"Tom\" -> \"Tom\"), each with its name\n"
+             "replaced by an invented one, so that names the corpus\n"
+             "lacks are carried over (default 0; needs subwords)"},
     {INT("--batch", batch.batch, 0, 1000000), FIXED | TRAIN_TOP, .key = "batch_size", .arg = "B",
      .help = "sentences per batch (default {}; 0: no limit)"},
     {LONG("--batch-tokens", batch.tokens, 0, 100000000), FIXED | TRAIN_TOP, .key = "batch_tokens", .arg = "N",

@@ -24,6 +24,7 @@
 #include "model/file.h"
 #include "nn/linalg.h"
 #include "data/concat.h"
+#include "data/names.h"
 #include "data/prepare.h"
 #include "data/prepared.h"
 #include "train/dist.h"
@@ -81,7 +82,8 @@ typedef struct Trainer {
     Sched sched;
     Progress p;
     Rng data_rng;
-    Concat concat; /* the current epoch's examples (--concat) */
+    Concat concat; /* the current epoch's examples (--concat, --copy-names) */
+    NameCopy names; /* --copy-names: the training pairs' names, invented names */
     BatchPlan plan, vplan;
     BatchBuf bb;
     Work *work;
@@ -991,6 +993,7 @@ static void trainer_free(Trainer *t)
     batch_buf_free(&t->bb);
     batch_plan_free(&t->plan);
     concat_free(&t->concat);
+    names_free(&t->names);
     batch_plan_free(&t->vplan);
     free(t->mine);
     optim_adam_free(&t->adam);
@@ -1048,7 +1051,8 @@ static void log_step(Trainer *t, Buf *b, const StepResult *r, double lr, long nt
    learned positions are fewer (as check_positions). */
 static ConcatOpts concat_opts(const Trainer *t)
 {
-    ConcatOpts c = {.share = t->o->concat, .max_s = CONCAT_MAX_TOKENS, .max_t = CONCAT_MAX_TOKENS};
+    ConcatOpts c = {.share = t->o->concat, .max_s = CONCAT_MAX_TOKENS, .max_t = CONCAT_MAX_TOKENS,
+                    .rename = t->o->copy_names, .names = t->o->copy_names > 0 ? &t->names : NULL};
     int rows = model_max_positions(&t->m);
     if (rows && rows < c.max_s)
         c.max_s = rows;
@@ -1242,6 +1246,16 @@ static int trainer_setup(Trainer *t, ModelConfig *cfg, Err *e)
     model_init(&t->m, cfg, true);
     if (check_positions(&t->m, &t->data, e) != 0)
         return -1;
+    if (o->copy_names > 0) {
+        if (!t->data.bpe[0] || !t->data.bpe[1])
+            return err_set(e, "%s: --copy-names needs subword vocabularies on both sides (s2s prepare --bpe)",
+                           o->data);
+        const Vocab *v[2] = {t->data.src_vocab, t->data.tgt_vocab};
+        const Bpe *b[2] = {t->data.bpe[0], t->data.bpe[1]};
+        TokOpts to[2] = {text_src_opts(&t->data.text), text_tgt_opts(&t->data.text)};
+        if (names_init(&t->names, &t->data.train.set, v, b, to, (uint64_t)o->seed, e) != 0)
+            return -1;
+    }
     optim_adam_init(&t->adam, t->m.layout.total, o->beta1, o->beta2, o->eps, o->weight_decay);
     t->sched = optim_sched_make(o->sched, o->lr);
     t->sched.warmup = o->warmup;
@@ -1290,7 +1304,7 @@ static int trainer_setup(Trainer *t, ModelConfig *cfg, Err *e)
         return -1;
     int mb, ms, mt, vb = 0, vs = 0, vt = 0;
     batch_limits(&t->data.train.set, &o->batch, &mb, &ms, &mt);
-    if (o->concat > 0) { /* joined pairs are longer, and no more in a batch */
+    if (o->concat > 0 || o->copy_names > 0) { /* joined and renamed pairs are longer, and no more in a batch */
         ConcatOpts c = concat_opts(t);
         ms = ms > c.max_s ? ms : c.max_s;
         mt = mt > c.max_t + 1 ? mt : c.max_t + 1;
@@ -1410,6 +1424,10 @@ int train_run(const TrainOpts *o, Err *e)
         o->arch_by ? o->arch_by : "", o->arch_by ? ")" : "", t.data.train.set.n, t.data.valid.set.n,
         t.m.layout.total, who, o->resume ? "; resuming" : "");
     warn_warmup(&t, false);
+    if (o->copy_names > 0)
+        say(&t, "train: --copy-names: %d training pairs hold a name on both sides; %.0f of them renamed each "
+                "epoch, with %d invented names",
+            t.names.ncand, t.names.nnames ? floor(t.names.ncand * o->copy_names + 0.5) : 0.0, t.names.nnames);
     if (o->base)
         say_base(&t);
     if (o->resume)

@@ -64,6 +64,7 @@ typedef struct TrainOpts {
                           MODEL.last then hold the average, MODEL.state both */
     long keep_ckpt;    /* keep the last N validation checkpoints as MODEL.ckpt.STEP */
     double concat;     /* joined pairs' share of an epoch's examples (data/concat.h) */
+    double copy_names; /* renamed pairs per pair with a name, each epoch (data/names.h) */
     long bpe;          /* a corpus DATA: joint subword merges of its preparation */
     Direction direction; /* a corpus DATA: its languages */
     const char *init;  /* --init BASE: the model file the run starts from, or NULL */

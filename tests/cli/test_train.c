@@ -235,6 +235,74 @@ Test(train, concat_doubles_the_epoch_and_resumes_exactly)
     free(dir);
 }
 
+/* --copy-names on subwords: the summary line counts the pairs with a name on both
+   sides (13 of the 320 training pairs: "Tom", "Mary"); the renamed pairs lengthen the
+   epoch (5 steps of at most 64 pairs; with 13 more, 6), change the losses, and resume
+   exactly; words are refused. */
+Test(train, copy_names_adds_renamed_pairs_and_resumes_exactly)
+{
+    char *dir = tmpdir_new();
+    char *data = strf("%s/data", dir), *words = strf("%s/words", dir);
+    RunResult r = RUN_S2S(NULL, "prepare", "data/sample.tsv", "-o", data, "--bpe", "300", "--joint");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    run_free(&r);
+    char *a = strf("%s/a.s2s", dir), *b = strf("%s/b.s2s", dir), *c = strf("%s/c.s2s", dir);
+    r = RUN_S2S(NULL, "train", data, "-o", a, "--steps", "13", "--copy-names", "1", "--emb", "16", "--hidden", "16",
+                "--dec-hidden", "16", "--attn-size", "16", "--deep-out", "16", "--threads", "1");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_expect(strstr(r.err, "\ntrain: --copy-names: 13 training pairs hold a name on both sides; 13 of them renamed "
+                            "each epoch, with "),
+              "%s", r.err);
+    run_free(&r);
+    r = RUN_S2S(NULL, "train", data, "-o", b, "--steps", "13", SMALL_MODEL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    run_free(&r);
+    r = RUN_S2S(NULL, "train", data, "-o", c, "--steps", "4", "--copy-names", "1", SMALL_MODEL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    run_free(&r);
+    r = RUN_S2S(NULL, "train", "--resume", "-o", c, "--copy-names", "0.5");
+    cr_expect_eq(r.status, 2);
+    cr_expect(strstr(r.err, "s2s: train: --copy-names differs from the run in ") == r.err, "%s", r.err);
+    run_free(&r);
+    r = RUN_S2S(NULL, "train", "--resume", "-o", c, "--steps", "9", "--threads", "1", "--quiet");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    run_free(&r);
+    r = RUN_S2S(NULL, "train", "--resume", "-o", c, "--steps", "13", "--threads", "1", "--quiet");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    run_free(&r);
+    char *la = strf("%s.log.jsonl", a), *lb = strf("%s.log.jsonl", b), *lc = strf("%s.log.jsonl", c);
+    cr_expect_eq(epoch_at(la, 6), 1);
+    cr_expect_eq(epoch_at(la, 7), 2);
+    cr_expect_eq(epoch_at(lb, 5), 1);
+    cr_expect_eq(epoch_at(lb, 6), 2);
+    char *sa = step_losses(la, 1), *sb = step_losses(lb, 1), *sc = step_losses(lc, 1);
+    cr_expect_str_eq(sc, sa, "resumed run, different losses");
+    cr_expect_str_neq(sb, sa, "--copy-names 1 trained as without");
+    char *lasta = strf("%s.last", a), *lastc = strf("%s.last", c);
+    expect_same_weights(lasta, lastc);
+    free(lasta); free(lastc);
+    free(sa); free(sb); free(sc);
+    free(la); free(lb); free(lc);
+
+    /* word vocabularies cannot spell an invented name */
+    r = RUN_S2S(NULL, "prepare", "data/sample.tsv", "-o", words);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    run_free(&r);
+    char *w = strf("%s/w.s2s", dir);
+    r = RUN_S2S(NULL, "train", words, "-o", w, "--steps", "2", "--copy-names", "0.5", SMALL_MODEL);
+    cr_expect_eq(r.status, 1);
+    char *want = strf("s2s: %s: --copy-names needs subword vocabularies on both sides (s2s prepare --bpe)\n",
+                      words);
+    cr_expect_str_eq(r.err, want);
+    cr_expect(access(w, F_OK) != 0, "%s written", w);
+    run_free(&r);
+    free(want); free(w);
+    free(a); free(b); free(c);
+    free(data); free(words);
+    rm_rf(dir);
+    free(dir);
+}
+
 /* A small corpus's epochs end every 5 steps: each is validated and logged, but stderr
    shows a validation at most every --log-every steps (and the last). */
 Test(train, few_validation_lines_on_a_small_corpus)
