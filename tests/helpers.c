@@ -150,9 +150,15 @@ void run_free(RunResult *r)
 
 char *sample_prepared_dir(void)
 {
+    return sample_prepared_dir_with(NULL);
+}
+
+char *sample_prepared_dir_with(const char *bpe)
+{
     char *dir = tmpdir_new();
     char *d = strf("%s/data", dir);
-    RunResult r = RUN_S2S(NULL, "prepare", "data/sample.tsv", "-o", d);
+    RunResult r = bpe ? RUN_S2S(NULL, "prepare", "data/sample.tsv", "-o", d, "--bpe", bpe, "--joint")
+                      : RUN_S2S(NULL, "prepare", "data/sample.tsv", "-o", d);
     if (r.status != 0) {
         fprintf(stderr, "s2s prepare data/sample.tsv failed: %s", r.err);
         abort();

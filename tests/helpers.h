@@ -50,6 +50,8 @@ int count_in_file(const char *path, const char *needle);
 /* A fresh temporary directory holding data/, `s2s prepare data/sample.tsv` with its
    defaults (the caller removes it with rm_rf). */
 char *sample_prepared_dir(void);
+/* The same with bpe (not NULL) joint subword merges (`--bpe N --joint`). */
+char *sample_prepared_dir_with(const char *bpe);
 
 /* The full Tatoeba corpus when present beside the repository, else NULL. */
 const char *fra_corpus(void);

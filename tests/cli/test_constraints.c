@@ -349,12 +349,9 @@ Test(constraints, eval_scores_constrained_sources)
    the sample's subwords, whose digits are units. */
 Test(constraints, numbers_are_copied_unless_asked_not_to)
 {
-    char *dir = tmpdir_new();
+    char *dir = sample_prepared_dir_with("300");
     char *data = strf("%s/data", dir), *m = strf("%s/m.s2s", dir);
-    RunResult r = RUN_S2S(NULL, "prepare", "data/sample.tsv", "-o", data, "--bpe", "300", "--joint");
-    cr_assert_eq(r.status, 0, "%s", r.err);
-    run_free(&r);
-    r = RUN_S2S(NULL, "train", data, "-o", m, "--steps", "20", "--emb", "16", "--hidden", "16", "--dec-hidden",
+    RunResult r = RUN_S2S(NULL, "train", data, "-o", m, "--steps", "20", "--emb", "16", "--hidden", "16", "--dec-hidden",
                 "16", "--attn-size", "16", "--deep-out", "16", "--threads", "1", "--quiet");
     cr_assert_eq(r.status, 0, "%s", r.err);
     run_free(&r);

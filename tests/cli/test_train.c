@@ -188,48 +188,64 @@ static long epoch_at(const char *log_path, long step)
     return epoch;
 }
 
-/* --concat 0.5: epochs of twice the examples (the 320 pairs and 320 joined ones, 10
-   batches instead of 5), exact across --resume inside an epoch and at its end, and a
-   different run from one without. */
-Test(train, concat_doubles_the_epoch_and_resumes_exactly)
+/* An option that adds examples to each epoch (--concat, --copy-names) at val on the
+   prepared directory data: 13 steps with it (its epochs end after step `with`, the
+   run's stderr to *err), 13 without (epochs of 5 steps), and 4 with it resumed to
+   `mid` then 13 (refused first with the value other): the resumed run has the first's
+   losses and weights, the run without other losses. */
+static void expect_epoch_option(const char *data, const char *dir, const char *opt, const char *val,
+                                const char *other, long with, const char *mid, char **err)
 {
-    char *dir = sample_prepared_dir();
-    char *data = strf("%s/data", dir);
     char *a = strf("%s/a.s2s", dir), *b = strf("%s/b.s2s", dir), *c = strf("%s/c.s2s", dir);
-    RunResult r = RUN_S2S(NULL, "train", data, "-o", a, "--steps", "13", "--concat", "0.5", SMALL_MODEL);
+    RunResult r = RUN_S2S(NULL, "train", data, "-o", a, "--steps", "13", opt, val, "--emb", "16", "--hidden", "16",
+                          "--dec-hidden", "16", "--attn-size", "16", "--deep-out", "16", "--threads", "1");
     cr_assert_eq(r.status, 0, "%s", r.err);
+    *err = strdup(r.err);
     run_free(&r);
     r = RUN_S2S(NULL, "train", data, "-o", b, "--steps", "13", SMALL_MODEL);
     cr_assert_eq(r.status, 0, "%s", r.err);
     run_free(&r);
-    r = RUN_S2S(NULL, "train", data, "-o", c, "--steps", "4", "--concat", "0.5", SMALL_MODEL);
+    r = RUN_S2S(NULL, "train", data, "-o", c, "--steps", "4", opt, val, SMALL_MODEL);
     cr_assert_eq(r.status, 0, "%s", r.err);
     run_free(&r);
-    /* another share on --resume is refused */
-    r = RUN_S2S(NULL, "train", "--resume", "-o", c, "--concat", "0.25");
+    /* another value on --resume is refused */
+    r = RUN_S2S(NULL, "train", "--resume", "-o", c, opt, other);
     cr_expect_eq(r.status, 2);
-    cr_expect(strstr(r.err, "s2s: train: --concat differs from the run in ") == r.err, "%s", r.err);
+    char *refused = strf("s2s: train: %s differs from the run in ", opt);
+    cr_expect(strstr(r.err, refused) == r.err, "%s", r.err);
+    free(refused);
     run_free(&r);
-    r = RUN_S2S(NULL, "train", "--resume", "-o", c, "--steps", "10", "--threads", "1", "--quiet");
+    r = RUN_S2S(NULL, "train", "--resume", "-o", c, "--steps", mid, "--threads", "1", "--quiet");
     cr_assert_eq(r.status, 0, "%s", r.err);
     run_free(&r);
     r = RUN_S2S(NULL, "train", "--resume", "-o", c, "--steps", "13", "--threads", "1", "--quiet");
     cr_assert_eq(r.status, 0, "%s", r.err);
     run_free(&r);
     char *la = strf("%s.log.jsonl", a), *lb = strf("%s.log.jsonl", b), *lc = strf("%s.log.jsonl", c);
-    cr_expect_eq(epoch_at(la, 10), 1);
-    cr_expect_eq(epoch_at(la, 11), 2);
+    cr_expect_eq(epoch_at(la, with), 1);
+    cr_expect_eq(epoch_at(la, with + 1), 2);
     cr_expect_eq(epoch_at(lb, 5), 1);
     cr_expect_eq(epoch_at(lb, 6), 2);
     char *sa = step_losses(la, 1), *sb = step_losses(lb, 1), *sc = step_losses(lc, 1);
     cr_expect_str_eq(sc, sa, "resumed run, different losses");
-    cr_expect_str_neq(sb, sa, "--concat 0.5 trained as without");
+    cr_expect_str_neq(sb, sa, "%s %s trained as without", opt, val);
     char *lasta = strf("%s.last", a), *lastc = strf("%s.last", c);
     expect_same_weights(lasta, lastc);
     free(lasta); free(lastc);
     free(sa); free(sb); free(sc);
     free(la); free(lb); free(lc);
     free(a); free(b); free(c);
+}
+
+/* --concat 0.5: epochs of twice the examples (the 320 pairs and 320 joined ones, 10
+   batches instead of 5), exact across --resume inside an epoch and at its end, and a
+   different run from one without. */
+Test(train, concat_doubles_the_epoch_and_resumes_exactly)
+{
+    char *dir = sample_prepared_dir();
+    char *data = strf("%s/data", dir), *err;
+    expect_epoch_option(data, dir, "--concat", "0.5", "0.25", 10, "10", &err);
+    free(err);
     free(data);
     rm_rf(dir);
     free(dir);
@@ -241,51 +257,16 @@ Test(train, concat_doubles_the_epoch_and_resumes_exactly)
    exactly; words are refused. */
 Test(train, copy_names_adds_renamed_pairs_and_resumes_exactly)
 {
-    char *dir = tmpdir_new();
-    char *data = strf("%s/data", dir), *words = strf("%s/words", dir);
-    RunResult r = RUN_S2S(NULL, "prepare", "data/sample.tsv", "-o", data, "--bpe", "300", "--joint");
-    cr_assert_eq(r.status, 0, "%s", r.err);
-    run_free(&r);
-    char *a = strf("%s/a.s2s", dir), *b = strf("%s/b.s2s", dir), *c = strf("%s/c.s2s", dir);
-    r = RUN_S2S(NULL, "train", data, "-o", a, "--steps", "13", "--copy-names", "1", "--emb", "16", "--hidden", "16",
-                "--dec-hidden", "16", "--attn-size", "16", "--deep-out", "16", "--threads", "1");
-    cr_assert_eq(r.status, 0, "%s", r.err);
-    cr_expect(strstr(r.err, "\ntrain: --copy-names: 13 training pairs hold a name on both sides; 13 of them renamed "
-                            "each epoch, with "),
-              "%s", r.err);
-    run_free(&r);
-    r = RUN_S2S(NULL, "train", data, "-o", b, "--steps", "13", SMALL_MODEL);
-    cr_assert_eq(r.status, 0, "%s", r.err);
-    run_free(&r);
-    r = RUN_S2S(NULL, "train", data, "-o", c, "--steps", "4", "--copy-names", "1", SMALL_MODEL);
-    cr_assert_eq(r.status, 0, "%s", r.err);
-    run_free(&r);
-    r = RUN_S2S(NULL, "train", "--resume", "-o", c, "--copy-names", "0.5");
-    cr_expect_eq(r.status, 2);
-    cr_expect(strstr(r.err, "s2s: train: --copy-names differs from the run in ") == r.err, "%s", r.err);
-    run_free(&r);
-    r = RUN_S2S(NULL, "train", "--resume", "-o", c, "--steps", "9", "--threads", "1", "--quiet");
-    cr_assert_eq(r.status, 0, "%s", r.err);
-    run_free(&r);
-    r = RUN_S2S(NULL, "train", "--resume", "-o", c, "--steps", "13", "--threads", "1", "--quiet");
-    cr_assert_eq(r.status, 0, "%s", r.err);
-    run_free(&r);
-    char *la = strf("%s.log.jsonl", a), *lb = strf("%s.log.jsonl", b), *lc = strf("%s.log.jsonl", c);
-    cr_expect_eq(epoch_at(la, 6), 1);
-    cr_expect_eq(epoch_at(la, 7), 2);
-    cr_expect_eq(epoch_at(lb, 5), 1);
-    cr_expect_eq(epoch_at(lb, 6), 2);
-    char *sa = step_losses(la, 1), *sb = step_losses(lb, 1), *sc = step_losses(lc, 1);
-    cr_expect_str_eq(sc, sa, "resumed run, different losses");
-    cr_expect_str_neq(sb, sa, "--copy-names 1 trained as without");
-    char *lasta = strf("%s.last", a), *lastc = strf("%s.last", c);
-    expect_same_weights(lasta, lastc);
-    free(lasta); free(lastc);
-    free(sa); free(sb); free(sc);
-    free(la); free(lb); free(lc);
+    char *dir = sample_prepared_dir_with("300");
+    char *data = strf("%s/data", dir), *words = strf("%s/words", dir), *err;
+    expect_epoch_option(data, dir, "--copy-names", "1", "0.5", 6, "9", &err);
+    cr_expect(strstr(err, "\ntrain: --copy-names: 13 training pairs hold a name on both sides; 13 of them renamed "
+                          "each epoch, with "),
+              "%s", err);
+    free(err);
 
     /* word vocabularies cannot spell an invented name */
-    r = RUN_S2S(NULL, "prepare", "data/sample.tsv", "-o", words);
+    RunResult r = RUN_S2S(NULL, "prepare", "data/sample.tsv", "-o", words);
     cr_assert_eq(r.status, 0, "%s", r.err);
     run_free(&r);
     char *w = strf("%s/w.s2s", dir);
@@ -297,7 +278,6 @@ Test(train, copy_names_adds_renamed_pairs_and_resumes_exactly)
     cr_expect(access(w, F_OK) != 0, "%s written", w);
     run_free(&r);
     free(want); free(w);
-    free(a); free(b); free(c);
     free(data); free(words);
     rm_rf(dir);
     free(dir);
