@@ -10,7 +10,7 @@
 static bool is_name_unit(const char *t)
 {
     size_t n = strlen(t);
-    if (n < 2 || t[0] < 'A' || t[0] > 'Z' || (n > 2 && !strcmp(t + n - 2, "@@")))
+    if (n < 2 || t[0] < 'A' || t[0] > 'Z' || bpe_glued(t))
         return false;
     bool lower = false;
     for (size_t k = 0; k < n; k++) {
@@ -20,18 +20,6 @@ static bool is_name_unit(const char *t)
         lower |= lo;
     }
     return lower;
-}
-
-static bool *glue_table(const Vocab *v)
-{
-    size_t V = vocab_size(v);
-    bool *g = XCNEW(bool, V ? V : 1);
-    for (size_t i = 0; i < V; i++) {
-        const char *t = vocab_token(v, (int32_t)i);
-        size_t n = strlen(t);
-        g[i] = n > 2 && !strcmp(t + n - 2, "@@");
-    }
-    return g;
 }
 
 /* Whether x[k] is a whole word (it ends one, and x[k-1] does not glue to it). */
@@ -94,8 +82,8 @@ int names_init(NameCopy *nc, const PairSet *base, const Vocab *const v[2], const
         int32_t j = is_name_unit(t) ? vocab_id(v[1], t, strlen(t)) : -1;
         nc->tgt_of[i] = j >= 0 && j != VOCAB_UNK ? j : -1;
     }
-    nc->sglue = glue_table(v[0]);
-    nc->tglue = glue_table(v[1]);
+    nc->sglue = bpe_glue_table(v[0]);
+    nc->tglue = bpe_glue_table(v[1]);
 
     /* The candidates. */
     size_t cap = 0;

@@ -426,7 +426,7 @@ static void cons_numbers(const ModelFile *mf, char *const *tok, int n, int lim, 
     Err pe;
     for (int t = 0; t < n; t++) {
         size_t tl = strlen(tok[t]);
-        bool glued = tl > 2 && !strcmp(tok[t] + tl - 2, "@@");
+        bool glued = bpe_glued(tok[t]);
         buf_append(&word, tok[t], glued ? tl - 2 : tl);
         if (glued && t + 1 < n)
             continue;
@@ -471,15 +471,6 @@ static int cons_encode(const ModelFile *mf, const TranslateInput *in, const Sour
     ids->n = in->n;
     ids->bc = XCNEW(BeamCons, in->n ? in->n : 1);
     ids->ptr = XCNEW(const BeamCons *, in->n ? in->n : 1);
-    if (mf->text.tgt_bpe) {
-        size_t V = vocab_size(mf->tgt);
-        ids->glue = XCNEW(bool, V);
-        for (size_t v = 0; v < V; v++) {
-            const char *t = vocab_token(mf->tgt, (int)v);
-            size_t n = strlen(t);
-            ids->glue[v] = n > 2 && !strcmp(t + n - 2, "@@");
-        }
-    }
     bool any = false;
     for (int i = 0; i < in->n; i++) {
         BeamCons *b = &ids->bc[i];
@@ -495,6 +486,8 @@ static int cons_encode(const ModelFile *mf, const TranslateInput *in, const Sour
                          decode_limit(&mf->model, src->len[i], max_len), b);
         if (b->n == 0 && b->navoid == 0 && b->nprefix == 0)
             continue; /* decoded by the unconstrained beam */
+        if (mf->text.tgt_bpe && !ids->glue) /* only once a line has constraints */
+            ids->glue = bpe_glue_table(mf->tgt);
         b->glue = ids->glue;
         ids->ptr[i] = b;
         any = true;

@@ -600,3 +600,18 @@ void bpe_join(const char *units, size_t len, Buf *out)
         buf_append(out, units + start, glue ? n - 2 : n);
     }
 }
+
+bool bpe_glued(const char *unit)
+{
+    size_t n = strlen(unit);
+    return n > 2 && unit[n - 1] == '@' && unit[n - 2] == '@';
+}
+
+bool *bpe_glue_table(const Vocab *v)
+{
+    size_t V = vocab_size(v);
+    bool *g = XCNEW(bool, V ? V : 1);
+    for (size_t i = 0; i < V; i++)
+        g[i] = bpe_glued(vocab_token(v, (int32_t)i));
+    return g;
+}

@@ -37,6 +37,7 @@
 #ifndef S2S_TEXT_BPE_H
 #define S2S_TEXT_BPE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -91,6 +92,11 @@ size_t bpe_segment_line(const Bpe *b, const char *toks, size_t len, Buf *out);
 /* tok_line, then, when b is not NULL, bpe_segment_line on its tokens: appends the
    units to out and returns their number, or -1 with e set as tok_line. */
 long bpe_tok_line(const Bpe *b, const char *s, size_t len, const TokOpts *o, Buf *out, Err *e);
+/* Whether unit (NUL-terminated) is glued to the next one: it ends in "@@" after at
+   least one character. */
+bool bpe_glued(const char *unit);
+/* A table of vocab_size(v) flags, bpe_glued of each entry (xmalloc'd). */
+bool *bpe_glue_table(const Vocab *v);
 /* Joins units back into tokens: a unit ending in "@@" loses the marker and is glued
    to the next one (a marker at the end of the line is dropped). Appends to out. */
 void bpe_join(const char *units, size_t len, Buf *out);
