@@ -192,11 +192,13 @@ typedef struct Recipe {
     SchedKind sched;
     double ema;
     double concat; /* --concat */
+    double copy_names; /* --copy-names, on subword data */
 } Recipe;
 
 static const Recipe recipes[ARCH_KINDS] = {
-    [ARCH_RNN] = {TRAIN_RNN, complete_rnn, SCHED_PLATEAU, 0, 0},
-    [ARCH_TRANSFORMER] = {TRAIN_TF, complete_transformer, SCHED_WARMUP_COSINE, TRAIN_EMA, TRAIN_CONCAT},
+    [ARCH_RNN] = {TRAIN_RNN, complete_rnn, SCHED_PLATEAU, 0, 0, 0},
+    [ARCH_TRANSFORMER] = {TRAIN_TF, complete_transformer, SCHED_WARMUP_COSINE, TRAIN_EMA, TRAIN_CONCAT,
+                          TRAIN_COPY_NAMES},
 };
 
 /* Without --arch: the architecture one of whose own options is given, else the
@@ -326,6 +328,10 @@ static void arch_and_defaults(TrainOpts *o, const TrainOpts *saved, const int *s
         o->ema = r->ema;
     if (!given(seen, "--concat"))
         o->concat = r->concat;
+    if (!given(seen, "--copy-names")) {
+        o->copy_names = r->copy_names;
+        o->copy_names_recipe = r->copy_names > 0;
+    }
     if (o->base && !given(seen, "--lr"))
         o->lr = TRAIN_INIT_LR;
     bool warmup_sched = o->sched == SCHED_WARMUP_DECAY || o->sched == SCHED_WARMUP_COSINE;

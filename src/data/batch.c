@@ -292,12 +292,18 @@ double batch_plan_done(const BatchPlan *p)
 
 void batch_limits(const PairSet *d, const BatchOpts *o, int *max_b, int *max_s, int *max_t)
 {
+    batch_limits_n(d, d->n, o, max_b, max_s, max_t);
+}
+
+void batch_limits_n(const PairSet *d, long n, const BatchOpts *o, int *max_b, int *max_s, int *max_t)
+{
+    CHECK(n >= d->n && n <= INT32_MAX);
     int ms, mt, min_t;
     pair_extent(d, &ms, &mt, &min_t);
     ms = ms > 1 ? ms : 1;
     mt = mt + 1;
     min_t = d->n > 0 ? min_t + 1 : 0;
-    long mb = d->n > 0 ? d->n : 1;
+    long mb = n > 0 ? n : 1;
     if (o->batch > 0 && o->batch < mb)
         mb = o->batch;
     if (o->tokens > 0 && min_t > 0) {

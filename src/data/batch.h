@@ -111,6 +111,9 @@ void batch_plan_free(BatchPlan *p);
 /* Upper bounds of B, S and T over every batch any plan of d with o can produce
    (T counts <eos>), to size the buffers and the model's Work once. */
 void batch_limits(const PairSet *d, const BatchOpts *o, int *max_b, int *max_s, int *max_t);
+/* The same for epochs of up to n examples of d's lengths (an epoch with joined or
+   renamed pairs holds more than d's pairs: data/concat.h). */
+void batch_limits_n(const PairSet *d, long n, const BatchOpts *o, int *max_b, int *max_s, int *max_t);
 
 /* Buffers of the largest batch; a Batch filled from them points into them. */
 typedef struct BatchBuf {

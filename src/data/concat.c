@@ -43,16 +43,30 @@ static int rename_pairs(Concat *c, const PairSet *base, const ConcatOpts *o, int
     return 0;
 }
 
-int concat_epoch(Concat *c, const PairSet *base, const ConcatOpts *o, uint64_t seed, long epoch, Err *e)
+/* How many joined (*m) and renamed (*rn) examples an epoch of base draws. */
+static void epoch_sizes(const PairSet *base, const ConcatOpts *o, int *m, int *rn)
 {
     CHECK(o->share >= 0 && o->share <= 0.9 && o->rename >= 0 && o->rename <= 1);
     CHECK(o->rename == 0 || o->names);
     int n = base->n;
     double want = n > 0 ? floor((double)n * o->share / (1 - o->share) + 0.5) : 0;
-    int m = want < (double)(INT32_MAX - n) ? (int)want : INT32_MAX - n;
+    *m = want < (double)(INT32_MAX - n) ? (int)want : INT32_MAX - n;
     int ncand = o->rename > 0 ? o->names->ncand : 0;
     double rw = ncand > 0 && o->names->nnames > 0 ? floor((double)ncand * o->rename + 0.5) : 0;
-    int rn = rw < (double)(INT32_MAX - n - m) ? (int)rw : INT32_MAX - n - m;
+    *rn = rw < (double)(INT32_MAX - n - *m) ? (int)rw : INT32_MAX - n - *m;
+}
+
+long concat_most(const PairSet *base, const ConcatOpts *o)
+{
+    int m, rn;
+    epoch_sizes(base, o, &m, &rn);
+    return (long)base->n + m + rn;
+}
+
+int concat_epoch(Concat *c, const PairSet *base, const ConcatOpts *o, uint64_t seed, long epoch, Err *e)
+{
+    int n = base->n, m, rn;
+    epoch_sizes(base, o, &m, &rn);
     if (m == 0 && rn == 0) {
         c->set = *base;
         return 0;

@@ -43,6 +43,10 @@ typedef struct Concat {
    set of base's kind. -1 when a drawn pair fails pair_check. Zero-initialise c before
    the first call; free it with concat_free. */
 int concat_epoch(Concat *c, const PairSet *base, const ConcatOpts *o, uint64_t seed, long epoch, Err *e);
+
+/* The most examples an epoch of concat_epoch can hold (base's pairs, the joined ones,
+   every renamed one). */
+long concat_most(const PairSet *base, const ConcatOpts *o);
 void concat_free(Concat *c);
 
 #endif

@@ -113,7 +113,8 @@ static const OptRow rows[] = {
      .help = "each epoch, add P times as many pairs as hold a name\n"
              "on both sides (\"Tom\" -> \"Tom\"), each with its name\n"
              "replaced by an invented one, so that names the corpus\n"
-             "lacks are carried over (default 0; needs subwords)"},
+             "lacks are carried over (default " STR(TRAIN_COPY_NAMES) " for the Transformer\n"
+             "on subwords, else 0; docs/quality.md)"},
     {INT("--batch", batch.batch, 0, 1000000), FIXED | TRAIN_TOP, .key = "batch_size", .arg = "B",
      .help = "sentences per batch (default {}; 0: no limit)"},
     {LONG("--batch-tokens", batch.tokens, 0, 100000000), FIXED | TRAIN_TOP, .key = "batch_tokens", .arg = "N",

@@ -1225,11 +1225,13 @@ static void start_from_base(Trainer *t)
 }
 
 /* Everything before the first step: data, model, state, buffers, the log. */
-static int trainer_setup(Trainer *t, ModelConfig *cfg, Err *e)
+static int trainer_setup(Trainer *t, TrainOpts *own, ModelConfig *cfg, Err *e)
 {
     const TrainOpts *o = t->o;
     if (prepared_load(&t->data, o->data, e) != 0)
         return -1;
+    if (own->copy_names_recipe && (!t->data.bpe[0] || !t->data.bpe[1]))
+        own->copy_names = 0; /* the recipe's names need subwords; the state saves the 0 */
     *cfg = o->cfg;
     cfg->src_vocab = (int)vocab_size(t->data.src_vocab);
     cfg->tgt_vocab = (int)vocab_size(t->data.tgt_vocab);
@@ -1303,9 +1305,10 @@ static int trainer_setup(Trainer *t, ModelConfig *cfg, Err *e)
     if (t->rank == 0 && prepare_outputs(t, e) != 0)
         return -1;
     int mb, ms, mt, vb = 0, vs = 0, vt = 0;
-    batch_limits(&t->data.train.set, &o->batch, &mb, &ms, &mt);
-    if (o->concat > 0 || o->copy_names > 0) { /* joined and renamed pairs are longer, and no more in a batch */
-        ConcatOpts c = concat_opts(t);
+    /* joined and renamed pairs are longer, and more: a batch of the whole epoch holds them */
+    ConcatOpts c = concat_opts(t);
+    batch_limits_n(&t->data.train.set, concat_most(&t->data.train.set, &c), &o->batch, &mb, &ms, &mt);
+    if (o->concat > 0 || o->copy_names > 0) {
         ms = ms > c.max_s ? ms : c.max_s;
         mt = mt > c.max_t + 1 ? mt : c.max_t + 1;
     }
@@ -1382,6 +1385,8 @@ static void say_base(Trainer *t)
 
 int train_run(const TrainOpts *o, Err *e)
 {
+    TrainOpts own = *o; /* completed against the data by trainer_setup */
+    o = &own;
     Trainer t = {.o = o, .ckpt_step = -1, .rank = dist_rank(), .size = dist_size()};
     t.path_last = path_suffixed(o->model, ".last");
     t.path_state = path_suffixed(o->model, ".state");
@@ -1395,7 +1400,7 @@ int train_run(const TrainOpts *o, Err *e)
     }
     int threads = nn_set_threads(want);
     ModelConfig cfg;
-    int setup = trainer_setup(&t, &cfg, e);
+    int setup = trainer_setup(&t, &own, &cfg, e);
     if (t.size > 1) {
         /* Go on together or not at all: the first process that failed reports. */
         int first = t.size - dist_max_int(setup != 0 ? t.size - t.rank : 0);

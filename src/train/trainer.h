@@ -65,6 +65,8 @@ typedef struct TrainOpts {
     long keep_ckpt;    /* keep the last N validation checkpoints as MODEL.ckpt.STEP */
     double concat;     /* joined pairs' share of an epoch's examples (data/concat.h) */
     double copy_names; /* renamed pairs per pair with a name, each epoch (data/names.h) */
+    bool copy_names_recipe; /* copy_names is the recipe's, not given: 0 where a side of the
+                               data has word vocabularies (no error, as when given) */
     long bpe;          /* a corpus DATA: joint subword merges of its preparation */
     Direction direction; /* a corpus DATA: its languages */
     const char *init;  /* --init BASE: the model file the run starts from, or NULL */
@@ -91,6 +93,8 @@ TrainOpts train_opts_default(void);
 #define TRAIN_BPE 16000
 /* The share of joined examples (--concat) of the Transformer's recipe. */
 #define TRAIN_CONCAT 0.1
+/* The renamed pairs (--copy-names) of the Transformer's recipe, on subword data. */
+#define TRAIN_COPY_NAMES 0.5
 /* The learning rate of a run that starts from a model (--init) unless --lr is given: a
    tenth of the recipe's, which kept most of the base model's quality on general text
    while gaining as much on the new domain (docs/finetune.md). */

@@ -254,7 +254,7 @@ Test(train, concat_doubles_the_epoch_and_resumes_exactly)
 /* --copy-names on subwords: the summary line counts the pairs with a name on both
    sides (13 of the 320 training pairs: "Tom", "Mary"); the renamed pairs lengthen the
    epoch (5 steps of at most 64 pairs; with 13 more, 6), change the losses, and resume
-   exactly; words are refused. */
+   exactly; words are refused. The Transformer renames by default on subwords alone. */
 Test(train, copy_names_adds_renamed_pairs_and_resumes_exactly)
 {
     char *dir = sample_prepared_dir_with("300");
@@ -277,7 +277,27 @@ Test(train, copy_names_adds_renamed_pairs_and_resumes_exactly)
     cr_expect_str_eq(r.err, want);
     cr_expect(access(w, F_OK) != 0, "%s written", w);
     run_free(&r);
-    free(want); free(w);
+
+    /* the Transformer's recipe renames half as many on subwords without the option, also
+       when one batch holds the whole epoch (320 pairs, 36 joined, 7 renamed), and trains
+       words without it (the state saves 0, so the run resumes) */
+#define TF_STEP "--model-dim", "16", "--ff", "32", "--heads", "2", "--layers", "1", "--threads", "1", "--steps", "1"
+    char *t = strf("%s/t.s2s", dir);
+    r = RUN_S2S(NULL, "train", data, "-o", t, "--batch", "1000", TF_STEP);
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    cr_expect(strstr(r.err, "\ntrain: --copy-names: 13 training pairs hold a name on both sides; 7 of them renamed "
+                            "each epoch, with "),
+              "%s", r.err);
+    run_free(&r);
+    r = RUN_S2S(NULL, "train", words, "-o", w, TF_STEP);
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    cr_expect(!strstr(r.err, "--copy-names"), "%s", r.err);
+    run_free(&r);
+    r = RUN_S2S(NULL, "train", "--resume", "-o", w, "--steps", "2", "--quiet");
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    run_free(&r);
+#undef TF_STEP
+    free(want); free(w); free(t);
     free(data); free(words);
     rm_rf(dir);
     free(dir);
