@@ -28,7 +28,8 @@ endif
 PYTHON   ?= /usr/bin/python3
 CFLAGS_ALL = -std=c11 -D_GNU_SOURCE -ffp-contract=off -Wall -Wextra -Wshadow -Wno-unused-parameter \
              $(OPT) $(SAN) -Isrc $(PKG_CFLAGS) -MMD -MP $(CFLAGS)
-LDLIBS_ALL = $(SAN) $(PKG_LIBS) -lm -lpthread $(LDLIBS)
+# oneDNN (bf16 matrix products, nn/bf16.c) has no pkg-config file; its Debian build runs on OpenMP.
+LDLIBS_ALL = $(SAN) $(PKG_LIBS) -ldnnl -lgomp -lm -lpthread $(LDLIBS)
 
 LIB_SRC  := $(sort $(filter-out src/main.c,$(shell find src -name '*.c')))
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
@@ -57,8 +58,8 @@ $(VEC_OBJ): CFLAGS_ALL += $(NUM_CFLAGS)
 all: $(BIN)
 
 check-deps:
-	@pkg-config --exists $(PKGS) || { echo "s2s: missing libraries; install them with:"; \
-	  echo "  sudo apt-get install -y build-essential pkg-config libopenblas-dev libutf8proc-dev libcriterion-dev libedit-dev zlib1g-dev libmicrohttpd-dev"; exit 1; }
+	@pkg-config --exists $(PKGS) && test -f /usr/include/oneapi/dnnl/dnnl.h || { echo "s2s: missing libraries; install them with:"; \
+	  echo "  sudo apt-get install -y build-essential pkg-config libopenblas-dev libutf8proc-dev libcriterion-dev libedit-dev zlib1g-dev libmicrohttpd-dev libdnnl-dev"; exit 1; }
 
 $(BUILD)/libs2s.a: $(LIB_OBJ)
 	@rm -f $@

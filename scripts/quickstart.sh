@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-need=(build-essential pkg-config libopenblas-dev libutf8proc-dev libcriterion-dev libedit-dev zlib1g-dev libmicrohttpd-dev)
+need=(build-essential pkg-config libopenblas-dev libutf8proc-dev libcriterion-dev libedit-dev zlib1g-dev libmicrohttpd-dev libdnnl-dev)
 missing=()
 for p in "${need[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "base/err.h"
+#include "nn/bf16.h"
 #include "nn/ops.h"
 #include "nn/parallel.h"
 
@@ -27,6 +28,12 @@ void nn_gemm(const GemmShape *s, real alpha, const real *A, const real *B, real 
         }
         return;
     }
+#ifndef S2S_REAL_DOUBLE
+    if (nn_precision() == PREC_BF16 && alpha == 1 && ldc == N) { /* the products of training all are */
+        nn_gemm_bf16(M, N, K, s->trans_a, s->trans_b, A, s->lda, B, s->ldb, beta, C, ldc);
+        return;
+    }
+#endif
     R_CBLAS_GEMM(CblasRowMajor, s->trans_a ? CblasTrans : CblasNoTrans,
                  s->trans_b ? CblasTrans : CblasNoTrans, M, N, K, alpha, A, s->lda, B, s->ldb,
                  beta, C, ldc);
@@ -175,6 +182,7 @@ int nn_set_threads(int n)
     }
     int blas = blas_cap > 0 && blas_cap < n ? blas_cap : n;
     openblas_set_num_threads(blas);
+    nn_bf16_threads(blas);
     nn_parallel_set_threads(n);
     if (blas_cap > 0) {
         /* one product on every BLAS thread, so that OpenBLAS maps their buffers now,

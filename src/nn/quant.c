@@ -19,24 +19,6 @@ int precision_from_name(const char *name)
     return -1;
 }
 
-uint16_t nn_bf16_from_float(float x)
-{
-    uint32_t u;
-    memcpy(&u, &x, sizeof u);
-    if ((u & 0x7fffffffu) > 0x7f800000u) /* NaN: keep it quiet and a NaN */
-        return (uint16_t)((u >> 16) | 0x40);
-    u += 0x7fffu + ((u >> 16) & 1u); /* round to nearest, ties to even */
-    return (uint16_t)(u >> 16);
-}
-
-float nn_float_from_bf16(uint16_t h)
-{
-    uint32_t u = (uint32_t)h << 16;
-    float x;
-    memcpy(&x, &u, sizeof x);
-    return x;
-}
-
 /* Row r, column c of the interleaved layout: blocks of QLANES rows, and within a block
    the QLANES rows' weights of column c side by side, so that one column step updates
    QLANES outputs with one vector operation and no sum across lanes. */

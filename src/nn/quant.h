@@ -31,8 +31,22 @@ typedef struct QMatrix {
 } QMatrix;
 
 /* bf16 of x, rounded to nearest even (NaN stays NaN), and back. */
-uint16_t nn_bf16_from_float(float x);
-float nn_float_from_bf16(uint16_t h);
+static inline uint16_t nn_bf16_from_float(float x)
+{
+    uint32_t u;
+    __builtin_memcpy(&u, &x, sizeof u);
+    uint32_t r = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16; /* to nearest, ties to even */
+    return (u & 0x7fffffffu) > 0x7f800000u ? (uint16_t)((u >> 16) | 0x40u) /* NaN: quiet, a NaN */
+                                           : (uint16_t)r;
+}
+
+static inline float nn_float_from_bf16(uint16_t h)
+{
+    uint32_t u = (uint32_t)h << 16;
+    float x;
+    __builtin_memcpy(&x, &u, sizeof x);
+    return x;
+}
 
 /* Quantizes W (rows, cols), PyTorch layout (Out, In). */
 void nn_qmat_init(QMatrix *q, const float *W, int rows, int cols, Precision prec);

@@ -19,10 +19,11 @@
 _Static_assert(sizeof(Arch) == sizeof(int) && sizeof(Cell) == sizeof(int) && sizeof(AttnKind) == sizeof(int) &&
                    sizeof(LocalKind) == sizeof(int) && sizeof(BridgeKind) == sizeof(int) &&
                    sizeof(NormKind) == sizeof(int) && sizeof(PosKind) == sizeof(int) &&
-                   sizeof(SchedKind) == sizeof(int),
+                   sizeof(SchedKind) == sizeof(int) && sizeof(TrainPrecision) == sizeof(int),
                "OPT_ENUM fields are ints");
 
 static const char *const cell_names[] = {"gru", "lstm"};
+const char *const train_precision_names[TRAIN_PREC_KINDS] = {"auto", "f32", "bf16"};
 
 /* as cmd_opt_direction (commands.h), which this library layer does not reach */
 static int parse_direction(const char *v, void *field)
@@ -175,11 +176,17 @@ static const OptRow rows[] = {
     {INT("--threads", threads, 1, 1024), CHANGE, .arg = "N",
      .help = "threads (default: all cores; under mpirun, per process,\n"
              "the cores shared by the host's processes)"},
+    {ENUM("--precision", precision, train_precision_names, 0, TRAIN_PREC_KINDS - 1), CHANGE, .arg = "P",
+     .choices = "auto, f32 or bf16",
+     .help = "of the matrix products: f32, bf16 (inputs rounded to\n"
+             "bf16, sums in fp32; the weights, gradients, Adam and the\n"
+             "loss stay fp32; needs AVX512-BF16 or AMX) or auto: bf16\n"
+             "where the CPU has it (default {})"},
     {FLAG("--resume", OPT_TRUE, resume),
      .help = "continue the run saved in MODEL.state, with its data\n"
              "and options (DATA and flags need not be given again;\n"
              "only --time, --steps, --epochs, --patience, --threads,\n"
-             "--log-every and --quiet may differ)"},
+             "--precision, --log-every and --quiet may differ)"},
     {FLAG("--force", OPT_TRUE, force),
      .help = "start over even if MODEL.state exists (replaces\ns2s's own files only)"},
     {LONG("--log-every", log_every, 1, LONG_MAX), CHANGE, .arg = "N",

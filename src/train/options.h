@@ -16,7 +16,8 @@
                                         --init, must equal the base model's */
 
 /* The options that may differ on --resume (the rows of TRAIN_CHANGE), for messages. */
-#define TRAIN_MAY_CHANGE "--time, --steps, --epochs, --patience, --threads, --log-every and --quiet"
+#define TRAIN_MAY_CHANGE \
+    "--time, --steps, --epochs, --patience, --threads, --precision, --log-every and --quiet"
 
 /* The rows of the table; the fields are those of TrainOpts. */
 extern const OptTable train_option_table;

@@ -22,6 +22,7 @@
 #include "decode/translate.h"
 #include "eval/bleu.h"
 #include "model/file.h"
+#include "nn/bf16.h"
 #include "nn/linalg.h"
 #include "data/concat.h"
 #include "data/names.h"
@@ -47,7 +48,7 @@ TrainOpts train_opts_default(void)
         .sched = SCHED_PLATEAU, .warmup = 0, .sched_patience = 2000, .min_delta = 0.1,
         .epochs = 10, .valid_every = 1000, .patience = 0,
         .seed = 1, .log_every = 100, .progress = -1,
-        .bpe = TRAIN_BPE, .direction = DIRECTION_EN_FR,
+        .bpe = TRAIN_BPE, .direction = DIRECTION_EN_FR, .precision = TRAIN_PREC_F32,
     };
 }
 
@@ -1399,6 +1400,9 @@ int train_run(const TrainOpts *o, Err *e)
         want = cores > dist_local_size() ? (int)(cores / dist_local_size()) : 1;
     }
     int threads = nn_set_threads(want);
+    bool bf16 = o->precision == TRAIN_PREC_BF16 || (o->precision == TRAIN_PREC_AUTO && nn_bf16_native());
+    if (nn_set_precision(bf16 ? PREC_BF16 : PREC_F32, e) != 0)
+        goto out;
     ModelConfig cfg;
     int setup = trainer_setup(&t, &own, &cfg, e);
     if (t.size > 1) {
@@ -1424,10 +1428,10 @@ int train_run(const TrainOpts *o, Err *e)
         snprintf(who, sizeof who, "%d processes of %d thread%s", t.size, threads, threads == 1 ? "" : "s");
     else
         snprintf(who, sizeof who, "%d thread%s", threads, threads == 1 ? "" : "s");
-    say(&t, "train: %s%s%s%s, %d pairs (valid %d), %zu parameters, %s%s",
+    say(&t, "train: %s%s%s%s, %d pairs (valid %d), %zu parameters, %s, %s products%s",
         cfg.arch == ARCH_TRANSFORMER ? "Transformer" : "recurrent model", o->arch_by ? " (selected by " : "",
         o->arch_by ? o->arch_by : "", o->arch_by ? ")" : "", t.data.train.set.n, t.data.valid.set.n,
-        t.m.layout.total, who, o->resume ? "; resuming" : "");
+        t.m.layout.total, who, bf16 ? "bf16" : "fp32", o->resume ? "; resuming" : "");
     warn_warmup(&t, false);
     if (o->copy_names > 0)
         say(&t, "train: --copy-names: %d training pairs hold a name on both sides; %.0f of them renamed each "
@@ -1485,5 +1489,6 @@ out:
         rc = TRAIN_FAILED_ALL;
     }
     trainer_free(&t);
+    nn_set_precision(PREC_F32, &(Err){0});
     return rc;
 }

@@ -34,6 +34,11 @@
 #include "text/corpus.h"
 #include "train/optim.h"
 
+/* --precision: the matrix products' (nn/bf16.h); auto is bf16 where the CPU has bf16
+   instructions, else f32. */
+typedef enum { TRAIN_PREC_AUTO, TRAIN_PREC_F32, TRAIN_PREC_BF16, TRAIN_PREC_KINDS } TrainPrecision;
+extern const char *const train_precision_names[TRAIN_PREC_KINDS];
+
 typedef struct TrainOpts {
     const char *data;  /* a prepare directory */
     const char *model; /* output path MODEL */
@@ -54,6 +59,7 @@ typedef struct TrainOpts {
     int patience;      /* stop after this many validations without a better BLEU; 0: never */
     long valid_max;    /* at most this many valid pairs are decoded for BLEU (0: all) */
     int threads;       /* <= 0: all cores, shared by the run's processes on a host */
+    TrainPrecision precision; /* of the matrix products (nn/bf16.h) */
     uint64_t seed;
     bool resume;
     bool force;        /* start over even when MODEL.state exists */

@@ -353,7 +353,7 @@ Test(train, refuses_to_overwrite_a_run_without_resume_or_force)
     cr_expect_eq(r.status, 2);
     free(want);
     want = strf("s2s: train: --emb differs from the run in %s.state; on --resume only --time, --steps, "
-                "--epochs, --patience, --threads, --log-every and --quiet may change\n", model);
+                "--epochs, --patience, --threads, --precision, --log-every and --quiet may change\n", model);
     cr_expect_str_eq(r.err, want);
     run_free(&r);
     free(after);
@@ -668,7 +668,7 @@ Test(train, resume_without_flags_continues_exactly)
     r = RUN_S2S(NULL, "train", "--resume", "-o", c, "--lr", "0.001");
     cr_expect_eq(r.status, 2);
     char *want = strf("s2s: train: --lr differs from the run in %s.state; on --resume only --time, --steps, "
-                      "--epochs, --patience, --threads, --log-every and --quiet may change\n", c);
+                      "--epochs, --patience, --threads, --precision, --log-every and --quiet may change\n", c);
     cr_expect_str_eq(r.err, want);
     run_free(&r);
     char *after = dir_snapshot(dir);

@@ -379,7 +379,7 @@ Test(transformer, resume_continues_exactly_and_refuses_a_changed_size, .timeout 
     r = RUN_S2S(NULL, "train", "--resume", "-o", b, "--steps", "40", "--ff", "32");
     cr_expect_eq(r.status, 2);
     char *want = strf("s2s: train: --ff differs from the run in %s.state; on --resume only --time, --steps, "
-                      "--epochs, --patience, --threads, --log-every and --quiet may change\n", b);
+                      "--epochs, --patience, --threads, --precision, --log-every and --quiet may change\n", b);
     cr_expect_str_eq(r.err, want);
     free(want);
     run_free(&r);

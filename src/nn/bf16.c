@@ -1,0 +1,153 @@
+#include "nn/bf16.h"
+
+#include <omp.h>
+#include <oneapi/dnnl/dnnl.h>
+#include <stdlib.h>
+
+#include "nn/parallel.h"
+
+static Precision precision = PREC_F32;
+static dnnl_engine_t engine;
+static dnnl_stream_t stream;
+/* One primitive for every M, N and K (given at each call), by [trans_a][trans_b][C +=]:
+   A and B dense as stored (row-major, or column-major where transposed), C dense
+   row-major; the sum post-op accumulates. (Strides given at run time too would get
+   oneDNN's reference implementation, a hundred times slower.) */
+static dnnl_primitive_t prim[2][2][2];
+static bool made;
+static uint16_t *buf[2];
+static size_t cap[2];
+
+#define DNNL_OK(call) CHECK((call) == dnnl_success)
+
+bool nn_bf16_native(void)
+{
+    dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
+    return ((unsigned)isa & (unsigned)dnnl_cpu_isa_avx512_core_bf16) == (unsigned)dnnl_cpu_isa_avx512_core_bf16;
+}
+
+/* The primitive of prim[ta][tb][acc]; NULL where oneDNN has none. */
+static dnnl_primitive_t make_prim(bool ta, bool tb, bool acc)
+{
+    const dnnl_dim_t R = DNNL_RUNTIME_DIM_VAL;
+    dnnl_dims_t dims = {R, R};
+    dnnl_memory_desc_t a, b, c;
+    DNNL_OK(dnnl_memory_desc_init_by_tag(&a, 2, dims, dnnl_bf16, ta ? dnnl_ba : dnnl_ab));
+    DNNL_OK(dnnl_memory_desc_init_by_tag(&b, 2, dims, dnnl_bf16, tb ? dnnl_ba : dnnl_ab));
+    DNNL_OK(dnnl_memory_desc_init_by_tag(&c, 2, dims, dnnl_f32, dnnl_ab));
+    dnnl_matmul_desc_t md;
+    DNNL_OK(dnnl_matmul_desc_init(&md, &a, &b, NULL, &c));
+    dnnl_primitive_attr_t attr;
+    DNNL_OK(dnnl_primitive_attr_create(&attr));
+    if (acc) {
+        dnnl_post_ops_t po;
+        DNNL_OK(dnnl_post_ops_create(&po));
+        DNNL_OK(dnnl_post_ops_append_sum(po, 1.0f));
+        DNNL_OK(dnnl_primitive_attr_set_post_ops(attr, po));
+        dnnl_post_ops_destroy(po);
+    }
+    dnnl_primitive_desc_t pd;
+    dnnl_status_t st = dnnl_primitive_desc_create(&pd, &md, attr, engine, NULL);
+    dnnl_primitive_attr_destroy(attr);
+    if (st != dnnl_success)
+        return NULL;
+    dnnl_primitive_t p = NULL;
+    st = dnnl_primitive_create(&p, pd);
+    dnnl_primitive_desc_destroy(pd);
+    return st == dnnl_success ? p : NULL;
+}
+
+int nn_set_precision(Precision p, Err *e)
+{
+    CHECK(p == PREC_F32 || p == PREC_BF16);
+    if (p == PREC_BF16 && !made) {
+        if (!nn_bf16_native())
+            return err_set(e, "bf16 training needs a CPU with bf16 instructions (AVX512-BF16 or AMX); this one "
+                              "has none: use --precision f32");
+        if (!engine) {
+            DNNL_OK(dnnl_engine_create(&engine, dnnl_cpu, 0));
+            DNNL_OK(dnnl_stream_create(&stream, engine, dnnl_stream_default_flags));
+        }
+        for (int k = 0; k < 8; k++)
+            if (!(prim[k >> 2][(k >> 1) & 1][k & 1] = make_prim(k >> 2, (k >> 1) & 1, k & 1)))
+                return err_set(e, "oneDNN has no bf16 matrix product for this CPU: use --precision f32");
+        made = true;
+    }
+    precision = p;
+    return 0;
+}
+
+Precision nn_precision(void)
+{
+    return precision;
+}
+
+void nn_bf16_threads(int n)
+{
+    omp_set_num_threads(n > 0 ? n : 1);
+}
+
+/* Rows [lo, hi) of a rows × cols matrix at src (leading dimension ld) rounded into dst
+   (leading dimension cols). */
+typedef struct Round {
+    const float *src;
+    size_t ld, cols;
+    uint16_t *dst;
+} Round;
+
+NN_SIMD static void round_rows(void *ctx, size_t lo, size_t hi)
+{
+    const Round *r = ctx;
+    for (size_t i = lo; i < hi; i++) {
+        const float *restrict s = r->src + i * r->ld;
+        uint16_t *restrict d = r->dst + i * r->cols;
+        for (size_t j = 0; j < r->cols; j++)
+            d[j] = nn_bf16_from_float(s[j]);
+    }
+}
+
+/* The rows × cols matrix at src (leading dimension ld) in bf16, in buffer k. */
+static const uint16_t *rounded(int k, const float *src, int rows, int cols, int ld)
+{
+    size_t n = (size_t)rows * (size_t)cols;
+    if (n > cap[k]) {
+        free(buf[k]);
+        cap[k] = n + n / 4;
+        buf[k] = xmalloc_array(cap[k], sizeof *buf[k]);
+    }
+    Round r = {.src = src, .ld = (size_t)ld, .cols = (size_t)cols, .dst = buf[k]};
+    /* 32 K elements or more a thread */
+    nn_parallel_for((size_t)rows, 32768 / (size_t)cols + 1, round_rows, &r);
+    return buf[k];
+}
+
+static dnnl_memory_t memory(dnnl_dim_t rows, dnnl_dim_t cols, bool trans, dnnl_data_type_t t, const void *data)
+{
+    dnnl_dims_t dims = {rows, cols};
+    dnnl_memory_desc_t md;
+    DNNL_OK(dnnl_memory_desc_init_by_tag(&md, 2, dims, t, trans ? dnnl_ba : dnnl_ab));
+    dnnl_memory_t m;
+    DNNL_OK(dnnl_memory_create(&m, &md, engine, (void *)data));
+    return m;
+}
+
+void nn_gemm_bf16(int M, int N, int K, bool trans_a, bool trans_b, const float *A, int lda, const float *B,
+                  int ldb, float beta, float *C, int ldc)
+{
+    CHECK(made && M >= 1 && N >= 1 && K >= 1 && ldc == N);
+    if (beta != 0 && beta != 1)
+        for (int i = 0; i < M; i++)
+            for (int j = 0; j < N; j++)
+                C[(size_t)i * N + j] *= beta;
+    /* each factor as stored (op(A) is A or its transpose), rows packed */
+    const uint16_t *a = trans_a ? rounded(0, A, K, M, lda) : rounded(0, A, M, K, lda);
+    const uint16_t *b = trans_b ? rounded(1, B, N, K, ldb) : rounded(1, B, K, N, ldb);
+    dnnl_memory_t ma = memory(M, K, trans_a, dnnl_bf16, a), mb = memory(K, N, trans_b, dnnl_bf16, b),
+                  mc = memory(M, N, false, dnnl_f32, C);
+    dnnl_exec_arg_t args[3] = {{DNNL_ARG_SRC, ma}, {DNNL_ARG_WEIGHTS, mb}, {DNNL_ARG_DST, mc}};
+    DNNL_OK(dnnl_primitive_execute(prim[trans_a][trans_b][beta != 0], stream, 3, args));
+    DNNL_OK(dnnl_stream_wait(stream));
+    dnnl_memory_destroy(ma);
+    dnnl_memory_destroy(mb);
+    dnnl_memory_destroy(mc);
+}

@@ -1,0 +1,33 @@
+/*
+ * Matrix products in bf16 (s2s train --precision bf16): both factors rounded to bf16
+ * (to nearest, ties to even), multiplied and accumulated in fp32 by oneDNN's matmul
+ * primitive, the result in fp32. The weights, their gradients, Adam's moments and the
+ * loss stay in fp32: the standard mixed-precision recipe, with only the products'
+ * inputs rounded. nn_gemm (nn/linalg.h) takes this path once nn_set_precision chose it.
+ */
+#ifndef S2S_NN_BF16_H
+#define S2S_NN_BF16_H
+
+#include <stdbool.h>
+
+#include "base/err.h"
+#include "nn/quant.h"
+
+/* Whether this CPU multiplies bf16 in hardware (AVX512-BF16 or AMX), as oneDNN sees it. */
+bool nn_bf16_native(void);
+
+/* The precision of nn_gemm's float products from now on: PREC_F32 or PREC_BF16 (the
+   rounding of nn_bf16_from_float). PREC_BF16 fails (-1, e set) on a CPU without bf16
+   instructions: emulated, it would be slower than fp32. */
+int nn_set_precision(Precision p, Err *e);
+Precision nn_precision(void);
+
+/* The threads of the bf16 products (nn_set_threads calls it). */
+void nn_bf16_threads(int n);
+
+/* C(M,N) = op(A)·op(B) + beta·C in bf16 (A, B rounded), shapes as nn_gemm's: M, N, K
+   >= 1; ldx the leading dimensions, trans_x as GemmShape's; C dense (ldc == N). */
+void nn_gemm_bf16(int M, int N, int K, bool trans_a, bool trans_b, const float *A, int lda, const float *B,
+                  int ldb, float beta, float *C, int ldc);
+
+#endif
