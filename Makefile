@@ -28,8 +28,7 @@ endif
 PYTHON   ?= /usr/bin/python3
 CFLAGS_ALL = -std=c11 -D_GNU_SOURCE -ffp-contract=off -Wall -Wextra -Wshadow -Wno-unused-parameter \
              $(OPT) $(SAN) -Isrc $(PKG_CFLAGS) -MMD -MP $(CFLAGS)
-# oneDNN (bf16 matrix products, nn/bf16.c) has no pkg-config file; its Debian build runs on OpenMP.
-LDLIBS_ALL = $(SAN) $(PKG_LIBS) -ldnnl -lgomp -lm -lpthread $(LDLIBS)
+LDLIBS_ALL = $(SAN) $(PKG_LIBS) -lm -lpthread $(LDLIBS)
 
 LIB_SRC  := $(sort $(filter-out src/main.c,$(shell find src -name '*.c')))
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)

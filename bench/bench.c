@@ -17,9 +17,10 @@
  *       targets (<eos> included) all have L tokens, random word ids; with --sentences,
  *       OUTDIR/dec.safetensors of N random sources of L tokens.
  *   bench train BATCHES [--init MODEL | --cell C --attention A --input-feed] [--threads N]
- *       [--warmup W] [--runs R] [--seed S] [--loop K]
+ *       [--warmup W] [--runs R] [--seed S] [--loop K] [--precision f32|bf16]
  *       Training steps (forward, backward, clipping, Adam) over the batches: target
- *       tokens/s per run, model FLOPs per token, CPU times, peak RSS.
+ *       tokens/s per run, model FLOPs per token, CPU times, peak RSS; with bf16 the
+ *       products' inputs rounded to bf16 (s2s train --precision bf16).
  *   bench greedy MODEL DEC [--batch B] [--max-len M] [--threads N] [--runs R] [--first N]
  *                          [--precision f32|bf16|int8] [--int8-kernel portable|sse2|avx2|vnni]
  *       Greedy decoding of the (first N) sentences of DEC, model load timed apart;
@@ -55,6 +56,7 @@
 #include "decode/greedy.h"
 #include "model/file.h"
 #include "model/model.h"
+#include "nn/bf16.h"
 #include "nn/linalg.h"
 #include "data/batch.h"
 #include "data/prepared.h"
@@ -666,6 +668,7 @@ static int cmd_train(int argc, char **argv)
 {
     const char *path = NULL, *init = NULL;
     long threads = 2, warmup = 2, runs = 3, seed = 1, loop = 1;
+    bool bf16 = false;
     ModelConfig cfg = model_config_default();
     Opts o;
     opts_init(&o, "train", argc, argv);
@@ -684,7 +687,12 @@ static int cmd_train(int argc, char **argv)
             loop = opts_long(&o, 1, 1000);
         else if (opts_is(&o, "--seed"))
             seed = opts_long(&o, 0, 1L << 62);
-        else if (opts_is(&o, "--cell")) {
+        else if (opts_is(&o, "--precision")) {
+            const char *p = opts_str(&o);
+            if (strcmp(p, "f32") && strcmp(p, "bf16"))
+                die_usage("train: option --precision: expected f32 or bf16, got '%s'", p);
+            bf16 = strcmp(p, "bf16") == 0;
+        } else if (opts_is(&o, "--cell")) {
             const char *c = opts_str(&o);
             if (strcmp(c, "gru") && strcmp(c, "lstm"))
                 die_usage("train: option --cell: expected gru or lstm, got '%s'", c);
@@ -706,6 +714,9 @@ static int cmd_train(int argc, char **argv)
         die_usage("train: usage: bench train BATCHES [--init MODEL | model options]");
     /* --threads 0 leaves the thread count to OpenBLAS (OPENBLAS_NUM_THREADS) */
     int nthreads = threads > 0 ? nn_set_threads((int)threads) : openblas_get_num_threads();
+    Err pe;
+    if (nn_set_precision(bf16 ? PREC_BF16 : PREC_F32, &pe) != 0)
+        die_err(&pe);
     Batches bs;
     batches_load(&bs, path);
     if (warmup > bs.n)
@@ -779,9 +790,10 @@ static int cmd_train(int argc, char **argv)
     Buf b = {0};
     Buf cj = {0};
     model_config_json(&m->cfg, &(TextConfig){0}, &cj);
-    buf_printf(&b, "{\"job\": \"train\", \"impl\": \"s2s\", \"threads\": %d, \"batches\": %d, \"warmup\": %ld, "
-                   "\"loop\": %ld, \"tokens_per_run\": %lld, \"params\": %zu, \"config\": %s",
-               nthreads, bs.n, warmup, loop, tokens, np, cj.data);
+    buf_printf(&b, "{\"job\": \"train\", \"impl\": \"s2s\", \"threads\": %d, \"precision\": \"%s\", "
+                   "\"batches\": %d, \"warmup\": %ld, \"loop\": %ld, \"tokens_per_run\": %lld, \"params\": %zu, "
+                   "\"config\": %s",
+               nthreads, bf16 ? "bf16" : "f32", bs.n, warmup, loop, tokens, np, cj.data);
     json_list(&b, "tok_s_runs", tok_s, (int)runs, "%.1f");
     json_list(&b, "seconds_runs", secs, (int)runs, "%.4f");
     buf_printf(&b, ", \"tok_s\": %.1f, \"flops_per_tok\": %.0f, \"gflops\": %.2f, \"loss0\": %.6f, "

@@ -249,6 +249,20 @@ def main():
                          + " | ".join(fmt(x["tok_s"]) if x else "n/a" for x in (get(row, "torch1"), get(row, "torch"),
                                                                                get(row, "torchbf16"), get(row, "torchbf16x2")))
                          + f" | {fn} | {s2['tok_s'] / fx['tok_s']:.2f}× | {bn} | {s2['tok_s'] / bx['tok_s']:.2f}× |")
+    # reduced precision: s2s train --precision bf16 against s2s in fp32 and PyTorch's fastest
+    bf16_rows = []
+    for row, label, target in TRAIN_ROWS:
+        s2, sb = get(row, "s2s"), get(row, "s2sbf16")
+        if not s2 or not sb:
+            continue
+        cands = [x for x in (get(row, i) for i in ("torch", "torch1", "torchbf16", "torchbf16x2")) if x]
+        bx = max(cands, key=lambda x: x["tok_s"]) if cands else None
+        goal = 1.5 if row == "train-transformer" else None
+        r = sb["tok_s"] / s2["tok_s"]
+        bf16_rows.append(f"| {row} | {fmt(s2['tok_s'])} | {fmt(sb['tok_s'])} | {r:.2f}× | "
+                         + (f"≥ {goal:g}× | {met(r, goal)} | " if goal else "(info) | | ")
+                         + f"{fmt(sb['gflops'], 1)} | {sb['last_loss']:.4f} vs {s2['last_loss']:.4f} | "
+                         + (f"{sb['tok_s'] / bx['tok_s']:.2f}× |" if bx else "n/a |"))
     # decoding: s2s decodes in int8 by default (every decoder-step product; the targets
     # apply to what users get), and in f32 on request, PyTorch's computation (the same
     # outputs, checked below)
@@ -415,6 +429,20 @@ def main():
                  "PyTorch bf16 all | fastest fp32 | s2s vs it | fastest | s2s vs it |")
         L.append("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | --- | ---: |")
         L.extend(best_rows)
+        L.append("")
+
+    if bf16_rows:
+        L.append("### Training in bf16")
+        L.append("")
+        L.append("`s2s train --precision bf16` (the products' inputs rounded to bf16, sums in fp32, through oneDNN) "
+                 "against fp32, both on all threads, target tokens/s of the same batches; the loss of the last "
+                 "batch after the same steps in each; the last column against PyTorch's fastest setting (fp32 or "
+                 "bf16 autocast, 1 or all threads).")
+        L.append("")
+        L.append("| row | s2s fp32 | s2s bf16 | bf16 / fp32 | target | met | bf16 GFLOP/s | last loss bf16 vs fp32 | "
+                 "bf16 vs PyTorch's fastest |")
+        L.append("| --- | ---: | ---: | ---: | --- | --- | ---: | --- | ---: |")
+        L.extend(bf16_rows)
         L.append("")
 
     # ---------------------------------------------------------------- how cost grows

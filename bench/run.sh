@@ -166,6 +166,9 @@ if [[ ,$ROWS, == *,train,* ]]; then
             "$SET/batches.safetensors" "$OUT/$row.s2s" --threads 1 --warmup "$WARMUP" --runs "$RUNS" --bf16
           record "$row" torchbf16x2 "$PYTHON" bench/torch_bench.py train "$SET/batches.safetensors" "$OUT/$row.s2s" \
             --threads "$THREADS" --warmup "$WARMUP" --runs "$RUNS" --bf16
+          # s2s train --precision bf16: the products' inputs in bf16, sums in fp32
+          record "$row" s2sbf16 "${S2S_TRAIN_ENV[@]}" "$BENCH" train "$SET/batches.safetensors" \
+            --init "$OUT/$row.s2s" --threads "$THREADS" --warmup "$WARMUP" --runs "$RUNS" --precision bf16
         fi
       fi
       # peak memory where an epoch sets it: one pass over its longest batches

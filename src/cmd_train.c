@@ -375,9 +375,9 @@ static const char *resolve_opts(TrainOpts *o, const char *data, const int *seen,
     check.src_vocab = check.tgt_vocab = 5; /* sizes come from the data */
     if (model_config_check(&check, &e) != 0)
         die_usage("train: %s", e.msg);
-    if (o->precision == TRAIN_PREC_BF16 && !nn_bf16_native())
-        die_usage("train: --precision bf16 needs a CPU with bf16 instructions (AVX512-BF16 or AMX); this one has "
-                  "none");
+    if (o->precision == TRAIN_PREC_BF16 && nn_set_precision(PREC_BF16, &e) != 0)
+        die_usage("train: --precision bf16: %s", e.msg);
+    nn_set_precision(PREC_F32, &e); /* train_run sets the run's */
     if (given(seen, "--direction") && is_dir(data))
         die_usage("train: option --direction is for a corpus DATA; %s was prepared with its own", data);
     if (given(seen, "--bpe") && is_dir(data))

@@ -1,10 +1,54 @@
 #include "nn/bf16.h"
 
-#include <omp.h>
+#include <dlfcn.h>
 #include <oneapi/dnnl/dnnl.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "nn/parallel.h"
+
+/* oneDNN is opened on first use (dlopen), so that the commands that never train in bf16
+   neither map its 40 MB nor pay for loading it and the C++ and OpenMP runtimes it
+   brings; the functions s2s calls, by name. */
+#define DNNL_FUNCS(X)                                                                                          \
+    X(dnnl_get_effective_cpu_isa) X(dnnl_engine_create) X(dnnl_stream_create) X(dnnl_memory_desc_init_by_tag) \
+    X(dnnl_matmul_desc_init) X(dnnl_primitive_attr_create) X(dnnl_post_ops_create) X(dnnl_post_ops_append_sum)  \
+    X(dnnl_primitive_attr_set_post_ops) X(dnnl_post_ops_destroy) X(dnnl_primitive_desc_create)                 \
+    X(dnnl_primitive_attr_destroy) X(dnnl_primitive_create) X(dnnl_primitive_desc_destroy) X(dnnl_memory_create) \
+    X(dnnl_primitive_execute) X(dnnl_stream_wait) X(dnnl_memory_destroy)
+#define DNNL_FIELD(f) __typeof__(f) *f;
+static struct {
+    DNNL_FUNCS(DNNL_FIELD)
+    void (*omp_set_num_threads)(int); /* OpenMP's, which oneDNN's Debian build runs on */
+} D;
+static int opened; /* 0: not tried, 1: open, -1: absent */
+static char why[256];  /* with -1: dlerror's words */
+static int want_threads = 1;
+
+/* Opens oneDNN; false when the library or one of its functions is missing. */
+static bool dnnl_open(void)
+{
+    if (opened)
+        return opened > 0;
+    opened = -1;
+    void *h = dlopen("libdnnl.so.2", RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        snprintf(why, sizeof why, "%s", dlerror());
+        return false;
+    }
+#define DNNL_LOAD(f)                                                                                           \
+    if (!(*(void **)&D.f = dlsym(h, #f))) {                                                                    \
+        snprintf(why, sizeof why, "libdnnl.so.2 lacks " #f);                                                   \
+        return false;                                                                                          \
+    }
+    DNNL_FUNCS(DNNL_LOAD)
+#undef DNNL_LOAD
+    *(void **)&D.omp_set_num_threads = dlsym(h, "omp_set_num_threads");
+    if (D.omp_set_num_threads)
+        D.omp_set_num_threads(want_threads);
+    opened = 1;
+    return true;
+}
 
 static Precision precision = PREC_F32;
 static dnnl_engine_t engine;
@@ -22,7 +66,9 @@ static size_t cap[2];
 
 bool nn_bf16_native(void)
 {
-    dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
+    if (!dnnl_open())
+        return false;
+    dnnl_cpu_isa_t isa = D.dnnl_get_effective_cpu_isa();
     return ((unsigned)isa & (unsigned)dnnl_cpu_isa_avx512_core_bf16) == (unsigned)dnnl_cpu_isa_avx512_core_bf16;
 }
 
@@ -32,28 +78,28 @@ static dnnl_primitive_t make_prim(bool ta, bool tb, bool acc)
     const dnnl_dim_t R = DNNL_RUNTIME_DIM_VAL;
     dnnl_dims_t dims = {R, R};
     dnnl_memory_desc_t a, b, c;
-    DNNL_OK(dnnl_memory_desc_init_by_tag(&a, 2, dims, dnnl_bf16, ta ? dnnl_ba : dnnl_ab));
-    DNNL_OK(dnnl_memory_desc_init_by_tag(&b, 2, dims, dnnl_bf16, tb ? dnnl_ba : dnnl_ab));
-    DNNL_OK(dnnl_memory_desc_init_by_tag(&c, 2, dims, dnnl_f32, dnnl_ab));
+    DNNL_OK(D.dnnl_memory_desc_init_by_tag(&a, 2, dims, dnnl_bf16, ta ? dnnl_ba : dnnl_ab));
+    DNNL_OK(D.dnnl_memory_desc_init_by_tag(&b, 2, dims, dnnl_bf16, tb ? dnnl_ba : dnnl_ab));
+    DNNL_OK(D.dnnl_memory_desc_init_by_tag(&c, 2, dims, dnnl_f32, dnnl_ab));
     dnnl_matmul_desc_t md;
-    DNNL_OK(dnnl_matmul_desc_init(&md, &a, &b, NULL, &c));
+    DNNL_OK(D.dnnl_matmul_desc_init(&md, &a, &b, NULL, &c));
     dnnl_primitive_attr_t attr;
-    DNNL_OK(dnnl_primitive_attr_create(&attr));
+    DNNL_OK(D.dnnl_primitive_attr_create(&attr));
     if (acc) {
         dnnl_post_ops_t po;
-        DNNL_OK(dnnl_post_ops_create(&po));
-        DNNL_OK(dnnl_post_ops_append_sum(po, 1.0f));
-        DNNL_OK(dnnl_primitive_attr_set_post_ops(attr, po));
-        dnnl_post_ops_destroy(po);
+        DNNL_OK(D.dnnl_post_ops_create(&po));
+        DNNL_OK(D.dnnl_post_ops_append_sum(po, 1.0f));
+        DNNL_OK(D.dnnl_primitive_attr_set_post_ops(attr, po));
+        D.dnnl_post_ops_destroy(po);
     }
     dnnl_primitive_desc_t pd;
-    dnnl_status_t st = dnnl_primitive_desc_create(&pd, &md, attr, engine, NULL);
-    dnnl_primitive_attr_destroy(attr);
+    dnnl_status_t st = D.dnnl_primitive_desc_create(&pd, &md, attr, engine, NULL);
+    D.dnnl_primitive_attr_destroy(attr);
     if (st != dnnl_success)
         return NULL;
     dnnl_primitive_t p = NULL;
-    st = dnnl_primitive_create(&p, pd);
-    dnnl_primitive_desc_destroy(pd);
+    st = D.dnnl_primitive_create(&p, pd);
+    D.dnnl_primitive_desc_destroy(pd);
     return st == dnnl_success ? p : NULL;
 }
 
@@ -61,12 +107,14 @@ int nn_set_precision(Precision p, Err *e)
 {
     CHECK(p == PREC_F32 || p == PREC_BF16);
     if (p == PREC_BF16 && !made) {
+        if (!dnnl_open())
+            return err_set(e, "bf16 products need oneDNN (Debian's libdnnl2): %s", why);
         if (!nn_bf16_native())
-            return err_set(e, "bf16 training needs a CPU with bf16 instructions (AVX512-BF16 or AMX); this one "
-                              "has none: use --precision f32");
+            return err_set(e, "bf16 products need a CPU with bf16 instructions (AVX512-BF16 or AMX); this one has "
+                              "none");
         if (!engine) {
-            DNNL_OK(dnnl_engine_create(&engine, dnnl_cpu, 0));
-            DNNL_OK(dnnl_stream_create(&stream, engine, dnnl_stream_default_flags));
+            DNNL_OK(D.dnnl_engine_create(&engine, dnnl_cpu, 0));
+            DNNL_OK(D.dnnl_stream_create(&stream, engine, dnnl_stream_default_flags));
         }
         for (int k = 0; k < 8; k++)
             if (!(prim[k >> 2][(k >> 1) & 1][k & 1] = make_prim(k >> 2, (k >> 1) & 1, k & 1)))
@@ -84,7 +132,9 @@ Precision nn_precision(void)
 
 void nn_bf16_threads(int n)
 {
-    omp_set_num_threads(n > 0 ? n : 1);
+    want_threads = n > 0 ? n : 1;
+    if (opened > 0 && D.omp_set_num_threads)
+        D.omp_set_num_threads(want_threads);
 }
 
 /* Rows [lo, hi) of a rows × cols matrix at src (leading dimension ld) rounded into dst
@@ -125,9 +175,9 @@ static dnnl_memory_t memory(dnnl_dim_t rows, dnnl_dim_t cols, bool trans, dnnl_d
 {
     dnnl_dims_t dims = {rows, cols};
     dnnl_memory_desc_t md;
-    DNNL_OK(dnnl_memory_desc_init_by_tag(&md, 2, dims, t, trans ? dnnl_ba : dnnl_ab));
+    DNNL_OK(D.dnnl_memory_desc_init_by_tag(&md, 2, dims, t, trans ? dnnl_ba : dnnl_ab));
     dnnl_memory_t m;
-    DNNL_OK(dnnl_memory_create(&m, &md, engine, (void *)data));
+    DNNL_OK(D.dnnl_memory_create(&m, &md, engine, (void *)data));
     return m;
 }
 
@@ -145,9 +195,9 @@ void nn_gemm_bf16(int M, int N, int K, bool trans_a, bool trans_b, const float *
     dnnl_memory_t ma = memory(M, K, trans_a, dnnl_bf16, a), mb = memory(K, N, trans_b, dnnl_bf16, b),
                   mc = memory(M, N, false, dnnl_f32, C);
     dnnl_exec_arg_t args[3] = {{DNNL_ARG_SRC, ma}, {DNNL_ARG_WEIGHTS, mb}, {DNNL_ARG_DST, mc}};
-    DNNL_OK(dnnl_primitive_execute(prim[trans_a][trans_b][beta != 0], stream, 3, args));
-    DNNL_OK(dnnl_stream_wait(stream));
-    dnnl_memory_destroy(ma);
-    dnnl_memory_destroy(mb);
-    dnnl_memory_destroy(mc);
+    DNNL_OK(D.dnnl_primitive_execute(prim[trans_a][trans_b][beta != 0], stream, 3, args));
+    DNNL_OK(D.dnnl_stream_wait(stream));
+    D.dnnl_memory_destroy(ma);
+    D.dnnl_memory_destroy(mb);
+    D.dnnl_memory_destroy(mc);
 }

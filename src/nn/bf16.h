@@ -13,12 +13,13 @@
 #include "base/err.h"
 #include "nn/quant.h"
 
-/* Whether this CPU multiplies bf16 in hardware (AVX512-BF16 or AMX), as oneDNN sees it. */
+/* Whether this CPU multiplies bf16 in hardware (AVX512-BF16 or AMX), as oneDNN sees it
+   (false without oneDNN, which is opened on first use). */
 bool nn_bf16_native(void);
 
 /* The precision of nn_gemm's float products from now on: PREC_F32 or PREC_BF16 (the
-   rounding of nn_bf16_from_float). PREC_BF16 fails (-1, e set) on a CPU without bf16
-   instructions: emulated, it would be slower than fp32. */
+   rounding of nn_bf16_from_float). PREC_BF16 fails (-1, e set) without oneDNN or on a
+   CPU without bf16 instructions (emulated, it would be slower than fp32). */
 int nn_set_precision(Precision p, Err *e);
 Precision nn_precision(void);
 

@@ -12,6 +12,7 @@
 #include "base/crc32.h"
 #include "base/safetensors.h"
 #include "model/file.h"
+#include "nn/bf16.h"
 
 #define SMALL_MODEL "--emb", "16", "--hidden", "16", "--dec-hidden", "16", "--attn-size", "16", \
                     "--deep-out", "16", "--threads", "1", "--quiet"
@@ -299,6 +300,80 @@ Test(train, copy_names_adds_renamed_pairs_and_resumes_exactly)
 #undef TF_STEP
     free(want); free(w); free(t);
     free(data); free(words);
+    rm_rf(dir);
+    free(dir);
+}
+
+/* The loss of step `step` in the log at log_path. */
+static double loss_at(const char *log_path, long step)
+{
+    char *all = step_losses(log_path, step), *want = strf("%ld:", step);
+    cr_assert(strncmp(all, want, strlen(want)) == 0, "%s", all);
+    double l = strtod(all + strlen(want), NULL);
+    free(all);
+    free(want);
+    return l;
+}
+
+/* --precision: the first progress line names the products' precision, and --precision
+   f32 is the default's run bit for bit. Without bf16 in the CPU (DNNL_MAX_CPU_ISA=AVX2
+   hides it from oneDNN on any CPU), bf16 is refused before anything is written and auto
+   trains in fp32. Where the CPU has bf16: auto picks it, a tiny Transformer's loss falls
+   over 30 bf16 steps, and the run resumes in fp32. */
+Test(train, precision_is_named_and_bf16_trains_where_the_cpu_has_it)
+{
+#define TF_P "--model-dim", "16", "--ff", "32", "--heads", "2", "--layers", "1", "--threads", "1", \
+             "--valid-every", "0"
+    char *dir = sample_prepared_dir();
+    char *data = strf("%s/data", dir), *a = strf("%s/a.s2s", dir), *b = strf("%s/b.s2s", dir),
+         *c = strf("%s/c.s2s", dir), *d = strf("%s/d.s2s", dir);
+    RunResult r = RUN_S2S(NULL, "train", data, "-o", a, "--steps", "3", TF_P);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_expect(strstr(r.err, " parameters, 1 thread, fp32 products\n"), "%s", r.err);
+    run_free(&r);
+    r = RUN_S2S(NULL, "train", data, "-o", b, "--steps", "3", "--precision", "f32", TF_P);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    run_free(&r);
+    char *la = strf("%s.last", a), *lb = strf("%s.last", b);
+    expect_same_weights(la, lb);
+
+    setenv("DNNL_MAX_CPU_ISA", "AVX2", 1);
+    r = RUN_S2S(NULL, "train", data, "-o", c, "--steps", "3", "--precision", "bf16", TF_P);
+    cr_expect_eq(r.status, 2);
+    cr_expect_str_eq(r.err, "s2s: train: --precision bf16: bf16 products need a CPU with bf16 instructions "
+                            "(AVX512-BF16 or AMX); this one has none\n");
+    char *cs = strf("%s.state", c);
+    cr_expect(access(c, F_OK) != 0 && access(cs, F_OK) != 0, "%s written", c);
+    free(cs);
+    run_free(&r);
+    r = RUN_S2S(NULL, "train", data, "-o", c, "--steps", "1", "--precision", "auto", TF_P);
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    cr_expect(strstr(r.err, " parameters, 1 thread, fp32 products\n"), "%s", r.err);
+    run_free(&r);
+    unsetenv("DNNL_MAX_CPU_ISA");
+
+    if (nn_bf16_native()) {
+        r = RUN_S2S(NULL, "train", data, "-o", d, "--steps", "30", "--precision", "auto", TF_P);
+        cr_assert_eq(r.status, 0, "%s", r.err);
+        cr_expect(strstr(r.err, " parameters, 1 thread, bf16 products\n"), "%s", r.err);
+        run_free(&r);
+        char *ld = strf("%s.log.jsonl", d);
+        double first = loss_at(ld, 1), last = loss_at(ld, 30);
+        cr_expect(last < first - 0.3, "bf16: loss %g at step 1, %g at step 30", first, last);
+        r = RUN_S2S(NULL, "train", "--resume", "-o", d, "--steps", "32", "--precision", "f32");
+        cr_expect_eq(r.status, 0, "%s", r.err);
+        cr_expect(strstr(r.err, ", fp32 products; resuming\n"), "%s", r.err);
+        run_free(&r);
+        free(ld);
+    } else {
+        r = RUN_S2S(NULL, "train", data, "-o", d, "--steps", "1", "--precision", "bf16", TF_P);
+        cr_expect_eq(r.status, 2, "%s", r.err);
+        run_free(&r);
+    }
+#undef TF_P
+    free(la); free(lb);
+    free(a); free(b); free(c); free(d);
+    free(data);
     rm_rf(dir);
     free(dir);
 }

@@ -1,11 +1,14 @@
 /* End-to-end sanity of the training pieces: a small GRU model trained with
    batch_fill, model_forward_backward, clipping and Adam memorises 8 made-up
-   pairs; greedy decoding then reproduces every target exactly. */
+   pairs; greedy decoding then reproduces every target exactly; in fp32 and with the
+   products in bf16 (nn/bf16.h), whose step is also compared with fp32's. */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <string.h>
 
 #include "model/model.h"
 #include "data/batch.h"
+#include "nn/bf16.h"
 #include "train/optim.h"
 
 _Static_assert(sizeof(real) == sizeof(float), "the main test binary uses the float engine");
@@ -18,7 +21,7 @@ static int s0[] = {4, 5, 6}, s1[] = {7, 8}, s2[] = {9, 10, 11, 12}, s3[] = {13},
 static int t0[] = {6, 5, 4}, t1[] = {8, 8, 7}, t2[] = {12, 11}, t3[] = {13, 13, 13, 14},
            t4[] = {4}, t5[] = {10, 9, 8, 7, 6}, t6[] = {14, 11, 15}, t7[] = {4, 12};
 
-Test(train_smoke, memorises_eight_pairs)
+static void memorise(void)
 {
     int *src[NPAIR] = {s0, s1, s2, s3, s4, s5, s6, s7};
     int *tgt[NPAIR] = {t0, t1, t2, t3, t4, t5, t6, t7};
@@ -108,4 +111,25 @@ Test(train_smoke, memorises_eight_pairs)
     work_free(w);
     batch_buf_free(&bb);
     model_free(&m);
+}
+
+Test(train_smoke, memorises_eight_pairs)
+{
+    memorise();
+}
+
+/* With the products in bf16, where the CPU has bf16 instructions; elsewhere bf16 is
+   refused with its message and nn_gemm stays fp32. */
+Test(train_smoke, memorises_eight_pairs_in_bf16)
+{
+    Err e = {0};
+    if (!nn_bf16_native()) {
+        cr_expect_eq(nn_set_precision(PREC_BF16, &e), -1);
+        cr_expect_str_eq(e.msg, "bf16 products need a CPU with bf16 instructions (AVX512-BF16 or AMX); this one has "
+                                "none");
+        cr_expect_eq(nn_precision(), PREC_F32);
+        return;
+    }
+    cr_assert_eq(nn_set_precision(PREC_BF16, &e), 0, "%s", e.msg);
+    memorise();
 }
