@@ -4,6 +4,7 @@
 #include <oneapi/dnnl/dnnl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "nn/parallel.h"
 
@@ -156,18 +157,83 @@ NN_SIMD static void round_rows(void *ctx, size_t lo, size_t hi)
     }
 }
 
-/* The rows × cols matrix at src (leading dimension ld) in bf16, in buffer k. */
+/* nn_bf16_fixed_begin: the floats that stay fixed, their bf16 forms at the same offsets
+   of `mirror`, and which matrices (offset, length) of them are rounded in this
+   generation (an open-addressing table; an entry of an older generation is free). */
+static const float *fixed;
+static size_t nfixed, mirror_cap;
+static uint16_t *mirror;
+enum { MARKS = 4096 };
+static struct {
+    size_t off, n;
+    unsigned gen;
+} marks[MARKS];
+static unsigned gen;
+
+void nn_bf16_fixed_begin(const float *p, size_t n)
+{
+    if (n > mirror_cap) {
+        free(mirror);
+        mirror_cap = n;
+        mirror = xmalloc_array(n, sizeof *mirror);
+    }
+    fixed = p;
+    nfixed = n;
+    gen++;
+    if (gen == 0) { /* after 2^32 passes: every entry free again */
+        memset(marks, 0, sizeof marks);
+        gen = 1;
+    }
+}
+
+void nn_bf16_fixed_end(void)
+{
+    fixed = NULL;
+}
+
+static void round_into(uint16_t *dst, const float *src, int rows, int cols, int ld)
+{
+    Round r = {.src = src, .ld = (size_t)ld, .cols = (size_t)cols, .dst = dst};
+    /* 32 K elements or more a thread */
+    nn_parallel_for((size_t)rows, 32768 / (size_t)cols + 1, round_rows, &r);
+}
+
+/* The bf16 form of a dense matrix of n floats at src among the fixed ones, rounded
+   now or earlier in this pass; NULL when the table is full. */
+static const uint16_t *fixed_rounded(const float *src, int rows, int cols)
+{
+    size_t off = (size_t)(src - fixed), n = (size_t)rows * (size_t)cols;
+    size_t h = (size_t)(((uint64_t)off * 0x9e3779b97f4a7c15ULL) >> 52);
+    for (int probe = 0; probe < MARKS; probe++, h = (h + 1) % MARKS) {
+        if (marks[h].gen == gen && marks[h].off == off && marks[h].n == n)
+            return mirror + off;
+        if (marks[h].gen != gen) {
+            round_into(mirror + off, src, rows, cols, cols);
+            marks[h].off = off;
+            marks[h].n = n;
+            marks[h].gen = gen;
+            return mirror + off;
+        }
+    }
+    return NULL;
+}
+
+/* The rows × cols matrix at src (leading dimension ld) in bf16, in buffer k (or kept,
+   when it is among the fixed floats). */
 static const uint16_t *rounded(int k, const float *src, int rows, int cols, int ld)
 {
     size_t n = (size_t)rows * (size_t)cols;
+    if (fixed && ld == cols && src >= fixed && n <= nfixed && (size_t)(src - fixed) <= nfixed - n) {
+        const uint16_t *kept = fixed_rounded(src, rows, cols);
+        if (kept)
+            return kept;
+    }
     if (n > cap[k]) {
         free(buf[k]);
         cap[k] = n + n / 4;
         buf[k] = xmalloc_array(cap[k], sizeof *buf[k]);
     }
-    Round r = {.src = src, .ld = (size_t)ld, .cols = (size_t)cols, .dst = buf[k]};
-    /* 32 K elements or more a thread */
-    nn_parallel_for((size_t)rows, 32768 / (size_t)cols + 1, round_rows, &r);
+    round_into(buf[k], src, rows, cols, ld);
     return buf[k];
 }
 

@@ -9,6 +9,7 @@
 #define S2S_NN_BF16_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "base/err.h"
 #include "nn/quant.h"
@@ -25,6 +26,13 @@ Precision nn_precision(void);
 
 /* The threads of the bf16 products (nn_set_threads calls it). */
 void nn_bf16_threads(int n);
+
+/* Until nn_bf16_fixed_end, the n floats at p (a model's weights, during a forward and
+   backward pass) do not change: the bf16 form of a matrix among them is rounded the
+   first time a product reads it and kept (the recurrent weights of every time step, a
+   weight in its forward and its backward product). */
+void nn_bf16_fixed_begin(const float *p, size_t n);
+void nn_bf16_fixed_end(void);
 
 /* C(M,N) = op(A)·op(B) + beta·C in bf16 (A, B rounded), shapes as nn_gemm's: M, N, K
    >= 1; ldx the leading dimensions, trans_x as GemmShape's; C dense (ldc == N). */

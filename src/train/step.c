@@ -4,7 +4,19 @@
 #include <string.h>
 
 #include "base/clock.h"
+#include "nn/bf16.h"
 #include "train/dist.h"
+
+/* The pass over one batch; the weights stay fixed through it (nn/bf16.h keeps their
+   bf16 forms when the products are in bf16). */
+static double forward_backward(Model *m, Work *w, const Batch *b, Rng *drop)
+{
+    if (nn_precision() == PREC_BF16)
+        nn_bf16_fixed_begin(m->params, m->layout.total);
+    double loss = model_forward_backward(m, w, b, drop);
+    nn_bf16_fixed_end();
+    return loss;
+}
 
 /* The global norm of m->grads, then Adam with the clipping folded in, unless the loss
    or the norm is not finite. */
@@ -23,7 +35,7 @@ StepResult train_step(Model *m, Work *w, Adam *adam, const Batch *b, const StepO
 {
     StepResult r = {.stop = 0};
     memset(m->grads, 0, m->layout.total * sizeof(real));
-    r.loss = model_forward_backward(m, w, b, o->drop);
+    r.loss = forward_backward(m, w, b, o->drop);
     r.nll = work_nll(w);
     apply(&r, m, adam, o);
     return r;
@@ -44,7 +56,7 @@ StepResult train_step_dist(Model *m, Work *w, Adam *adam, const Batch *b, long n
     /* [loss, nll, stop bits]: one small allreduce besides the gradients' */
     double s[4] = {0, 0, o->stop & STEP_STOP_SIGNAL, o->stop & STEP_STOP_TIME};
     if (b && b->B > 0) {
-        s[0] = model_forward_backward(m, w, b, o->drop ? &mine : NULL);
+        s[0] = forward_backward(m, w, b, o->drop ? &mine : NULL);
         s[1] = work_nll(w);
         /* the gradient of this part's loss / b->ntok, made that of loss / ntok */
         real k = (real)((double)b->ntok / (double)ntok);

@@ -198,3 +198,43 @@ Test(bf16, a_training_step_is_within_bounds_of_fp32s)
     rnn.emb = rnn.hidden = rnn.dec_hidden = rnn.attn = rnn.deep_out = 32;
     expect_parity(rnn, "recurrent");
 }
+
+/* Inside nn_bf16_fixed_begin/end, a matrix among the fixed floats is rounded once per
+   pass and kept: the products equal those without it, a change made inside the pass
+   is not seen (the kept form is used: the contract), and the next pass sees it. */
+Test(bf16, fixed_weights_are_rounded_once_a_pass)
+{
+    if (!bf16_on())
+        return;
+    enum { N = 5000, R = 20, C = 30, M = 7 };
+    float *P = malloc(N * sizeof *P), A[M * C], dY[M * R], y0[M * R], y1[M * R], dx0[M * C], dx1[M * C];
+    Rng r;
+    rng_seed(&r, 3);
+    for (int i = 0; i < N; i++)
+        P[i] = (float)rng_uniform(&r) - 0.5f;
+    for (int i = 0; i < M * C; i++)
+        A[i] = (float)rng_uniform(&r) - 0.5f;
+    for (int i = 0; i < M * R; i++)
+        dY[i] = (float)rng_uniform(&r) - 0.5f;
+    const float *W = P + 1234; /* (R, C) */
+    GemmShape fwd = {.M = M, .N = R, .K = C, .trans_b = true, .lda = C, .ldb = C, .ldc = R};
+    GemmShape bwd = {.M = M, .N = C, .K = R, .lda = R, .ldb = C, .ldc = C};
+    nn_gemm(&fwd, 1, A, W, 0, y0);
+    nn_gemm(&bwd, 1, dY, W, 0, dx0);
+    nn_bf16_fixed_begin(P, N);
+    nn_gemm(&fwd, 1, A, W, 0, y1);
+    cr_expect(memcmp(y0, y1, sizeof y0) == 0, "forward with the kept form");
+    nn_gemm(&bwd, 1, dY, W, 0, dx1);
+    cr_expect(memcmp(dx0, dx1, sizeof dx0) == 0, "backward with the kept form");
+    P[1234] += 1; /* against the contract: not seen until the next pass */
+    nn_gemm(&fwd, 1, A, W, 0, y1);
+    cr_expect(memcmp(y0, y1, sizeof y0) == 0, "the kept form was not used");
+    nn_bf16_fixed_end();
+    nn_gemm(&fwd, 1, A, W, 0, y0);
+    cr_expect(y0[0] != y1[0], "outside a pass the change is seen");
+    nn_bf16_fixed_begin(P, N);
+    nn_gemm(&fwd, 1, A, W, 0, y1);
+    nn_bf16_fixed_end();
+    cr_expect(memcmp(y0, y1, sizeof y0) == 0, "the next pass rounds it again");
+    free(P);
+}
