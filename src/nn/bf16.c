@@ -247,6 +247,19 @@ static dnnl_memory_t memory(dnnl_dim_t rows, dnnl_dim_t cols, bool trans, dnnl_d
     return m;
 }
 
+/* nn_bf16_same_a's A, and the last product's A as stored: where, rows, columns, leading
+   dimension */
+static const float *same_a;
+static struct {
+    const float *at;
+    int rows, cols, ld;
+} last_a;
+
+void nn_bf16_same_a(const float *A)
+{
+    same_a = A;
+}
+
 void nn_gemm_bf16(int M, int N, int K, bool trans_a, bool trans_b, const float *A, int lda, const float *B,
                   int ldb, float beta, float *C, int ldc)
 {
@@ -256,7 +269,14 @@ void nn_gemm_bf16(int M, int N, int K, bool trans_a, bool trans_b, const float *
             for (int j = 0; j < N; j++)
                 C[(size_t)i * N + j] *= beta;
     /* each factor as stored (op(A) is A or its transpose), rows packed */
-    const uint16_t *a = trans_a ? rounded(0, A, K, M, lda) : rounded(0, A, M, K, lda);
+    int ar = trans_a ? K : M, ac = trans_a ? M : K;
+    bool same = same_a == A && last_a.at == A && last_a.rows == ar && last_a.cols == ac && last_a.ld == lda;
+    same_a = NULL;
+    const uint16_t *a = same ? buf[0] : rounded(0, A, ar, ac, lda);
+    last_a.at = a == buf[0] ? A : NULL; /* kept forms live elsewhere */
+    last_a.rows = ar;
+    last_a.cols = ac;
+    last_a.ld = lda;
     const uint16_t *b = trans_b ? rounded(1, B, N, K, ldb) : rounded(1, B, K, N, ldb);
     dnnl_memory_t ma = memory(M, K, trans_a, dnnl_bf16, a), mb = memory(K, N, trans_b, dnnl_bf16, b),
                   mc = memory(M, N, false, dnnl_f32, C);

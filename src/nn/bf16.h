@@ -34,6 +34,10 @@ void nn_bf16_threads(int n);
 void nn_bf16_fixed_begin(const float *p, size_t n);
 void nn_bf16_fixed_end(void);
 
+/* The next product's A is the last product's A, unchanged (both as stored): its bf16
+   form is not rounded again (nn_linear_backward's two products of dy). */
+void nn_bf16_same_a(const float *A);
+
 /* C(M,N) = op(A)·op(B) + beta·C in bf16 (A, B rounded), shapes as nn_gemm's: M, N, K
    >= 1; ldx the leading dimensions, trans_x as GemmShape's; C dense (ldc == N). */
 void nn_gemm_bf16(int M, int N, int K, bool trans_a, bool trans_b, const float *A, int lda, const float *B,

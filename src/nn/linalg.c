@@ -158,9 +158,14 @@ void nn_linear_backward(real *dx, real *dW, real *db, const real *dy, const real
     if (dx)
         nn_gemm(&(GemmShape){.M = N, .N = In, .K = Out, .lda = Out, .ldb = In, .ldc = In},
                 1, dy, W, 1, dx);
-    if (dW)
+    if (dW) {
+#ifndef S2S_REAL_DOUBLE
+        if (dx) /* dy, as stored, is the A of both products */
+            nn_bf16_same_a(dy);
+#endif
         nn_gemm(&(GemmShape){.M = Out, .N = In, .K = N, .trans_a = true, .lda = Out, .ldb = In, .ldc = In},
                 1, dy, x, 1, dW);
+    }
     if (db)
         nn_bias_backward(NULL, db, dy, N, Out);
 }

@@ -238,3 +238,27 @@ Test(bf16, fixed_weights_are_rounded_once_a_pass)
     cr_expect(memcmp(y0, y1, sizeof y0) == 0, "the next pass rounds it again");
     free(P);
 }
+
+/* nn_linear_backward's two products share dy's bf16 form: dx and dW equal those of two
+   products each rounding dy. */
+Test(bf16, the_backward_products_share_dy)
+{
+    if (!bf16_on())
+        return;
+    enum { N = 9, In = 13, Out = 11 };
+    float x[N * In], W[Out * In], dy[N * Out], dx0[N * In] = {0}, dW0[Out * In] = {0}, dx1[N * In] = {0},
+                                                 dW1[Out * In] = {0};
+    Rng r;
+    rng_seed(&r, 4);
+    for (int i = 0; i < N * In; i++)
+        x[i] = (float)rng_uniform(&r) - 0.5f;
+    for (int i = 0; i < Out * In; i++)
+        W[i] = (float)rng_uniform(&r) - 0.5f;
+    for (int i = 0; i < N * Out; i++)
+        dy[i] = (float)rng_uniform(&r) - 0.5f;
+    nn_linear_backward(dx0, NULL, NULL, dy, x, W, &(LinearShape){N, In, Out});
+    nn_linear_backward(NULL, dW0, NULL, dy, x, W, &(LinearShape){N, In, Out});
+    nn_linear_backward(dx1, dW1, NULL, dy, x, W, &(LinearShape){N, In, Out});
+    cr_expect(memcmp(dx0, dx1, sizeof dx0) == 0);
+    cr_expect(memcmp(dW0, dW1, sizeof dW0) == 0);
+}
