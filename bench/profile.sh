@@ -7,7 +7,8 @@
 # self time per function and inclusive time per model phase. Not part of `make bench`;
 # needs `perf`.
 #
-#   bench/profile.sh [train|train-transformer|greedy1|greedy64 ...]   (default: train greedy1)
+#   bench/profile.sh [train|train-transformer|train-bf16|train-transformer-bf16|greedy1|greedy64 ...]
+#                    (default: train greedy1; -bf16: s2s train --precision bf16's products)
 #
 # Writes bench/out/perf-JOB.data and bench/out/perf-JOB.txt and prints the top of each.
 # BENCH_THREADS (2) as for run.sh; PERF_FREQ (999) samples per second per thread;
@@ -30,9 +31,11 @@ for job in "${jobs[@]}"; do
   case $job in
     train) cmd=("$BENCH" train "$SET/batches.safetensors" --init "$OUT/train-gru.s2s" --threads "$THREADS" --warmup 2 --runs 2) ;;
     train-transformer) cmd=("$BENCH" train "$SET/batches.safetensors" --init "$OUT/train-transformer.s2s" --threads "$THREADS" --warmup 2 --runs 2) ;;
+    train-bf16) cmd=("$BENCH" train "$SET/batches.safetensors" --init "$OUT/train-gru.s2s" --threads "$THREADS" --warmup 2 --runs 2 --precision bf16) ;;
+    train-transformer-bf16) cmd=("$BENCH" train "$SET/batches.safetensors" --init "$OUT/train-transformer.s2s" --threads "$THREADS" --warmup 2 --runs 2 --precision bf16) ;;
     greedy1) cmd=("$BENCH" greedy "$OUT/train-gru.s2s" "$SET/dec.safetensors" --batch 1 --first 100 --threads "$THREADS" --runs 3) ;;
     greedy64) cmd=("$BENCH" greedy "$OUT/train-gru.s2s" "$SET/dec.safetensors" --batch 64 --threads "$THREADS" --runs 3) ;;
-    *) echo "profile: unknown job '$job' (train, train-transformer, greedy1, greedy64)" >&2; exit 2 ;;
+    *) echo "profile: unknown job '$job' (train, train-transformer, train-bf16, train-transformer-bf16, greedy1, greedy64)" >&2; exit 2 ;;
   esac
   echo "profile: $job: ${cmd[*]}" >&2
   ctl=$OUT/perf-ctl.fifo
