@@ -329,6 +329,8 @@ static void arch_and_defaults(TrainOpts *o, const TrainOpts *saved, const int *s
         o->ema = r->ema;
     if (!given(seen, "--concat"))
         o->concat = r->concat;
+    if (!given(seen, "--precision"))
+        o->precision = TRAIN_PREC_AUTO; /* the saved one on --resume */
     if (!given(seen, "--copy-names")) {
         o->copy_names = r->copy_names;
         o->copy_names_recipe = r->copy_names > 0;

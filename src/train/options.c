@@ -176,12 +176,14 @@ static const OptRow rows[] = {
     {INT("--threads", threads, 1, 1024), CHANGE, .arg = "N",
      .help = "threads (default: all cores; under mpirun, per process,\n"
              "the cores shared by the host's processes)"},
-    {ENUM("--precision", precision, train_precision_names, 0, TRAIN_PREC_KINDS - 1), CHANGE, .arg = "P",
+    {ENUM("--precision", precision, train_precision_names, 0, TRAIN_PREC_KINDS - 1), CHANGE | OPT_KEY_OPTIONAL,
+     .key = "precision", .arg = "P",
      .choices = "auto, f32 or bf16",
      .help = "of the matrix products: f32, bf16 (inputs rounded to\n"
              "bf16, sums in fp32; the weights, gradients, Adam and the\n"
              "loss stay fp32; needs AVX512-BF16 or AMX) or auto: bf16\n"
-             "where the CPU has it (default {})"},
+             "where the CPU has it (default auto; a run started\n"
+             "before it existed resumes in f32)"},
     {FLAG("--resume", OPT_TRUE, resume),
      .help = "continue the run saved in MODEL.state, with its data\n"
              "and options (DATA and flags need not be given again;\n"

@@ -34,8 +34,8 @@
 #include "text/corpus.h"
 #include "train/optim.h"
 
-/* --precision: the matrix products' (nn/bf16.h); auto is bf16 where the CPU has bf16
-   instructions, else f32. */
+/* --precision: the matrix products' (nn/bf16.h); auto (s2s train's default) is bf16
+   where the CPU has bf16 instructions, else f32. */
 typedef enum { TRAIN_PREC_AUTO, TRAIN_PREC_F32, TRAIN_PREC_BF16, TRAIN_PREC_KINDS } TrainPrecision;
 extern const char *const train_precision_names[TRAIN_PREC_KINDS];
 

@@ -140,7 +140,7 @@ static long history_steps(const char *model)
 /* The first step of a fine-tuning run computes BASE's loss: with one batch of the whole
    training split, no dropout and no smoothing, step 1's loss is the log of the
    perplexity `s2s eval BASE` gives those pairs (the same sum in another order: within
-   1e-5 relative). With --lr 0 the weights stay BASE's bit for bit. The vocabularies
+   1e-5 relative; the step's products in fp32, as eval's). With --lr 0 the weights stay BASE's bit for bit. The vocabularies
    and codes are BASE's, BASE is unchanged, and the model and `s2s info` say where the
    run started. */
 Test(finetune, starts_from_the_base_exactly)
@@ -151,7 +151,7 @@ Test(finetune, starts_from_the_base_exactly)
     char *ft = strf("%s/ft.s2s", dir), *logp = strf("%s.log.jsonl", ft), *train = strf("%s.d/train.tsv", ft);
     RunResult r = RUN_S2S(NULL, "train", "data/sample.tsv", "-o", ft, "--init", base, "--steps", "1", "--batch", "1000",
                           "--dropout", "0", "--label-smoothing", "0", "--concat", "0", "--copy-names", "0",
-                          "--threads", "1");
+                          "--precision", "f32", "--threads", "1");
     cr_assert_eq(r.status, 0, "%s", r.err);
     char *want = strf("train: starting from %s (step %ld); tokens of the training split it cannot represent "
                       "(<unk>): en 0.00%%, fr 0.00%%\n", base, base_steps);
@@ -278,7 +278,7 @@ Test(finetune, the_recurrent_model_starts_from_its_base)
     char *data = strf("%s/data", dir), *base = strf("%s/rnn.s2s", dir), *ft = strf("%s/ft.s2s", dir);
     run_ok(RUN_S2S(NULL, "train", data, "-o", base, "--steps", "10", TINY_RNN));
     run_ok(RUN_S2S(NULL, "train", data, "-o", ft, "--init", base, "--steps", "1", "--lr", "0", "--batch", "1000",
-                   "--dropout", "0", "--label-smoothing", "0", "--threads", "1", "--quiet"));
+                   "--dropout", "0", "--label-smoothing", "0", "--precision", "f32", "--threads", "1", "--quiet"));
     char *last = strf("%s.last", ft), *logp = strf("%s.log.jsonl", ft), *train = strf("%s/train.tsv", data);
     expect_same_weights(last, base);
     RunResult r = RUN_S2S(NULL, "eval", base, train, "--json");

@@ -52,7 +52,9 @@
 #define EXACT 0
 #endif
 
-#define COMMON "--steps", "400", "--lr", "0.005", "--batch", "16", "--seed", "3", "--threads", "1", "--quiet"
+/* fp32 products: the recorded values are fp32's (bf16 is the default where the CPU has it) */
+#define COMMON "--steps", "400", "--lr", "0.005", "--batch", "16", "--seed", "3", "--threads", "1", "--quiet", \
+               "--precision", "f32"
 #define RNN24 "--arch", "rnn", "--emb", "24", "--hidden", "24", "--dec-hidden", "24", "--attn-size", "24", \
               "--deep-out", "24"
 
