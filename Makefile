@@ -29,6 +29,12 @@ PYTHON   ?= /usr/bin/python3
 CFLAGS_ALL = -std=c11 -D_GNU_SOURCE -ffp-contract=off -Wall -Wextra -Wshadow -Wno-unused-parameter \
              $(OPT) $(SAN) -Isrc $(PKG_CFLAGS) -MMD -MP $(CFLAGS)
 LDLIBS_ALL = $(SAN) $(PKG_LIBS) -lm -lpthread $(LDLIBS)
+# oneDNN is opened on first use (nn/bf16.c). Under the sanitizers it is linked as well, so
+# that dlopen finds it loaded: LeakSanitizer crashes ("Tracer caught signal 11") scanning
+# the thread-local storage of libraries that dlopen brought in, once their threads ran.
+ifneq ($(SAN),)
+LDLIBS_ALL += -Wl,--no-as-needed -ldnnl -Wl,--as-needed
+endif
 
 LIB_SRC  := $(sort $(filter-out src/main.c,$(shell find src -name '*.c')))
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
