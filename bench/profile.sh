@@ -44,6 +44,7 @@ for job in "${jobs[@]}"; do
   BENCH_PERF_CTL=$ctl perf record -q -F "$FREQ" --call-graph dwarf,16384 -D -1 --control "fifo:$ctl" \
     -o "$OUT/perf-$job.data" -- "${cmd[@]}" >/dev/null
   rm -f "$ctl"
+  # head closes the pipes early: under pipefail perf's SIGPIPE must not end the script
   {
     echo "== $job: self time by function (all threads)"
     perf report -i "$OUT/perf-$job.data" --no-children --sort dso,symbol --stdio -g none 2>/dev/null \
@@ -51,6 +52,6 @@ for job in "${jobs[@]}"; do
     echo "== $job: inclusive time by function"
     perf report -i "$OUT/perf-$job.data" --children --sort symbol --stdio -g none 2>/dev/null \
       | grep -v '^#' | grep -v '^$' | head -n 60
-  } >"$OUT/perf-$job.txt"
+  } >"$OUT/perf-$job.txt" || true
   cat "$OUT/perf-$job.txt"
 done
