@@ -1,7 +1,9 @@
 #include "helpers.h"
 
 #include "base/crc32.h"
+#include "nn/bf16.h"
 
+#include <criterion/criterion.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -269,4 +271,19 @@ int count_in_file(const char *path, const char *needle)
         n++;
     free(s);
     return n;
+}
+
+bool bf16_on_or_refused(void)
+{
+    Err e = {0};
+    if (!nn_bf16_native()) {
+        cr_expect_eq(nn_set_precision(PREC_BF16, &e), -1);
+        cr_expect_str_eq(e.msg, "bf16 products need a CPU with bf16 instructions (AVX512-BF16 or AMX); this one has "
+                                "none");
+        cr_expect_eq(nn_precision(), PREC_F32);
+        return false;
+    }
+    cr_assert_eq(nn_set_precision(PREC_BF16, &e), 0, "%s", e.msg);
+    cr_assert_eq(nn_precision(), PREC_BF16);
+    return true;
 }

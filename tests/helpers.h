@@ -2,6 +2,7 @@
 #ifndef S2S_TESTS_HELPERS_H
 #define S2S_TESTS_HELPERS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* The outcome of running the real s2s binary (path from $S2S, default ./s2s). */
@@ -55,5 +56,9 @@ char *sample_prepared_dir_with(const char *bpe);
 
 /* The full Tatoeba corpus when present beside the repository, else NULL. */
 const char *fra_corpus(void);
+
+/* The products of nn_gemm in bf16 (nn/bf16.h) and true; or, on a CPU without bf16
+   instructions, checks that bf16 is refused with its message and stays fp32, and false. */
+bool bf16_on_or_refused(void);
 
 #endif

@@ -7,27 +7,12 @@
 #include <math.h>
 #include <string.h>
 
+#include "helpers.h"
 #include "base/rng.h"
 #include "data/batch.h"
 #include "model/model.h"
 #include "nn/bf16.h"
 #include "nn/linalg.h"
-
-/* bf16 on, or false after checking the refusal where the CPU has no bf16. */
-static bool bf16_on(void)
-{
-    Err e = {0};
-    if (!nn_bf16_native()) {
-        cr_expect_eq(nn_set_precision(PREC_BF16, &e), -1);
-        cr_expect_str_eq(e.msg, "bf16 products need a CPU with bf16 instructions (AVX512-BF16 or AMX); this one has "
-                                "none");
-        cr_expect_eq(nn_precision(), PREC_F32);
-        return false;
-    }
-    cr_assert_eq(nn_set_precision(PREC_BF16, &e), 0, "%s", e.msg);
-    cr_assert_eq(nn_precision(), PREC_BF16);
-    return true;
-}
 
 /* k/8 for k in [-16, 16]: exact in bf16, and every sum below exact in fp32 */
 static float small(Rng *r)
@@ -52,7 +37,7 @@ static void reference(const GemmShape *s, const float *A, const float *B, float 
 
 Test(bf16, representable_inputs_give_the_exact_product)
 {
-    if (!bf16_on())
+    if (!bf16_on_or_refused())
         return;
     static const int shapes[][3] = {{1, 1, 1}, {3, 5, 7}, {37, 19, 64}, {64, 300, 33}, {200, 17, 130}};
     static const float betas[] = {0, 1, 0.5f};
@@ -90,7 +75,7 @@ Test(bf16, representable_inputs_give_the_exact_product)
    1 + 2^-6. The products show the rounding, so the test fails on the fp32 path. */
 Test(bf16, inputs_are_rounded_to_nearest_even)
 {
-    if (!bf16_on())
+    if (!bf16_on_or_refused())
         return;
     float A[2] = {1 + 0x1p-8f, 1 + 3 * 0x1p-8f}, B[2] = {1, 1}, C[2];
     GemmShape s = {.M = 2, .N = 1, .K = 1, .lda = 1, .ldb = 1, .ldc = 1};
@@ -168,7 +153,7 @@ static void expect_parity(ModelConfig cfg, const char *what)
     real *g32 = malloc(n * sizeof *g32), *g16 = malloc(n * sizeof *g16);
     nn_set_precision(PREC_F32, &(Err){0});
     double l32 = step(cfg, g32);
-    if (!bf16_on()) {
+    if (!bf16_on_or_refused()) {
         free(g32); free(g16);
         return;
     }
@@ -204,7 +189,7 @@ Test(bf16, a_training_step_is_within_bounds_of_fp32s)
    is not seen (the kept form is used: the contract), and the next pass sees it. */
 Test(bf16, fixed_weights_are_rounded_once_a_pass)
 {
-    if (!bf16_on())
+    if (!bf16_on_or_refused())
         return;
     enum { N = 5000, R = 20, C = 30, M = 7 };
     float *P = malloc(N * sizeof *P), A[M * C], dY[M * R], y0[M * R], y1[M * R], dx0[M * C], dx1[M * C];
@@ -243,7 +228,7 @@ Test(bf16, fixed_weights_are_rounded_once_a_pass)
    products each rounding dy. */
 Test(bf16, the_backward_products_share_dy)
 {
-    if (!bf16_on())
+    if (!bf16_on_or_refused())
         return;
     enum { N = 9, In = 13, Out = 11 };
     float x[N * In], W[Out * In], dy[N * Out], dx0[N * In] = {0}, dW0[Out * In] = {0}, dx1[N * In] = {0},

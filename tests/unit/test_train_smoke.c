@@ -6,6 +6,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "helpers.h"
 #include "model/model.h"
 #include "data/batch.h"
 #include "nn/bf16.h"
@@ -122,14 +123,6 @@ Test(train_smoke, memorises_eight_pairs)
    refused with its message and nn_gemm stays fp32. */
 Test(train_smoke, memorises_eight_pairs_in_bf16)
 {
-    Err e = {0};
-    if (!nn_bf16_native()) {
-        cr_expect_eq(nn_set_precision(PREC_BF16, &e), -1);
-        cr_expect_str_eq(e.msg, "bf16 products need a CPU with bf16 instructions (AVX512-BF16 or AMX); this one has "
-                                "none");
-        cr_expect_eq(nn_precision(), PREC_F32);
-        return;
-    }
-    cr_assert_eq(nn_set_precision(PREC_BF16, &e), 0, "%s", e.msg);
-    memorise();
+    if (bf16_on_or_refused())
+        memorise();
 }
