@@ -144,6 +144,8 @@ if [[ ,$ROWS, == *,train,* ]]; then
   # 2^4 cycles instead of spinning for 2^28 (src/main.c), so the s2s side gets that;
   # PyTorch runs with the library's default (bench/README.md gives both).
   S2S_TRAIN_ENV=(env "OPENBLAS_THREAD_TIMEOUT=${OPENBLAS_THREAD_TIMEOUT:-4}")
+  have_bf16=0
+  if grep -qw avx512_bf16 /proc/cpuinfo || grep -qw amx_bf16 /proc/cpuinfo; then have_bf16=1; fi
   for c in "${CONFIGS[@]}"; do
     IFS='|' read -r row cfg opts <<<"$c"
     say "$row: $NB batches x $RUNS runs after $WARMUP warm-up steps"
@@ -161,7 +163,7 @@ if [[ ,$ROWS, == *,train,* ]]; then
           "$SET/batches.safetensors" "$OUT/$row.s2s" --threads 1 --warmup "$WARMUP" --runs "$RUNS"
         record "$row" s2s1 "${S2S_TRAIN_ENV[@]}" OPENBLAS_NUM_THREADS=1 "$BENCH" train "$SET/batches.safetensors" \
           --init "$OUT/$row.s2s" --threads 1 --warmup "$WARMUP" --runs "$RUNS"
-        if grep -qw avx512_bf16 /proc/cpuinfo || grep -qw amx_bf16 /proc/cpuinfo; then
+        if [[ $have_bf16 == 1 ]]; then
           record "$row" torchbf16 env OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 "$PYTHON" bench/torch_bench.py train \
             "$SET/batches.safetensors" "$OUT/$row.s2s" --threads 1 --warmup "$WARMUP" --runs "$RUNS" --bf16
           record "$row" torchbf16x2 "$PYTHON" bench/torch_bench.py train "$SET/batches.safetensors" "$OUT/$row.s2s" \
@@ -177,6 +179,12 @@ if [[ ,$ROWS, == *,train,* ]]; then
         --init "$OUT/$row.s2s" --threads "$THREADS" --warmup 0 --runs 1
       record "$row-longest" torch "$PYTHON" bench/torch_bench.py train "$SET/longest.safetensors" "$OUT/$row.s2s" \
         --threads "$THREADS" --warmup 0 --runs 1
+      # and in bf16, what `s2s train` runs by default on such a CPU (its bf16 copies of the
+      # weights and factors, and oneDNN's libraries, are in its peak)
+      if [[ $have_bf16 == 1 ]]; then
+        record "$row-longest" s2sbf16 "${S2S_TRAIN_ENV[@]}" "$BENCH" train "$SET/longest.safetensors" \
+          --init "$OUT/$row.s2s" --threads "$THREADS" --warmup 0 --runs 1 --precision bf16
+      fi
     else
       why=$(tail -n 1 "$OUT/$row.init.err" 2>/dev/null | tr -d '"\\' || true)
       # shellcheck disable=SC2086
@@ -298,6 +306,8 @@ if [[ ,$ROWS, == *,growth,* ]]; then
   VS=$(grep -c '' "$DATA/vocab.src")
   VT=$(grep -c '' "$DATA/vocab.tgt")
   S2S_TRAIN_ENV=(env "OPENBLAS_THREAD_TIMEOUT=${OPENBLAS_THREAD_TIMEOUT:-4}")
+  have_bf16=0
+  if grep -qw avx512_bf16 /proc/cpuinfo || grep -qw amx_bf16 /proc/cpuinfo; then have_bf16=1; fi
   # gtrain ROW BATCHES MODEL: one warm-up step and RUNS runs on both sides
   gtrain() {
     record "$1" s2s "${S2S_TRAIN_ENV[@]}" "$BENCH" train "$2" --init "$3" --threads "$THREADS" --warmup 1 \
