@@ -17,10 +17,12 @@
  *       targets (<eos> included) all have L tokens, random word ids; with --sentences,
  *       OUTDIR/dec.safetensors of N random sources of L tokens.
  *   bench train BATCHES [--init MODEL | --cell C --attention A --input-feed] [--threads N]
- *       [--warmup W] [--runs R] [--seed S] [--loop K] [--precision f32|bf16]
+ *       [--warmup W] [--runs R] [--seed S] [--loop K] [--precision f32|bf16] [--products pool|own]
  *       Training steps (forward, backward, clipping, Adam) over the batches: target
  *       tokens/s per run, model FLOPs per token, CPU times, peak RSS; with bf16 the
- *       products' inputs rounded to bf16 (s2s train --precision bf16).
+ *       products' inputs rounded to bf16 (s2s train --precision bf16); --products own
+ *       runs the products on BLAS's and oneDNN's own threads instead of s2s's pool (as
+ *       s2s train does with more than one thread).
  *   bench greedy MODEL DEC [--batch B] [--max-len M] [--threads N] [--runs R] [--first N]
  *                          [--precision f32|bf16|int8] [--int8-kernel portable|sse2|avx2|vnni]
  *       Greedy decoding of the (first N) sentences of DEC, model load timed apart;
@@ -668,7 +670,7 @@ static int cmd_train(int argc, char **argv)
 {
     const char *path = NULL, *init = NULL;
     long threads = 2, warmup = 2, runs = 3, seed = 1, loop = 1;
-    bool bf16 = false;
+    bool bf16 = false, on_pool = true;
     ModelConfig cfg = model_config_default();
     Opts o;
     opts_init(&o, "train", argc, argv);
@@ -692,6 +694,11 @@ static int cmd_train(int argc, char **argv)
             if (strcmp(p, "f32") && strcmp(p, "bf16"))
                 die_usage("train: option --precision: expected f32 or bf16, got '%s'", p);
             bf16 = strcmp(p, "bf16") == 0;
+        } else if (opts_is(&o, "--products")) {
+            const char *p = opts_str(&o);
+            if (strcmp(p, "pool") && strcmp(p, "own"))
+                die_usage("train: option --products: expected pool or own, got '%s'", p);
+            on_pool = strcmp(p, "pool") == 0;
         } else if (opts_is(&o, "--cell")) {
             const char *c = opts_str(&o);
             if (strcmp(c, "gru") && strcmp(c, "lstm"))
@@ -717,6 +724,8 @@ static int cmd_train(int argc, char **argv)
     Err pe;
     if (nn_set_precision(bf16 ? PREC_BF16 : PREC_F32, &pe) != 0)
         die_err(&pe);
+    if (on_pool && threads > 1) /* as s2s train (src/train/trainer.c) */
+        nn_products_on_pool(true);
     Batches bs;
     batches_load(&bs, path);
     if (warmup > bs.n)
@@ -791,9 +800,9 @@ static int cmd_train(int argc, char **argv)
     Buf cj = {0};
     model_config_json(&m->cfg, &(TextConfig){0}, &cj);
     buf_printf(&b, "{\"job\": \"train\", \"impl\": \"s2s\", \"threads\": %d, \"precision\": \"%s\", "
-                   "\"batches\": %d, \"warmup\": %ld, \"loop\": %ld, \"tokens_per_run\": %lld, \"params\": %zu, "
+                   "\"products\": \"%s\", \"batches\": %d, \"warmup\": %ld, \"loop\": %ld, \"tokens_per_run\": %lld, \"params\": %zu, "
                    "\"config\": %s",
-               nthreads, bf16 ? "bf16" : "f32", bs.n, warmup, loop, tokens, np, cj.data);
+               nthreads, bf16 ? "bf16" : "f32", on_pool && threads > 1 ? "pool" : "own", bs.n, warmup, loop, tokens, np, cj.data);
     json_list(&b, "tok_s_runs", tok_s, (int)runs, "%.1f");
     json_list(&b, "seconds_runs", secs, (int)runs, "%.4f");
     buf_printf(&b, ", \"tok_s\": %.1f, \"flops_per_tok\": %.0f, \"gflops\": %.2f, \"loss0\": %.6f, "

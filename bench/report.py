@@ -458,6 +458,32 @@ def main():
         L.extend(bf16_rows)
         L.append("")
 
+    # ---------------------------------------------------------------- products on the pool
+    own_rows = []
+    for row, label, target in TRAIN_ROWS:
+        for prec, pool_impl, own_impl in (("fp32", "s2s", "s2sown"), ("bf16", "s2sbf16", "s2sbf16own")):
+            p, o = get(row, pool_impl), get(row, own_impl)
+            if p and o:
+                own_rows.append(f"| {row} | {prec} | {fmt(o['tok_s'])} | {fmt(p['tok_s'])} | "
+                                f"{p['tok_s'] / o['tok_s']:.2f}× | "
+                                f"{(o['user_s'] + o['sys_s']) / o['wall_s']:.2f} | "
+                                f"{(p['user_s'] + p['sys_s']) / p['wall_s']:.2f} | "
+                                f"{o['last_loss']:.6f} vs {p['last_loss']:.6f} |")
+    if own_rows:
+        L.append("### Products on s2s's pool")
+        L.append("")
+        L.append("`s2s train` on more than one thread splits every product over its own pool of threads (one "
+                 "single-threaded BLAS or oneDNN call per range of rows or columns) and lets the pool poll between "
+                 "jobs; `--products own` (s2s-bench) runs the products on OpenBLAS's or oneDNN's own threads "
+                 "instead, as before. Target tokens/s of the same batches, CPU seconds per wall second, and the "
+                 "loss of the last batch.")
+        L.append("")
+        L.append("| row | precision | own threads | pool | pool / own | CPU/wall own | CPU/wall pool | last loss own vs "
+                 "pool |")
+        L.append("| --- | --- | ---: | ---: | ---: | ---: | ---: | --- |")
+        L.extend(own_rows)
+        L.append("")
+
     # ---------------------------------------------------------------- how cost grows
     growth = growth_section(R, get, a.growth_seconds)
     if growth:

@@ -163,6 +163,9 @@ if [[ ,$ROWS, == *,train,* ]]; then
           "$SET/batches.safetensors" "$OUT/$row.s2s" --threads 1 --warmup "$WARMUP" --runs "$RUNS"
         record "$row" s2s1 "${S2S_TRAIN_ENV[@]}" OPENBLAS_NUM_THREADS=1 "$BENCH" train "$SET/batches.safetensors" \
           --init "$OUT/$row.s2s" --threads 1 --warmup "$WARMUP" --runs "$RUNS"
+        # the products on BLAS's own threads, as before s2s ran them on its pool
+        record "$row" s2sown "${S2S_TRAIN_ENV[@]}" "$BENCH" train "$SET/batches.safetensors" \
+          --init "$OUT/$row.s2s" --threads "$THREADS" --warmup "$WARMUP" --runs "$RUNS" --products own
         if [[ $have_bf16 == 1 ]]; then
           record "$row" torchbf16 env OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 "$PYTHON" bench/torch_bench.py train \
             "$SET/batches.safetensors" "$OUT/$row.s2s" --threads 1 --warmup "$WARMUP" --runs "$RUNS" --bf16
@@ -171,6 +174,9 @@ if [[ ,$ROWS, == *,train,* ]]; then
           # s2s train --precision bf16: the products' inputs in bf16, sums in fp32
           record "$row" s2sbf16 "${S2S_TRAIN_ENV[@]}" "$BENCH" train "$SET/batches.safetensors" \
             --init "$OUT/$row.s2s" --threads "$THREADS" --warmup "$WARMUP" --runs "$RUNS" --precision bf16
+          record "$row" s2sbf16own "${S2S_TRAIN_ENV[@]}" "$BENCH" train "$SET/batches.safetensors" \
+            --init "$OUT/$row.s2s" --threads "$THREADS" --warmup "$WARMUP" --runs "$RUNS" --precision bf16 \
+            --products own
         fi
       fi
       # peak memory where an epoch sets it: one pass over its longest batches

@@ -266,6 +266,61 @@ void nn_bf16_same_a(const float *A)
     same_a = A;
 }
 
+/* ---- products split over the pool's threads (nn_bf16_split): each thread rounds its
+   rows of op(A) into its own buffer and runs the primitive on them with one OpenMP
+   thread and its own stream; op(B) is rounded once, before, and shared. */
+static bool split;
+enum { SPLIT_BLOCK = 16 };
+
+void nn_bf16_split(bool on)
+{
+    split = on;
+}
+
+typedef struct BfPart {
+    int M, N, K;
+    bool trans_a, trans_b, acc;
+    const float *A;
+    int lda;
+    const uint16_t *b;
+    float *C;
+} BfPart;
+
+static void bf_part(void *ctx, size_t lo, size_t hi)
+{
+    static __thread dnnl_stream_t own;
+    static __thread uint16_t *abuf;
+    static __thread size_t acap;
+    const BfPart *g = ctx;
+    int a = (int)lo * SPLIT_BLOCK, z = (int)hi * SPLIT_BLOCK < g->M ? (int)hi * SPLIT_BLOCK : g->M, m = z - a;
+    if (!own) {
+        if (D.omp_set_num_threads)
+            D.omp_set_num_threads(1);
+        DNNL_OK(D.dnnl_stream_create(&own, engine, dnnl_stream_default_flags));
+    }
+    size_t n = (size_t)m * (size_t)g->K;
+    if (n > acap) {
+        free(abuf);
+        acap = n + n / 4;
+        abuf = xmalloc_array(acap, sizeof *abuf);
+    }
+    if (g->trans_a) /* columns [a, z) of the K x M matrix as stored */
+        round_rows(&(Round){.src = g->A + a, .ld = (size_t)g->lda, .cols = (size_t)m, .dst = abuf}, 0,
+                   (size_t)g->K);
+    else
+        round_rows(&(Round){.src = g->A + (size_t)a * g->lda, .ld = (size_t)g->lda, .cols = (size_t)g->K,
+                            .dst = abuf},
+                   0, (size_t)m);
+    dnnl_memory_t ma = memory(m, g->K, g->trans_a, dnnl_bf16, abuf), mb = memory(g->K, g->N, g->trans_b, dnnl_bf16, g->b),
+                  mc = memory(m, g->N, false, dnnl_f32, g->C + (size_t)a * g->N);
+    dnnl_exec_arg_t args[3] = {{DNNL_ARG_SRC, ma}, {DNNL_ARG_WEIGHTS, mb}, {DNNL_ARG_DST, mc}};
+    DNNL_OK(D.dnnl_primitive_execute(prim[g->trans_a][g->trans_b][g->acc], own, 3, args));
+    DNNL_OK(D.dnnl_stream_wait(own));
+    D.dnnl_memory_destroy(ma);
+    D.dnnl_memory_destroy(mb);
+    D.dnnl_memory_destroy(mc);
+}
+
 void nn_gemm_bf16(int M, int N, int K, bool trans_a, bool trans_b, const float *A, int lda, const float *B,
                   int ldb, float beta, float *C, int ldc)
 {
@@ -274,6 +329,17 @@ void nn_gemm_bf16(int M, int N, int K, bool trans_a, bool trans_b, const float *
         for (int i = 0; i < M; i++)
             for (int j = 0; j < N; j++)
                 C[(size_t)i * N + j] *= beta;
+    if (split && M >= 2 * SPLIT_BLOCK && nn_parallel_threads() > 1) {
+        same_a = NULL;
+        last_a.at = NULL;
+        BfPart g = {.M = M, .N = N, .K = K, .trans_a = trans_a, .trans_b = trans_b, .acc = beta != 0, .A = A,
+                    .lda = lda, .C = C};
+        g.b = trans_b ? rounded(1, B, N, K, ldb) : rounded(1, B, K, N, ldb);
+        size_t blocks = ((size_t)M + SPLIT_BLOCK - 1) / SPLIT_BLOCK;
+        size_t grain = 32768 / ((size_t)SPLIT_BLOCK * (size_t)N * (size_t)K) + 1;
+        nn_parallel_for(blocks, grain, bf_part, &g);
+        return;
+    }
     /* each factor as stored (op(A) is A or its transpose), rows packed */
     int ar = trans_a ? K : M, ac = trans_a ? M : K;
     bool same = same_a == A && last_a.at == A && last_a.rows == ar && last_a.cols == ac && last_a.ld == lda;

@@ -38,6 +38,10 @@ void nn_bf16_fixed_end(void);
    form is not rounded again (nn_linear_backward's two products of dy). */
 void nn_bf16_same_a(const float *A);
 
+/* From now on, split each bf16 product over the pool's threads by rows of C (oneDNN on
+   one thread in each), instead of oneDNN's own OpenMP threads. */
+void nn_bf16_split(bool on);
+
 /* C(M,N) = op(A)·op(B) + beta·C in bf16 (A, B rounded), shapes as nn_gemm's: M, N, K
    >= 1; ldx the leading dimensions, trans_x as GemmShape's; C dense (ldc == N). */
 void nn_gemm_bf16(int M, int N, int K, bool trans_a, bool trans_b, const float *A, int lda, const float *B,

@@ -9,6 +9,41 @@
 #include "nn/ops.h"
 #include "nn/parallel.h"
 
+/* Products split over the pool's threads (nn_products_on_pool): each part is one
+   single-threaded BLAS call on a range of C's rows or columns, in blocks of SPLIT_BLOCK. */
+static bool split;
+enum { SPLIT_BLOCK = 16 };
+
+typedef struct GemmPart {
+    const GemmShape *s;
+    real alpha, beta;
+    const real *A, *B;
+    real *C;
+    bool by_rows; /* split M (rows of C) or N (columns of C) */
+} GemmPart;
+
+static void gemm_part(void *ctx, size_t lo, size_t hi)
+{
+    const GemmPart *g = ctx;
+    const GemmShape *s = g->s;
+    int dim = g->by_rows ? s->M : s->N;
+    int a = (int)lo * SPLIT_BLOCK, b = (int)hi * SPLIT_BLOCK < dim ? (int)hi * SPLIT_BLOCK : dim;
+    const real *A = g->A, *B = g->B;
+    real *C = g->C;
+    int M = s->M, N = s->N;
+    if (g->by_rows) {
+        A += s->trans_a ? (size_t)a : (size_t)a * s->lda;
+        C += (size_t)a * s->ldc;
+        M = b - a;
+    } else {
+        B += s->trans_b ? (size_t)a * s->ldb : (size_t)a;
+        C += a;
+        N = b - a;
+    }
+    R_CBLAS_GEMM(CblasRowMajor, s->trans_a ? CblasTrans : CblasNoTrans, s->trans_b ? CblasTrans : CblasNoTrans, M,
+                 N, s->K, g->alpha, A, s->lda, B, s->ldb, g->beta, C, s->ldc);
+}
+
 void nn_gemm(const GemmShape *s, real alpha, const real *A, const real *B, real beta,
              real *C)
 {
@@ -34,6 +69,17 @@ void nn_gemm(const GemmShape *s, real alpha, const real *A, const real *B, real 
         return;
     }
 #endif
+    if (split) {
+        /* Split the larger of M and N: each part packs all of the other factor, so the
+           copies repeated per part are the smaller one's. At least 32 K multiply-adds a
+           part. */
+        GemmPart g = {.s = s, .alpha = alpha, .beta = beta, .A = A, .B = B, .C = C, .by_rows = M > N};
+        int dim = g.by_rows ? M : N, other = g.by_rows ? N : M;
+        size_t blocks = ((size_t)dim + SPLIT_BLOCK - 1) / SPLIT_BLOCK;
+        size_t grain = 32768 / ((size_t)SPLIT_BLOCK * (size_t)other * (size_t)K) + 1;
+        nn_parallel_for(blocks, grain, gemm_part, &g);
+        return;
+    }
     R_CBLAS_GEMM(CblasRowMajor, s->trans_a ? CblasTrans : CblasNoTrans,
                  s->trans_b ? CblasTrans : CblasNoTrans, M, N, K, alpha, A, s->lda, B, s->ldb,
                  beta, C, ldc);
@@ -170,8 +216,25 @@ void nn_linear_backward(real *dx, real *dW, real *db, const real *dy, const real
         nn_bias_backward(NULL, db, dy, N, Out);
 }
 
-/* At most this many BLAS threads (nn_blas_limit; 0: no cap). */
-static int blas_cap;
+/* At most this many BLAS threads (nn_blas_limit; 0: no cap); the count nn_set_threads
+   gave BLAS and oneDNN last. */
+static int blas_cap, blas_threads = 1;
+
+/* How long the pool's threads poll between jobs while the products are on it: long enough
+   to span the loops and bookkeeping between two products of a training step, short
+   enough that an idle process stops using its cores at once. */
+enum { POOL_SPIN_NS = 100000 };
+
+void nn_products_on_pool(bool on)
+{
+    if (on == split)
+        return;
+    split = on;
+    nn_bf16_split(on);
+    nn_parallel_spin(on ? POOL_SPIN_NS : 0);
+    openblas_set_num_threads(on ? 1 : blas_threads);
+    nn_bf16_threads(on ? 1 : blas_threads);
+}
 
 void nn_blas_limit(int n)
 {
@@ -186,8 +249,9 @@ int nn_set_threads(int n)
         n = c > 0 ? (int)c : 1;
     }
     int blas = blas_cap > 0 && blas_cap < n ? blas_cap : n;
-    openblas_set_num_threads(blas);
-    nn_bf16_threads(blas);
+    blas_threads = blas;
+    openblas_set_num_threads(split ? 1 : blas);
+    nn_bf16_threads(split ? 1 : blas);
     nn_parallel_set_threads(n);
     if (blas_cap > 0) {
         /* one product on every BLAS thread, so that OpenBLAS maps their buffers now,

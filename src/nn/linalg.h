@@ -22,6 +22,14 @@ typedef struct GemmShape {
 void nn_gemm(const GemmShape *s, real alpha, const real *A, const real *B, real beta,
              real *C);
 
+/* Training's threads: with on, every product from now on is split over the pool's
+   threads (nn/parallel.h) by ranges of rows or columns of C, one single-threaded BLAS (or
+   oneDNN, in bf16) call per range, and the pool's threads poll briefly between jobs
+   instead of sleeping at once: one set of threads for the products and the loops between
+   them, no hand-offs between BLAS's threads and the pool's. Off (the default, and what
+   decoding uses): BLAS and oneDNN run their own threads, nn_set_threads' count. */
+void nn_products_on_pool(bool on);
+
 /* The sizes of a linear layer: N rows of In inputs to N rows of Out outputs. */
 typedef struct LinearShape {
     int N, In, Out;

@@ -1,9 +1,11 @@
 /*
  * A small pool of worker threads for the loops outside the matrix products (the
- * optimiser, the softmax rows): nn_parallel_for splits [0, n) into as many contiguous
- * ranges as there are threads (at most one per `grain` items) and runs fn on each, the
- * calling thread taking the first range. Workers sleep on a condition variable between
- * calls, so they never compete with OpenBLAS's threads for the cores.
+ * optimiser, the softmax rows) and, in training, the products themselves
+ * (nn_products_on_pool, nn/linalg.h): nn_parallel_for splits [0, n) into as many
+ * contiguous ranges as there are threads (at most one per `grain` items) and runs fn on
+ * each, the calling thread taking the first range. Workers sleep on a condition variable
+ * between calls, so they never compete with OpenBLAS's threads for the cores, unless
+ * nn_parallel_spin lets them poll first (when no other threads want the cores).
  *
  * Results must not depend on the split: fn writes disjoint parts of its output, and
  * reductions go through fixed-size blocks (nn_parallel_blocks) summed in order.
@@ -18,6 +20,11 @@ typedef void (*ParFn)(void *ctx, size_t lo, size_t hi);
 /* Threads used from now on (>= 1; the pool grows on demand, never shrinks). */
 void nn_parallel_set_threads(int n);
 int nn_parallel_threads(void);
+
+/* From now on, a thread that waits (a worker for its next job, the caller for the
+   workers) polls for up to ns nanoseconds before it sleeps; 0 (the default): it sleeps at
+   once. Polling pays only where nothing else (BLAS's own threads) needs the cores. */
+void nn_parallel_spin(long ns);
 
 /* fn(ctx, lo, hi) over a partition of [0, n); returns when every range is done. */
 void nn_parallel_for(size_t n, size_t grain, ParFn fn, void *ctx);

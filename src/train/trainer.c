@@ -1403,6 +1403,7 @@ int train_run(const TrainOpts *o, Err *e)
     bool bf16 = o->precision == TRAIN_PREC_BF16 || (o->precision == TRAIN_PREC_AUTO && nn_bf16_native());
     if (nn_set_precision(bf16 ? PREC_BF16 : PREC_F32, e) != 0)
         goto out;
+    nn_products_on_pool(threads > 1);
     ModelConfig cfg;
     int setup = trainer_setup(&t, &own, &cfg, e);
     if (t.size > 1) {
@@ -1489,6 +1490,7 @@ out:
         rc = TRAIN_FAILED_ALL;
     }
     trainer_free(&t);
+    nn_products_on_pool(false);
     nn_set_precision(PREC_F32, &(Err){0});
     return rc;
 }

@@ -13,6 +13,7 @@
 #include "model/model.h"
 #include "nn/bf16.h"
 #include "nn/linalg.h"
+#include "nn/parallel.h"
 
 /* k/8 for k in [-16, 16]: exact in bf16, and every sum below exact in fp32 */
 static float small(Rng *r)
@@ -35,14 +36,15 @@ static void reference(const GemmShape *s, const float *A, const float *B, float 
         }
 }
 
-Test(bf16, representable_inputs_give_the_exact_product)
+/* Every shape, transposition and beta on `pool` threads of the pool (split by rows over
+   them with pool > 1, as training runs them: nn_products_on_pool; oneDNN's own threads
+   with 1). */
+static void expect_exact_products(Rng *r, int pool)
 {
-    if (!bf16_on_or_refused())
-        return;
     static const int shapes[][3] = {{1, 1, 1}, {3, 5, 7}, {37, 19, 64}, {64, 300, 33}, {200, 17, 130}};
     static const float betas[] = {0, 1, 0.5f};
-    Rng r;
-    rng_seed(&r, 7);
+    nn_parallel_set_threads(pool);
+    nn_products_on_pool(pool > 1);
     for (size_t k = 0; k < sizeof shapes / sizeof *shapes; k++)
         for (int t = 0; t < 4; t++)
             for (int bi = 0; bi < 3; bi++) {
@@ -54,20 +56,32 @@ Test(bf16, representable_inputs_give_the_exact_product)
                       *C = malloc(sizeof *C * (size_t)M * N), *C0 = malloc(sizeof *C0 * (size_t)M * N);
                 double *want = malloc(sizeof *want * (size_t)M * N);
                 for (int i = 0; i < M * K; i++)
-                    A[i] = small(&r);
+                    A[i] = small(r);
                 for (int i = 0; i < K * N; i++)
-                    B[i] = small(&r);
+                    B[i] = small(r);
                 for (int i = 0; i < M * N; i++)
-                    C[i] = C0[i] = small(&r);
+                    C[i] = C0[i] = small(r);
                 reference(&s, A, B, betas[bi], C0, want);
                 nn_gemm(&s, 1, A, B, betas[bi], C);
                 int bad = 0;
                 for (int i = 0; i < M * N; i++)
                     bad += (double)C[i] != want[i];
-                cr_expect_eq(bad, 0, "%dx%dx%d trans %d %d beta %g: %d of %d differ", M, N, K, ta, tb,
-                             (double)betas[bi], bad, M * N);
+                cr_expect_eq(bad, 0, "pool %d: %dx%dx%d trans %d %d beta %g: %d of %d differ", pool, M, N, K, ta,
+                             tb, (double)betas[bi], bad, M * N);
                 free(A); free(B); free(C); free(C0); free(want);
             }
+    nn_products_on_pool(false);
+    nn_parallel_set_threads(1);
+}
+
+Test(bf16, representable_inputs_give_the_exact_product)
+{
+    if (!bf16_on_or_refused())
+        return;
+    Rng r;
+    rng_seed(&r, 7);
+    for (int pool = 1; pool <= 3; pool++)
+        expect_exact_products(&r, pool);
 }
 
 /* bf16 keeps 7 fraction bits: 1 + 2^-8 is halfway between 1 and 1 + 2^-7 and rounds to

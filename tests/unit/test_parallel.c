@@ -5,8 +5,10 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "base/rng.h"
+#include "nn/linalg.h"
 #include "nn/loss.h"
 #include "nn/ops.h"
 #include "nn/parallel.h"
@@ -197,5 +199,93 @@ Test(parallel, dropout_does_not_depend_on_threads)
     }
     free(m2);
     free(x);
+    nn_parallel_set_threads(1);
+}
+
+/* A long run of small jobs while the threads poll between them (nn_parallel_spin, as
+   training runs): every job's every index once, for 2 and 3 threads, with the wait
+   between jobs both short (polling) and long (asleep). */
+Test(parallel, polling_threads_run_every_job)
+{
+    enum { JOBS = 20000, N = 37 };
+    int *seen = calloc(N, sizeof *seen);
+    for (int t = 2; t <= 3; t++) {
+        nn_parallel_set_threads(t);
+        nn_parallel_spin(100000);
+        for (int j = 0; j < JOBS; j++)
+            nn_parallel_for(N, 1, count_visits, seen);
+        nn_parallel_spin(1000); /* workers asleep before most of these jobs */
+        for (int j = 0; j < 50; j++) {
+            struct timespec ts = {0, 200000};
+            nanosleep(&ts, NULL);
+            nn_parallel_for(N, 1, count_visits, seen);
+        }
+        nn_parallel_spin(0);
+    }
+    for (int i = 0; i < N; i++)
+        cr_assert_eq(seen[i], 2 * (JOBS + 50), "index %d seen %d times", i, seen[i]);
+    free(seen);
+    nn_parallel_set_threads(1);
+}
+
+/* k/8 for k in [-16, 16]: every product and sum below is exact in float */
+static real eighths(Rng *r)
+{
+    return (real)((int)rng_below(r, 33) - 16) / 8;
+}
+
+/* Products split over the pool (nn_products_on_pool, as training runs them): the exact
+   product for every transposition, beta, padded leading dimensions, and both ways of
+   splitting (M > N splits rows, else columns), on 2 and 3 threads. */
+Test(parallel, products_on_the_pool_are_exact)
+{
+    static const int shapes[][3] = {{1, 1, 1}, {3, 5, 7}, {37, 19, 64}, {64, 300, 33}, {200, 17, 130},
+                                    {64, 768, 256}, {700, 256, 48}};
+    static const real betas[] = {0, 1, 0.5};
+    Rng r;
+    rng_seed(&r, 17);
+    for (int threads = 2; threads <= 3; threads++) {
+        nn_parallel_set_threads(threads);
+        nn_products_on_pool(true);
+        for (size_t k = 0; k < sizeof shapes / sizeof *shapes; k++)
+            for (int t = 0; t < 8; t++) {
+                int M = shapes[k][0], N = shapes[k][1], K = shapes[k][2], pad = t & 4 ? 3 : 0;
+                bool ta = t & 1, tb = t & 2;
+                real beta = betas[(k + (size_t)t) % 3];
+                GemmShape s = {.M = M, .N = N, .K = K, .trans_a = ta, .trans_b = tb, .lda = (ta ? M : K) + pad,
+                               .ldb = (tb ? K : N) + pad, .ldc = N + pad};
+                size_t na = (size_t)(ta ? K : M) * s.lda, nb = (size_t)(tb ? N : K) * s.ldb, nc = (size_t)M * s.ldc;
+                real *A = malloc(na * sizeof *A), *B = malloc(nb * sizeof *B), *C = malloc(nc * sizeof *C);
+                for (size_t i = 0; i < na; i++)
+                    A[i] = eighths(&r);
+                for (size_t i = 0; i < nb; i++)
+                    B[i] = eighths(&r);
+                for (size_t i = 0; i < nc; i++)
+                    C[i] = eighths(&r);
+                real *C0 = malloc(nc * sizeof *C0);
+                memcpy(C0, C, nc * sizeof *C);
+                nn_gemm(&s, 1, A, B, beta, C);
+                int bad = 0;
+                for (int i = 0; i < M; i++)
+                    for (int j = 0; j < s.ldc; j++) {
+                        double want = C0[(size_t)i * s.ldc + j];
+                        if (j < N) {
+                            double sum = 0;
+                            for (int q = 0; q < K; q++)
+                                sum += (double)(ta ? A[(size_t)q * s.lda + i] : A[(size_t)i * s.lda + q]) *
+                                       (tb ? B[(size_t)j * s.ldb + q] : B[(size_t)q * s.ldb + j]);
+                            want = sum + (double)beta * want;
+                        }
+                        bad += (double)C[(size_t)i * s.ldc + j] != want;
+                    }
+                cr_expect_eq(bad, 0, "%d threads, %dx%dx%d trans %d %d pad %d beta %g: %d differ", threads, M, N,
+                             K, ta, tb, pad, (double)beta, bad);
+                free(A);
+                free(B);
+                free(C);
+                free(C0);
+            }
+        nn_products_on_pool(false);
+    }
     nn_parallel_set_threads(1);
 }
