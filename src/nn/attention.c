@@ -6,34 +6,50 @@
 #include "base/err.h"
 #include "nn/parallel.h"
 
-void nn_attn_score_forward(real *e, real *cache, const real *q, const real *K, const real *v,
-                           const AttnShape *sh)
+/* Rows [lo, hi) of the (S,B) grid: the cache row t = tanh(q_b + K_jb) and, with e, its
+   score v·t (summed in order, as a scalar: the same bits on every thread count). */
+typedef struct ScoreJob {
+    real *e, *cache;
+    const real *q, *K, *v;
+    int S, B, A;
+} ScoreJob;
+
+NN_SIMD static void score_rows(void *ctx, size_t lo, size_t hi)
 {
-    const int S = sh->S, B = sh->B, A = sh->A;
-    nn_attn_score_cache(cache, q, K, sh);
-    for (int j = 0; j < S; j++) {
-        for (int b = 0; b < B; b++) {
-            const real *restrict t = cache + ((size_t)j * B + b) * A;
+    const ScoreJob *J = ctx;
+    const int S = J->S, B = J->B, A = J->A;
+    for (size_t r = lo; r < hi; r++) {
+        int j = (int)(r / (size_t)B), b = (int)(r % (size_t)B);
+        const real *restrict qb = J->q + (size_t)b * A;
+        const real *restrict kjb = J->K + r * A;
+        real *restrict t = J->cache + r * A;
+        for (int a = 0; a < A; a++)
+            t[a] = R_TANH(qb[a] + kjb[a]);
+        if (J->e) {
             real s = 0;
             for (int a = 0; a < A; a++)
-                s += v[a] * t[a];
-            e[(size_t)b * S + j] = s;
+                s += J->v[a] * t[a];
+            J->e[(size_t)b * S + j] = s;
         }
     }
 }
 
+static void score_grid(real *e, real *cache, const real *q, const real *K, const real *v, const AttnShape *sh)
+{
+    ScoreJob J = {.e = e, .cache = cache, .q = q, .K = K, .v = v, .S = sh->S, .B = sh->B, .A = sh->A};
+    /* rows of 16 K tanh or more a thread */
+    nn_parallel_for((size_t)sh->S * (size_t)sh->B, 16384 / ((size_t)sh->A + 1) + 1, score_rows, &J);
+}
+
+void nn_attn_score_forward(real *e, real *cache, const real *q, const real *K, const real *v,
+                           const AttnShape *sh)
+{
+    score_grid(e, cache, q, K, v, sh);
+}
+
 void nn_attn_score_cache(real *cache, const real *q, const real *K, const AttnShape *sh)
 {
-    const int S = sh->S, B = sh->B, A = sh->A;
-    for (int j = 0; j < S; j++) {
-        for (int b = 0; b < B; b++) {
-            const real *restrict qb = q + (size_t)b * A;
-            const real *restrict kjb = K + ((size_t)j * B + b) * A;
-            real *restrict t = cache + ((size_t)j * B + b) * A;
-            for (int a = 0; a < A; a++)
-                t[a] = R_TANH(qb[a] + kjb[a]);
-        }
-    }
+    score_grid(NULL, cache, q, K, NULL, sh);
 }
 
 void nn_attn_score_backward(real *dq, real *dK, real *dv, const real *de, const real *cache,

@@ -2,6 +2,23 @@
 
 #include <stddef.h>
 
+#include "nn/parallel.h"
+
+/* The arguments of one cell call; each function below runs rows [lo, hi) of the batch
+   (every row on its own: the same bits with any number of threads). */
+typedef struct CellJob {
+    real *o1, *o2, *o3, *o4;
+    const real *i1, *i2, *i3, *i4;
+    int H;
+} CellJob;
+
+/* rows of 4 K elements or more a thread */
+static void cell_rows(int B, int H, ParFn fn, CellJob *j)
+{
+    j->H = H;
+    nn_parallel_for((size_t)B, 4096 / ((size_t)H + 1) + 1, fn, j);
+}
+
 /* y = σ(a + b) or tanh(a + b) (b may be NULL) over n elements. Kept out of line, one
    function per activation, so that each loop is simple enough to vectorise with the
    inline exp of nn/real.h. */
@@ -27,10 +44,13 @@ static void __attribute__((noinline)) tanh_sum(real *restrict y, const real *res
             y[j] = R_TANH(a[j]);
 }
 
-void nn_gru_cell_forward(real *h_out, real *cache, const real *gi, const real *gh,
-                         const real *h, int B, int H)
+static void gru_forward_rows(void *ctx, size_t lo, size_t hi)
 {
-    for (int b = 0; b < B; b++) {
+    const CellJob *J = ctx;
+    real *h_out = J->o1, *cache = J->o2;
+    const real *gi = J->i1, *gh = J->i2, *h = J->i3;
+    const int H = J->H;
+    for (int b = (int)lo; b < (int)hi; b++) {
         const real *xi = gi + (size_t)b * 3 * H;
         const real *xh = gh + (size_t)b * 3 * H;
         const real *restrict hp = h + (size_t)b * H;
@@ -49,10 +69,19 @@ void nn_gru_cell_forward(real *h_out, real *cache, const real *gi, const real *g
     }
 }
 
-void nn_gru_cell_backward(real *dgi, real *dgh, real *dh, const real *dh_out,
-                          const real *cache, const real *h, int B, int H)
+void nn_gru_cell_forward(real *h_out, real *cache, const real *gi, const real *gh,
+                         const real *h, int B, int H)
 {
-    for (int b = 0; b < B; b++) {
+    cell_rows(B, H, gru_forward_rows, &(CellJob){.o1 = h_out, .o2 = cache, .i1 = gi, .i2 = gh, .i3 = h});
+}
+
+static void gru_backward_rows(void *ctx, size_t lo, size_t hi)
+{
+    const CellJob *J = ctx;
+    real *dgi = J->o1, *dgh = J->o2, *dh = J->o3;
+    const real *dh_out = J->i1, *cache = J->i2, *h = J->i3;
+    const int H = J->H;
+    for (int b = (int)lo; b < (int)hi; b++) {
         const real *restrict c = cache + (size_t)b * NN_GRU_CACHE * H;
         const real *restrict r = c, *restrict z = c + H, *restrict n = c + 2 * H;
         const real *restrict ghn = c + 3 * H;
@@ -82,10 +111,20 @@ void nn_gru_cell_backward(real *dgi, real *dgh, real *dh, const real *dh_out,
     }
 }
 
-void nn_lstm_cell_forward(real *h_out, real *c_out, real *cache, const real *gi,
-                          const real *gh, const real *c, int B, int H)
+void nn_gru_cell_backward(real *dgi, real *dgh, real *dh, const real *dh_out,
+                          const real *cache, const real *h, int B, int H)
 {
-    for (int b = 0; b < B; b++) {
+    cell_rows(B, H, gru_backward_rows,
+              &(CellJob){.o1 = dgi, .o2 = dgh, .o3 = dh, .i1 = dh_out, .i2 = cache, .i3 = h});
+}
+
+static void lstm_forward_rows(void *ctx, size_t lo, size_t hi)
+{
+    const CellJob *J = ctx;
+    real *h_out = J->o1, *c_out = J->o2, *cache = J->o3;
+    const real *gi = J->i1, *gh = J->i2, *c = J->i3;
+    const int H = J->H;
+    for (int b = (int)lo; b < (int)hi; b++) {
         const real *restrict xi = gi + (size_t)b * 4 * H;
         const real *restrict cp = c + (size_t)b * H;
         real *k = cache + (size_t)b * NN_LSTM_CACHE * H;
@@ -104,10 +143,19 @@ void nn_lstm_cell_forward(real *h_out, real *c_out, real *cache, const real *gi,
     }
 }
 
-void nn_lstm_cell_backward(real *dgates, real *dc, const real *dh_out, const real *dc_out,
-                           const real *cache, const real *c, int B, int H)
+void nn_lstm_cell_forward(real *h_out, real *c_out, real *cache, const real *gi,
+                          const real *gh, const real *c, int B, int H)
 {
-    for (int b = 0; b < B; b++) {
+    cell_rows(B, H, lstm_forward_rows, &(CellJob){.o1 = h_out, .o2 = c_out, .o3 = cache, .i1 = gi, .i2 = gh, .i3 = c});
+}
+
+static void lstm_backward_rows(void *ctx, size_t lo, size_t hi)
+{
+    const CellJob *J = ctx;
+    real *dgates = J->o1, *dc = J->o2;
+    const real *dh_out = J->i1, *dc_out = J->i2, *cache = J->i3, *c = J->i4;
+    const int H = J->H;
+    for (int b = (int)lo; b < (int)hi; b++) {
         const real *k = cache + (size_t)b * NN_LSTM_CACHE * H;
         const real *restrict ig = k, *restrict fg = k + H, *restrict gg = k + 2 * H;
         const real *restrict og = k + 3 * H, *restrict tc = k + 4 * H;
@@ -128,4 +176,11 @@ void nn_lstm_cell_backward(real *dgates, real *dc, const real *dh_out, const rea
                 g[j] += (dco[j] + dho[j] * og[j] * ((real)1 - tc[j] * tc[j])) * fg[j];
         }
     }
+}
+
+void nn_lstm_cell_backward(real *dgates, real *dc, const real *dh_out, const real *dc_out,
+                           const real *cache, const real *c, int B, int H)
+{
+    cell_rows(B, H, lstm_backward_rows,
+              &(CellJob){.o1 = dgates, .o2 = dc, .i1 = dh_out, .i2 = dc_out, .i3 = cache, .i4 = c});
 }

@@ -8,8 +8,10 @@
 #include <time.h>
 
 #include "base/rng.h"
+#include "nn/attention.h"
 #include "nn/linalg.h"
 #include "nn/loss.h"
+#include "nn/rnn_cell.h"
 #include "nn/ops.h"
 #include "nn/parallel.h"
 #include "train/optim.h"
@@ -287,5 +289,91 @@ Test(parallel, products_on_the_pool_are_exact)
             }
         nn_products_on_pool(false);
     }
+    nn_parallel_set_threads(1);
+}
+
+/* Bahdanau's scores and their tanh cache (rows of the (S,B) grid on every thread): the
+   same bits with 1 and 3 threads, and the cache alone equal to the forward's. */
+Test(parallel, attention_scores_do_not_depend_on_threads)
+{
+    enum { S = 23, B = 37, A = 96 };
+    const AttnShape sh = {.S = S, .B = B, .A = A};
+    real *q = random_array((size_t)B * A, 21, 2), *K = random_array((size_t)S * B * A, 22, 2),
+         *v = random_array(A, 23, 1);
+    real *e[2], *cache[2], *again = malloc((size_t)S * B * A * sizeof(real));
+    for (int k = 0; k < 2; k++) {
+        nn_parallel_set_threads(k ? 3 : 1);
+        e[k] = malloc((size_t)B * S * sizeof(real));
+        cache[k] = malloc((size_t)S * B * A * sizeof(real));
+        nn_attn_score_forward(e[k], cache[k], q, K, v, &sh);
+    }
+    nn_attn_score_cache(again, q, K, &sh);
+    cr_expect(memcmp(e[0], e[1], (size_t)B * S * sizeof(real)) == 0, "scores differ");
+    cr_expect(memcmp(cache[0], cache[1], (size_t)S * B * A * sizeof(real)) == 0, "caches differ");
+    cr_expect(memcmp(cache[0], again, (size_t)S * B * A * sizeof(real)) == 0, "the recomputed cache differs");
+    /* score (b = 5, j = 7) directly */
+    double want = 0;
+    for (int a = 0; a < A; a++)
+        want += v[a] * tanh((double)q[5 * A + a] + K[((size_t)7 * B + 5) * A + a]);
+    cr_expect(fabs(e[0][5 * S + 7] - want) <= 1e-5, "score %g, directly %g", (double)e[0][5 * S + 7], want);
+    for (int k = 0; k < 2; k++) {
+        free(e[k]);
+        free(cache[k]);
+    }
+    free(again);
+    free(q);
+    free(K);
+    free(v);
+    nn_parallel_set_threads(1);
+}
+
+/* The GRU and LSTM cells, forward and backward (rows of the batch on every thread): the
+   same bits with 1 and 3 threads, accumulated onto what the gradients held. */
+Test(parallel, recurrent_cells_do_not_depend_on_threads)
+{
+    enum { B = 45, H = 200 };
+    real *gi = random_array((size_t)B * 4 * H, 31, 2), *gh = random_array((size_t)B * 4 * H, 32, 2),
+         *h = random_array((size_t)B * H, 33, 1), *d = random_array((size_t)B * H, 34, 1),
+         *dc_out = random_array((size_t)B * H, 35, 1);
+    real *out[2][8];
+    for (int k = 0; k < 2; k++) {
+        nn_parallel_set_threads(k ? 3 : 1);
+        real **o = out[k];
+        o[0] = malloc((size_t)B * H * sizeof(real));            /* GRU h' */
+        o[1] = malloc((size_t)B * 4 * H * sizeof(real));        /* GRU cache */
+        o[2] = random_array((size_t)B * 3 * H, 36, 1);          /* GRU dgi */
+        o[3] = random_array((size_t)B * 3 * H, 37, 1);          /* GRU dgh */
+        o[4] = random_array((size_t)B * H, 38, 1);              /* GRU dh */
+        nn_gru_cell_forward(o[0], o[1], gi, gh, h, B, H);
+        nn_gru_cell_backward(o[2], o[3], o[4], d, o[1], h, B, H);
+        real *hl = malloc((size_t)B * H * sizeof(real)), *cl = malloc((size_t)B * H * sizeof(real));
+        o[5] = malloc((size_t)B * 5 * H * sizeof(real));        /* LSTM cache */
+        o[6] = random_array((size_t)B * 4 * H, 39, 1);          /* LSTM dgates */
+        o[7] = random_array((size_t)B * H, 40, 1);              /* LSTM dc */
+        nn_lstm_cell_forward(hl, cl, o[5], gi, gh, h, B, H);
+        nn_lstm_cell_backward(o[6], o[7], d, dc_out, o[5], h, B, H);
+        free(hl);
+        free(cl);
+    }
+    /* h' of row 3, unit 7, directly */
+    const real *x = gi + 3 * 3 * H, *y = gh + 3 * 3 * H;
+    double r = 1 / (1 + exp(-((double)x[7] + y[7]))), z = 1 / (1 + exp(-((double)x[H + 7] + y[H + 7])));
+    double n = tanh((double)x[2 * H + 7] + r * y[2 * H + 7]);
+    double want = (1 - z) * n + z * h[3 * H + 7];
+    cr_expect(fabs(out[0][0][3 * H + 7] - want) <= 1e-6, "h' %g, directly %g", (double)out[0][0][3 * H + 7], want);
+    static const size_t width[8] = {1, 4, 3, 3, 1, 5, 4, 1};
+    static const char *what[8] = {"GRU output", "GRU cache", "GRU dgi", "GRU dgh", "GRU dh", "LSTM cache",
+                                  "LSTM dgates", "LSTM dc"};
+    for (int i = 0; i < 8; i++) {
+        cr_expect(memcmp(out[0][i], out[1][i], (size_t)B * H * width[i] * sizeof(real)) == 0, "%s differs",
+                  what[i]);
+        free(out[0][i]);
+        free(out[1][i]);
+    }
+    free(gi);
+    free(gh);
+    free(h);
+    free(d);
+    free(dc_out);
     nn_parallel_set_threads(1);
 }
