@@ -724,7 +724,8 @@ static int cmd_train(int argc, char **argv)
     Err pe;
     if (nn_set_precision(bf16 ? PREC_BF16 : PREC_F32, &pe) != 0)
         die_err(&pe);
-    if (on_pool && threads > 1) /* as s2s train (src/train/trainer.c) */
+    on_pool = on_pool && threads > 1; /* as s2s train (src/train/trainer.c) */
+    if (on_pool)
         nn_products_on_pool(true);
     Batches bs;
     batches_load(&bs, path);
@@ -802,7 +803,7 @@ static int cmd_train(int argc, char **argv)
     buf_printf(&b, "{\"job\": \"train\", \"impl\": \"s2s\", \"threads\": %d, \"precision\": \"%s\", "
                    "\"products\": \"%s\", \"batches\": %d, \"warmup\": %ld, \"loop\": %ld, \"tokens_per_run\": %lld, \"params\": %zu, "
                    "\"config\": %s",
-               nthreads, bf16 ? "bf16" : "f32", on_pool && threads > 1 ? "pool" : "own", bs.n, warmup, loop, tokens, np, cj.data);
+               nthreads, bf16 ? "bf16" : "f32", on_pool ? "pool" : "own", bs.n, warmup, loop, tokens, np, cj.data);
     json_list(&b, "tok_s_runs", tok_s, (int)runs, "%.1f");
     json_list(&b, "seconds_runs", secs, (int)runs, "%.4f");
     buf_printf(&b, ", \"tok_s\": %.1f, \"flops_per_tok\": %.0f, \"gflops\": %.2f, \"loss0\": %.6f, "

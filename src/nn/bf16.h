@@ -35,7 +35,9 @@ void nn_bf16_fixed_begin(const float *p, size_t n);
 void nn_bf16_fixed_end(void);
 
 /* The next product's A is the last product's A, unchanged (both as stored): its bf16
-   form is not rounded again (nn_linear_backward's two products of dy). */
+   form is not rounded again (nn_linear_backward's two products of dy). Products split
+   over the pool (nn_bf16_split) round each thread's part of A themselves and do not
+   share it. */
 void nn_bf16_same_a(const float *A);
 
 /* From now on, split each bf16 product over the pool's threads by rows of C (oneDNN on

@@ -49,8 +49,9 @@ static inline void relax(void)
 #endif
 }
 
-/* Polls until *gen differs from seen (want_change) or *count is 0, for at most the spin
-   time; true when that happened. */
+/* Polls, for at most the spin time, until *gen differs from seen (a worker waiting for
+   its next job; count NULL) or *count is 0 (the caller waiting for the workers; gen
+   NULL); true when that happened, false at once when polling is off. */
 static bool poll_until(const atomic_ulong *gen, unsigned long seen, const atomic_int *count)
 {
     long limit = atomic_load_explicit(&spin_ns, memory_order_relaxed);

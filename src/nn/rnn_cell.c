@@ -7,7 +7,7 @@
 /* The arguments of one cell call; each function below runs rows [lo, hi) of the batch
    (every row on its own: the same bits with any number of threads). */
 typedef struct CellJob {
-    real *o1, *o2, *o3, *o4;
+    real *o1, *o2, *o3;
     const real *i1, *i2, *i3, *i4;
     int H;
 } CellJob;
