@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "base/file.h"
 #include "base/opt.h"
@@ -17,9 +18,9 @@
 typedef struct SvOpts {
     const char *host, *log, *keys, *cors, *glossary;
     bool glossary_ignore_case;
-    int port, max_conns, max_texts, max_beam, idle_timeout, max_batch;
+    int port, max_conns, max_conns_per_ip, max_texts, max_beam, idle_timeout, max_batch;
     long max_body, max_chars;
-    double request_timeout, batch_wait;
+    double head_timeout, request_timeout, batch_wait;
     DecodeArgs d;
 } SvOpts;
 
@@ -58,10 +59,20 @@ static const OptRow rows[] = {
     {.name = "--max-beam", .kind = OPT_INT, AT(max_beam), .min = 1, .max = 100, .arg = "K",
      .help = "the largest beam a native request may ask (default {})"},
     {.name = "--max-conns", .kind = OPT_INT, AT(max_conns), .min = 1, .max = 100000, .arg = "N",
-     .help = "at most N connections at once; more are closed as soon\n"
-             "as they are accepted (default {})"},
+     .help = "at most N connections at once: a new one closes the\n"
+             "oldest that has no request in progress, or is closed\n"
+             "(default {}, or what the open-file limit allows)"},
+    {.name = "--max-conns-per-ip", .kind = OPT_INT, AT(max_conns_per_ip), .min = 1, .max = 100000, .arg = "N",
+     .help = "at most N connections from one address (an IPv6 /64);\n"
+             "more are closed as soon as they are accepted (default\n"
+             "{}; behind a proxy, as many as --max-conns)"},
+    {.name = "--head-timeout", .kind = OPT_DOUBLE, AT(head_timeout), .fmin = 0.1, .fmax = 3600, .arg = "S",
+     .help = "close a new connection whose request head is not in S\n"
+             "seconds after it opened (default {})"},
     {.name = "--timeout", .kind = OPT_INT, AT(idle_timeout), .min = 1, .max = 3600, .arg = "S",
-     .help = "close a connection idle for S seconds (default {})"},
+     .help = "close a kept-alive connection whose next request head\n"
+             "is not in S seconds after its last answer, and a request\n"
+             "without traffic for S seconds (default {})"},
     {.name = "--request-timeout", .kind = OPT_DOUBLE, AT(request_timeout), .fmin = 0.1, .fmax = 3600,
      .arg = "S",
      .help = "answer 408 to a request whose body has not arrived S\n"
@@ -130,10 +141,25 @@ static char **read_keys(const char *path, int *n)
     return keys;
 }
 
+/* Raises the soft limit on open files to the hard one: the soft limit after. */
+static long raise_file_limit(void)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+        return 1024;
+    if (rl.rlim_cur < rl.rlim_max) {
+        struct rlimit up = {rl.rlim_max, rl.rlim_max};
+        if (setrlimit(RLIMIT_NOFILE, &up) == 0)
+            rl = up;
+    }
+    return rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > 100000000 ? 100000000 : (long)rl.rlim_cur;
+}
+
 int cmd_serve(int argc, char **argv)
 {
     SvOpts o = {.host = "127.0.0.1", .port = 5000, .max_body = 1L << 20, .max_chars = 5000,
-                .max_texts = 128, .max_beam = 10, .max_conns = 256, .idle_timeout = 10,
+                .max_texts = 128, .max_beam = 10, .max_conns = 4096, .max_conns_per_ip = 16,
+                .head_timeout = 5, .idle_timeout = 10,
                 .request_timeout = 30, .batch_wait = 5, .max_batch = 64, .d = decode_args_default()};
     /* texts of random lengths decode faster in smaller length-sorted batches: the
        default --batch of s2s serve is 16 (bench/README.md) */
@@ -148,6 +174,18 @@ int cmd_serve(int argc, char **argv)
     if (o.d.to.beam > o.max_beam)
         die_usage("serve: --beam %d is over --max-beam %d", o.d.to.beam, o.max_beam);
     o.d.to.nbest = 1;
+
+    /* a file for each connection: the soft limit goes up to the hard one, and without
+       --max-conns the ceiling comes down to what the limit holds */
+    long files = raise_file_limit();
+    if (files < serve_files_needed(o.max_conns)) {
+        long room = files - serve_files_needed(0);
+        if (opt_seen(&table, seen, "--max-conns") || room < 1)
+            die("serve: --max-conns %d needs %ld open files; the limit is %ld (ulimit -n)", o.max_conns,
+                serve_files_needed(o.max_conns), files);
+        fprintf(stderr, "s2s serve: at most %ld connections (the open-file limit, ulimit -n, is %ld)\n", room, files);
+        o.max_conns = (int)room;
+    }
 
     /* the pairs: files of one direction form an ensemble, in the order given */
     Direction *dir = XNEW(Direction, npos);
@@ -200,7 +238,8 @@ int cmd_serve(int argc, char **argv)
         .precision = precision_names[o.d.prec],
         .lim = {.max_texts = o.max_texts, .max_chars = o.max_chars, .max_beam = o.max_beam,
                 .max_len = 10000, .beam = o.d.to.beam},
-        .max_body = (size_t)o.max_body, .max_conns = o.max_conns, .idle_timeout = o.idle_timeout,
+        .max_body = (size_t)o.max_body, .max_conns = o.max_conns, .max_conns_per_ip = o.max_conns_per_ip,
+        .head_timeout = o.head_timeout, .idle_timeout = o.idle_timeout,
         .request_timeout = o.request_timeout, .batch_texts = o.max_batch, .batch_wait_ms = o.batch_wait,
         .cors = o.cors, .log = log};
     if (o.keys)

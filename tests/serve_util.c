@@ -1,5 +1,7 @@
 /* A running `s2s serve` for the tests (serve_util.h). */
 #include <criterion/criterion.h>
+#include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +11,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <time.h>
 
 #include "helpers.h"
 #include "serve_util.h"
@@ -190,4 +193,94 @@ HttpRes http_read(int fd)
     h.body = strdup(body ? body + 4 : "");
     free(b);
     return h;
+}
+
+int http_open_from(int port, const char *from)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in src = {.sin_family = AF_INET}, a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (fd < 0 || inet_pton(AF_INET, from, &src.sin_addr) != 1 || bind(fd, (struct sockaddr *)&src, sizeof src) != 0 ||
+        connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+HttpRes http_read_one(int fd)
+{
+    size_t cap = 4096, len = 0;
+    char *b = malloc(cap);
+    HttpRes h = {0};
+    long want = -1; /* head and body, once the head is in */
+    for (;;) {
+        if (want < 0) {
+            b[len] = '\0';
+            const char *end = strstr(b, "\r\n\r\n");
+            const char *cl = end ? strcasestr(b, "\r\nContent-Length: ") : NULL;
+            if (end && cl && cl < end)
+                want = (long)(end + 4 - b) + atol(cl + 18);
+        }
+        if (want >= 0 && (long)len >= want)
+            break;
+        if (len + 1024 > cap)
+            b = realloc(b, cap *= 2);
+        ssize_t k = recv(fd, b + len, cap - len - 1, 0);
+        if (k <= 0) {
+            free(b);
+            h.body = strdup("");
+            return h;
+        }
+        len += (size_t)k;
+    }
+    b[len] = '\0';
+    if (!strncmp(b, "HTTP/1.1 ", 9))
+        h.status = atoi(b + 9);
+    h.body = strdup(strstr(b, "\r\n\r\n") + 4);
+    free(b);
+    return h;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+double http_wait_closed(int fd, double secs)
+{
+    double t0 = now_s();
+    for (;;) {
+        double left = t0 + secs - now_s();
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        if (poll(&p, 1, left > 0 ? (int)(left * 1000) + 1 : 0) == 1) {
+            char c;
+            ssize_t k = recv(fd, &c, 1, MSG_DONTWAIT);
+            if (k == 0 || (k < 0 && errno == ECONNRESET))
+                return now_s() - t0;
+            if (k > 0)
+                return -1;
+        }
+        if (now_s() - t0 >= secs)
+            return -1;
+    }
+}
+
+bool http_closed(int fd)
+{
+    return http_wait_closed(fd, 0) >= 0;
+}
+
+long proc_rss_kb(int pid)
+{
+    char *path = strf("/proc/%d/status", pid);
+    char *text = slurp(path, NULL);
+    free(path);
+    const char *at = text ? strstr(text, "\nVmRSS:") : NULL;
+    long kb = at ? atol(at + 8) : -1;
+    free(text);
+    return kb;
 }

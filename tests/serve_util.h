@@ -48,4 +48,19 @@ void http_res_free(HttpRes *r);
 int http_open(int port);
 void http_send(int fd, const char *s);
 HttpRes http_read(int fd);
+
+/* http_open from the local address `from` ("127.0.0.2": the loopback network is this
+   machine's); -1 on failure. */
+int http_open_from(int port, const char *from);
+/* One answer on a kept-alive connection (its body by Content-Length), leaving fd open;
+   status 0 when the connection was closed first. */
+HttpRes http_read_one(int fd);
+/* Waits at most secs for the server to close fd (end of stream or reset, nothing read
+   before): the seconds it took, or -1 when fd is still open (or the server sent data). */
+double http_wait_closed(int fd, double secs);
+/* Whether the server has closed fd by now (http_wait_closed without waiting). */
+bool http_closed(int fd);
+
+/* The resident memory of process pid in kB (VmRSS of /proc/PID/status), or -1. */
+long proc_rss_kb(int pid);
 #endif

@@ -19,9 +19,18 @@
  * request, once its body is in, is suspended while serve/batcher.h decodes it, so that
  * other connections go on; the decoding thread resumes it with its result. Bounds: a
  * body over max_body is refused with 413 as soon as it passes the limit; a request whose
- * body has not arrived within request_timeout seconds of its start gets 408; a
- * connection idle for idle_timeout seconds is closed; beyond max_conns connections a new
- * one is closed as soon as it is accepted.
+ * body has not arrived within request_timeout seconds of its start gets 408, and one
+ * without traffic for idle_timeout seconds is closed.
+ *
+ * Connections (docs/reliability.md): a new connection from an address (an IPv6 one by
+ * its /64) that already has max_conns_per_ip open is closed as soon as it is accepted.
+ * A connection that has no request in progress waits: a new one must complete its
+ * request head within head_timeout seconds of its accept, one kept alive after an
+ * answer within idle_timeout seconds of it, or it is shut down (a thread of its own
+ * watches the deadlines, which whatever the client sends meanwhile does not move). At
+ * max_conns open, a new connection shuts down the oldest waiting one, new ones before
+ * kept ones, and is refused only when none waits. /health counts what was refused,
+ * shut down to make room (evicted), timed out (a head or body late) and closed idle.
  */
 #ifndef S2S_SERVE_SERVER_H
 #define S2S_SERVE_SERVER_H
@@ -52,8 +61,10 @@ typedef struct ServeConfig {
     const char *precision;   /* the weights' precision, for /health and the native check */
     ServeLimits lim;
     size_t max_body;         /* bytes */
-    int max_conns;
-    int idle_timeout;        /* seconds */
+    int max_conns;           /* open at once (serve_files_needed tells the files this takes) */
+    int max_conns_per_ip;    /* open at once from one address */
+    double head_timeout;     /* seconds from a connection's accept to its first request head */
+    int idle_timeout;        /* seconds: between requests, and without traffic in one */
     double request_timeout;  /* seconds from a request's start to its whole body */
     int batch_texts;         /* most texts decoded together */
     double batch_wait_ms;
@@ -64,6 +75,10 @@ typedef struct ServeConfig {
 } ServeConfig;
 
 typedef struct Server Server;
+
+/* The open files a server of max_conns connections may need: those, the connections
+   shut down and not yet closed, the listening socket, epoll's, the log's, and more. */
+long serve_files_needed(int max_conns);
 
 /* Binds and starts serving; NULL with e set ("cannot listen on HOST:PORT: ..."). */
 Server *serve_start(const ServeConfig *c, Err *e);
