@@ -6,7 +6,7 @@
 
 #include "data/ids.h"
 
-enum { TOK_PAD = 0, TOK_BOS = 2, TOK_EOS = 3, DEFAULT_CHUNK = 100 };
+enum { TOK_PAD = 0, TOK_UNK = 1, TOK_BOS = 2, TOK_EOS = 3, DEFAULT_CHUNK = 100 };
 
 /* The parts of joined pair i: their count, then their indices in d->base. */
 static const int *join_of(const PairSet *d, int i)
@@ -411,4 +411,24 @@ void batch_fill(Batch *b, BatchBuf *bb, const PairSet *d, const int *idx, int n)
     b->tgt_in = bb->tgt_in;
     b->tgt_out = bb->tgt_out;
     b->ntok = ntok;
+}
+
+void batch_token_dropout(Batch *b, const int *rows, double p, uint64_t key)
+{
+    CHECK(p >= 0 && p < 1);
+    const int B = b->B;
+    for (int r = 0; r < B; r++) {
+        Rng g;
+        rng_seed(&g, key ^ rng_mix(0x746f6b656eULL + (uint64_t)rows[r]));
+        for (int s = 0; s < b->src_len[r]; s++)
+            if (rng_uniform(&g) < p)
+                b->src[(size_t)s * (size_t)B + (size_t)r] = TOK_UNK;
+        for (int t = 1; t < b->T; t++) {
+            int *x = &b->tgt_in[(size_t)t * (size_t)B + (size_t)r];
+            if (*x == TOK_PAD)
+                break;
+            if (rng_uniform(&g) < p)
+                *x = TOK_UNK;
+        }
+    }
 }

@@ -133,4 +133,11 @@ void batch_buf_free(BatchBuf *bb);
    ntok = 0. bb->rows[r] is the pair of row r. No allocation. */
 void batch_fill(Batch *b, BatchBuf *bb, const PairSet *d, const int *idx, int n);
 
+/* Token dropout: each source token and each decoder-input token but <bos> of b
+   (rows[r] the pair of row r, as bb->rows after batch_fill) replaced by <unk> with
+   probability p, drawn from a generator keyed by key and the row's pair, so that a row
+   is treated alike whatever batch or process holds it. Padding and tgt_out, the tokens
+   to predict, are left as they are. */
+void batch_token_dropout(Batch *b, const int *rows, double p, uint64_t key);
+
 #endif

@@ -13,6 +13,7 @@ static int rename_pairs(Concat *c, const PairSet *base, const ConcatOpts *o, int
                         long epoch, int *got, Err *e)
 {
     const NameCopy *nc = o->names;
+    base = o->names_from ? o->names_from : base;
     Rng r;
     rng_seed(&r, seed ^ rng_mix(0x72656e616d65ULL + (uint64_t)epoch));
     IdsView *ids = pair_ids(base);

@@ -23,6 +23,9 @@ typedef struct ConcatOpts {
        after the joined ones; rename 0 to 1, names NULL when 0 */
     double rename;
     const NameCopy *names;
+    /* the set the names' candidates index (names_init's base), when not the epoch's
+       base (--bpe-dropout segments the base anew each epoch); NULL: base */
+    const PairSet *names_from;
 } ConcatOpts;
 
 typedef struct Concat {

@@ -615,3 +615,128 @@ bool *bpe_glue_table(const Vocab *v)
         g[i] = bpe_glued(vocab_token(v, (int32_t)i));
     return g;
 }
+
+/* ---- BPE-dropout ---- */
+
+struct BpeIds {
+    const Bpe *b;
+    const Vocab *v;
+    int32_t *id;   /* (symbols) the unit's id in the vocabulary, -1 when absent */
+    uint32_t *from; /* (symbols) the first merge that makes the symbol, NONE for a code point */
+};
+
+BpeIds *bpe_ids_new(const Bpe *b, const Vocab *v)
+{
+    BpeIds *m = XCNEW(BpeIds, 1);
+    size_t n = strtab_size(&b->sym), eow = sizeof BPE_EOW - 1;
+    m->b = b;
+    m->v = v;
+    m->id = XNEW(int32_t, n ? n : 1);
+    m->from = XNEW(uint32_t, n ? n : 1);
+    Buf u = {0};
+    for (size_t s = 0; s < n; s++) {
+        const char *str = strtab_str(&b->sym, (uint32_t)s);
+        size_t len = strtab_len(&b->sym, (uint32_t)s);
+        buf_clear(&u);
+        if (len >= eow && memcmp(str + len - eow, BPE_EOW, eow) == 0) {
+            buf_append(&u, str, len - eow);
+        } else {
+            buf_append(&u, str, len);
+            buf_puts(&u, "@@");
+        }
+        int32_t id = u.len ? vocab_id(v, u.data, u.len) : VOCAB_UNK;
+        m->id[s] = id == VOCAB_UNK ? -1 : id;
+        m->from[s] = NONE;
+    }
+    buf_free(&u);
+    for (size_t i = b->n; i-- > 0;) /* the first merge of a symbol wins */
+        m->from[b->mab[i]] = (uint32_t)i;
+    return m;
+}
+
+void bpe_ids_free(BpeIds *m)
+{
+    if (!m)
+        return;
+    free(m->id);
+    free(m->from);
+    free(m);
+}
+
+/* Appends the ids of symbol s (NONE: a code point the codes lack) to out at *k: its
+   own, or its parts', or <unk>. */
+static void ids_of_symbol(const BpeIds *m, uint32_t s, int32_t *out, size_t *k)
+{
+    if (s != NONE && m->id[s] >= 0) {
+        out[(*k)++] = m->id[s];
+    } else if (s != NONE && m->from[s] != NONE) {
+        ids_of_symbol(m, m->b->ma[m->from[s]], out, k);
+        ids_of_symbol(m, m->b->mb[m->from[s]], out, k);
+    } else {
+        out[(*k)++] = VOCAB_UNK;
+    }
+}
+
+size_t bpe_ids_word(const BpeIds *m, const char *w, size_t len, double p, Rng *r, int32_t *out)
+{
+    CHECK(len >= 1);
+    const Bpe *b = m->b;
+    uint32_t ids_s[64], starts_s[64], rank_s[64];
+    uint32_t *ids = len <= 64 ? ids_s : XNEW(uint32_t, len);
+    uint32_t *st = len <= 64 ? starts_s : XNEW(uint32_t, len);
+    uint32_t *rank = len <= 64 ? rank_s : XNEW(uint32_t, len); /* the kept merge at i, i + 1 */
+    size_t n = word_symbols(NULL, &b->sym, w, len, ids, st);
+    while (n > 1) {
+        uint32_t best = NONE;
+        for (size_t i = 0; i + 1 < n; i++) {
+            rank[i] = NONE;
+            if (ids[i] == NONE || ids[i + 1] == NONE)
+                continue;
+            uint32_t rk = pairs_get(&b->rank, pair_key(ids[i], ids[i + 1]));
+            if (rk == NONE || (p > 0 && rng_uniform(r) < p))
+                continue;
+            rank[i] = rk;
+            if (rk < best)
+                best = rk;
+        }
+        if (best == NONE)
+            break;
+        size_t k = 0;
+        for (size_t i = 0; i < n; k++) {
+            st[k] = st[i];
+            if (i + 1 < n && rank[i] == best) {
+                ids[k] = b->mab[best];
+                i += 2;
+            } else {
+                ids[k] = ids[i++];
+            }
+        }
+        n = k;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (ids[i] != NONE) {
+            ids_of_symbol(m, ids[i], out, &k);
+            continue;
+        }
+        /* a code point no merge names: the vocabulary may still hold it ("I", ".") */
+        char u[8];
+        size_t end = i + 1 < n ? st[i + 1] : len, ul = end - st[i];
+        memcpy(u, w + st[i], ul);
+        if (i + 1 < n) {
+            memcpy(u + ul, "@@", 2);
+            ul += 2;
+        }
+        out[k++] = vocab_id(m->v, u, ul);
+    }
+    if (ids != ids_s) {
+        free(ids);
+        free(st);
+        free(rank);
+    }
+    if (p > 0) /* a piece the vocabulary lacks ("q@@" where "q" is always merged): the word whole */
+        for (size_t q = 0; q < k; q++)
+            if (out[q] == VOCAB_UNK)
+                return bpe_ids_word(m, w, len, 0, NULL, out);
+    return k;
+}

@@ -43,6 +43,7 @@
 
 #include "base/buf.h"
 #include "base/err.h"
+#include "base/rng.h"
 #include "text/tokenize.h"
 #include "text/vocab.h"
 
@@ -92,6 +93,27 @@ size_t bpe_segment_line(const Bpe *b, const char *toks, size_t len, Buf *out);
 /* tok_line, then, when b is not NULL, bpe_segment_line on its tokens: appends the
    units to out and returns their number, or -1 with e set as tok_line. */
 long bpe_tok_line(const Bpe *b, const char *s, size_t len, const TokOpts *o, Buf *out, Err *e);
+/*
+ * BPE-dropout (Provilkov, Emelianenko and Voita 2020): a segmentation drawn at random
+ * around bpe_segment_word's, for training. At every merge step each adjacent pair of
+ * symbols that is a merge is left out with probability p; the remaining pair of lowest
+ * rank is merged at its remaining places, left to right without overlap; when every
+ * pair is left out the word stays as it is. p = 0 gives bpe_segment_word's units.
+ * The units are then numbered in a vocabulary: a unit the vocabulary lacks is replaced
+ * by the two symbols it was merged from, recursively; where that ends in a code point
+ * the vocabulary lacks ("q@@" where "q" is always merged with "u"), the word is
+ * segmented without dropout instead, so dropout never adds an <unk>.
+ */
+typedef struct BpeIds BpeIds;
+/* The symbols of b numbered in v (the unit of a symbol: without "</w>" at a word's
+   end, else with "@@"). b and v must outlive it. */
+BpeIds *bpe_ids_new(const Bpe *b, const Vocab *v);
+void bpe_ids_free(BpeIds *m);
+/* The ids of word[0..len) (no spaces, len >= 1) segmented with dropout p (0 to 1,
+   drawing from r) into out, which has room for len ids (a word has at most one unit a
+   byte); returns their number. */
+size_t bpe_ids_word(const BpeIds *m, const char *word, size_t len, double p, Rng *r, int32_t *out);
+
 /* Whether unit (NUL-terminated) is glued to the next one: it ends in "@@" after at
    least one character. */
 bool bpe_glued(const char *unit);

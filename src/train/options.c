@@ -116,6 +116,17 @@ static const OptRow rows[] = {
              "replaced by an invented one, so that names the corpus\n"
              "lacks are carried over (default " STR(TRAIN_COPY_NAMES) " for the Transformer\n"
              "on subwords, else 0; docs/quality.md)"},
+    {REAL("--bpe-dropout", OPT_DOUBLE, bpe_dropout, 0, 0.9), FIXED | OPT_KEY_OPTIONAL, .key = "bpe_dropout",
+     .arg = "P",
+     .help = "each epoch, segment the training split anew with\n"
+             "every BPE merge left out with probability P, so that\n"
+             "words are seen in their pieces (default 0; decoding\n"
+             "and validation keep the fixed segmentation)"},
+    {REAL("--token-dropout", OPT_DOUBLE, token_dropout, 0, 0.9), FIXED | OPT_KEY_OPTIONAL,
+     .key = "token_dropout", .arg = "P",
+     .help = "replace each source and decoder-input token of a\n"
+             "training batch by <unk> with probability P (default 0;\n"
+             "never at validation or decoding)"},
     {INT("--batch", batch.batch, 0, 1000000), FIXED | TRAIN_TOP, .key = "batch_size", .arg = "B",
      .help = "sentences per batch (default {}; 0: no limit)"},
     {LONG("--batch-tokens", batch.tokens, 0, 100000000), FIXED | TRAIN_TOP, .key = "batch_tokens", .arg = "N",

@@ -24,6 +24,7 @@
 #include "model/file.h"
 #include "nn/bf16.h"
 #include "nn/linalg.h"
+#include "data/bpe_dropout.h"
 #include "data/concat.h"
 #include "data/names.h"
 #include "data/prepare.h"
@@ -85,6 +86,7 @@ typedef struct Trainer {
     Rng data_rng;
     Concat concat; /* the current epoch's examples (--concat, --copy-names) */
     NameCopy names; /* --copy-names: the training pairs' names, invented names */
+    BpeDropout bpe_drop; /* --bpe-dropout: the training split segmented anew each epoch */
     BatchPlan plan, vplan;
     BatchBuf bb;
     Work *work;
@@ -995,6 +997,7 @@ static void trainer_free(Trainer *t)
     batch_plan_free(&t->plan);
     concat_free(&t->concat);
     names_free(&t->names);
+    bpe_dropout_free(&t->bpe_drop);
     batch_plan_free(&t->vplan);
     free(t->mine);
     optim_adam_free(&t->adam);
@@ -1053,7 +1056,8 @@ static void log_step(Trainer *t, Buf *b, const StepResult *r, double lr, long nt
 static ConcatOpts concat_opts(const Trainer *t)
 {
     ConcatOpts c = {.share = t->o->concat, .max_s = CONCAT_MAX_TOKENS, .max_t = CONCAT_MAX_TOKENS,
-                    .rename = t->o->copy_names, .names = t->o->copy_names > 0 ? &t->names : NULL};
+                    .rename = t->o->copy_names, .names = t->o->copy_names > 0 ? &t->names : NULL,
+                    .names_from = &t->data.train.set};
     int rows = model_max_positions(&t->m);
     if (rows && rows < c.max_s)
         c.max_s = rows;
@@ -1062,11 +1066,29 @@ static ConcatOpts concat_opts(const Trainer *t)
     return c;
 }
 
-/* The examples of the current epoch: the training pairs, and joined pairs with --concat. */
+/* The longest sides of a training pair segmented with --bpe-dropout: those of a joined
+   pair, or the split's longest if longer. */
+static void bpe_dropout_bounds(const Trainer *t, int *max_s, int *max_t)
+{
+    ConcatOpts c = concat_opts(t);
+    int ms, mt, lt;
+    pair_extent(&t->data.train.set, &ms, &mt, &lt);
+    *max_s = ms > c.max_s ? ms : c.max_s;
+    *max_t = mt > c.max_t ? mt : c.max_t;
+}
+
+/* The examples of the current epoch: the training pairs (segmented anew with
+   --bpe-dropout), and joined and renamed pairs with --concat and --copy-names. */
 static int epoch_examples(Trainer *t, Err *e)
 {
     ConcatOpts c = concat_opts(t);
-    return concat_epoch(&t->concat, &t->data.train.set, &c, t->o->seed, t->p.epoch, e);
+    const PairSet *base = &t->data.train.set;
+    if (t->o->bpe_dropout > 0) {
+        if (bpe_dropout_epoch(&t->bpe_drop, base, t->o->seed, t->p.epoch, e) != 0)
+            return -1;
+        base = &t->bpe_drop.set;
+    }
+    return concat_epoch(&t->concat, base, &c, t->o->seed, t->p.epoch, e);
 }
 
 static int train_loop(Trainer *t, Stop *why, Err *e)
@@ -1122,6 +1144,8 @@ static int train_loop(Trainer *t, Stop *why, Err *e)
         }
         if (nmine > 0)
             batch_fill(&b, &t->bb, d, rows, nmine);
+        if (nmine > 0 && o->token_dropout > 0) /* keyed by the step: the same on --resume */
+            batch_token_dropout(&b, t->bb.rows, o->token_dropout, o->seed ^ rng_mix(0x6b657973ULL + (uint64_t)p->step));
         if (t->size == 1)
             ntok = b.ntok;
         unsigned vote = (train_stop_requested ? STEP_STOP_SIGNAL : 0u) |
@@ -1259,6 +1283,14 @@ static int trainer_setup(Trainer *t, TrainOpts *own, ModelConfig *cfg, Err *e)
         if (names_init(&t->names, &t->data.train.set, v, b, to, (uint64_t)o->seed, e) != 0)
             return -1;
     }
+    if (o->bpe_dropout > 0) {
+        if (!t->data.bpe[0] && !t->data.bpe[1])
+            return err_set(e, "%s: --bpe-dropout needs subword vocabularies (s2s prepare --bpe)", o->data);
+        int bs, bt;
+        bpe_dropout_bounds(t, &bs, &bt);
+        if (bpe_dropout_init(&t->bpe_drop, &t->data, o->bpe_dropout, bs, bt, e) != 0)
+            return -1;
+    }
     optim_adam_init(&t->adam, t->m.layout.total, o->beta1, o->beta2, o->eps, o->weight_decay);
     t->sched = optim_sched_make(o->sched, o->lr);
     t->sched.warmup = o->warmup;
@@ -1312,6 +1344,12 @@ static int trainer_setup(Trainer *t, TrainOpts *own, ModelConfig *cfg, Err *e)
     if (o->concat > 0 || o->copy_names > 0) {
         ms = ms > c.max_s ? ms : c.max_s;
         mt = mt > c.max_t + 1 ? mt : c.max_t + 1;
+    }
+    if (o->bpe_dropout > 0) {
+        int bs, bt;
+        bpe_dropout_bounds(t, &bs, &bt);
+        ms = ms > bs ? ms : bs;
+        mt = mt > bt + 1 ? mt : bt + 1;
     }
     if (t->data.valid.set.n)
         batch_limits(&t->data.valid.set, &o->batch, &vb, &vs, &vt);

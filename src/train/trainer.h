@@ -73,6 +73,10 @@ typedef struct TrainOpts {
     double copy_names; /* renamed pairs per pair with a name, each epoch (data/names.h) */
     bool copy_names_recipe; /* copy_names is the recipe's, not given: 0 where a side of the
                                data has word vocabularies (no error, as when given) */
+    double bpe_dropout; /* each epoch a new segmentation of the training split with every
+                           merge left out with this probability (data/bpe_dropout.h) */
+    double token_dropout; /* each source and decoder-input token of a training batch
+                             replaced by <unk> with this probability */
     long bpe;          /* a corpus DATA: joint subword merges of its preparation */
     Direction direction; /* a corpus DATA: its languages */
     const char *init;  /* --init BASE: the model file the run starts from, or NULL */

@@ -1,6 +1,7 @@
 /* End-to-end tests of `s2s train`: outputs, the log, repeatability, exact resume,
    and refusals. A small model (size 16) keeps each run well under a second. */
 #include <criterion/criterion.h>
+#include <sys/stat.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -193,7 +194,8 @@ static long epoch_at(const char *log_path, long step)
    prepared directory data: 13 steps with it (its epochs end after step `with`, the
    run's stderr to *err), 13 without (epochs of 5 steps), and 4 with it resumed to
    `mid` then 13 (refused first with the value other): the resumed run has the first's
-   losses and weights, the run without other losses. */
+   losses and weights, the run without other losses. with 0: an option that keeps the
+   epoch's length (its epochs are not checked). */
 static void expect_epoch_option(const char *data, const char *dir, const char *opt, const char *val,
                                 const char *other, long with, const char *mid, char **err)
 {
@@ -223,8 +225,10 @@ static void expect_epoch_option(const char *data, const char *dir, const char *o
     cr_assert_eq(r.status, 0, "%s", r.err);
     run_free(&r);
     char *la = strf("%s.log.jsonl", a), *lb = strf("%s.log.jsonl", b), *lc = strf("%s.log.jsonl", c);
-    cr_expect_eq(epoch_at(la, with), 1);
-    cr_expect_eq(epoch_at(la, with + 1), 2);
+    if (with > 0) {
+        cr_expect_eq(epoch_at(la, with), 1);
+        cr_expect_eq(epoch_at(la, with + 1), 2);
+    }
     cr_expect_eq(epoch_at(lb, 5), 1);
     cr_expect_eq(epoch_at(lb, 6), 2);
     char *sa = step_losses(la, 1), *sb = step_losses(lb, 1), *sc = step_losses(lc, 1);
@@ -299,6 +303,36 @@ Test(train, copy_names_adds_renamed_pairs_and_resumes_exactly)
     run_free(&r);
 #undef TF_STEP
     free(want); free(w); free(t);
+    free(data); free(words);
+    rm_rf(dir);
+    free(dir);
+}
+
+/* --bpe-dropout and --token-dropout: each changes the run, which resumes exactly inside
+   an epoch and across its end (epochs of 5 steps: the resumed run segments epochs 2 and
+   3 anew as the first did); --bpe-dropout needs subwords. */
+Test(train, bpe_and_token_dropout_change_the_run_and_resume_exactly)
+{
+    char *dir = sample_prepared_dir_with("300");
+    char *data = strf("%s/data", dir), *words = strf("%s/words", dir), *err;
+    expect_epoch_option(data, dir, "--bpe-dropout", "0.1", "0.2", 0, "7", &err);
+    free(err);
+    char *tok = strf("%s/tok", dir);
+    cr_assert_eq(mkdir(tok, 0700), 0);
+    expect_epoch_option(data, tok, "--token-dropout", "0.1", "0.2", 0, "7", &err);
+    free(err);
+    free(tok);
+    RunResult r = RUN_S2S(NULL, "prepare", "data/sample.tsv", "-o", words);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    run_free(&r);
+    char *w = strf("%s/w.s2s", dir);
+    r = RUN_S2S(NULL, "train", words, "-o", w, "--steps", "2", "--bpe-dropout", "0.1", SMALL_MODEL);
+    cr_expect_eq(r.status, 1);
+    char *want = strf("s2s: %s: --bpe-dropout needs subword vocabularies (s2s prepare --bpe)\n", words);
+    cr_expect_str_eq(r.err, want);
+    cr_expect(access(w, F_OK) != 0, "%s written", w);
+    run_free(&r);
+    free(want); free(w);
     free(data); free(words);
     rm_rf(dir);
     free(dir);
