@@ -160,7 +160,7 @@ bench: $(BIN) $(BENCH_BIN)
 # prints executions, exec/s, coverage and findings per target; FUZZ_TARGETS picks some.
 # `make fuzz-seeds` regenerates the model files of fuzz/seeds/model_file/.
 FUZZ_CC      ?= /usr/bin/clang
-FUZZ_TARGETS ?= corpus gz_corpus tokenize vocab json model_file bpe ids serve_request constraints
+FUZZ_TARGETS ?= corpus gz_corpus tokenize vocab json model_file bpe ids serve_request constraints serve_form parallel
 FUZZ_SECONDS ?= 60
 FUZZ_SAN     := -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer \
                 -fno-sanitize-recover=undefined

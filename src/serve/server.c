@@ -18,6 +18,7 @@
 #include "decode/align.h"
 #include "decode/constraints.h"
 #include "serve/batcher.h"
+#include "serve/form.h"
 #include "serve/server.h"
 #include "text/lang.h"
 
@@ -76,9 +77,7 @@ typedef struct Req {
     bool submitted;          /* its job went to the batcher */
     /* body */
     Buf body;
-    struct MHD_PostProcessor *pp;
-    char *fkey;              /* the form field being read */
-    Buf fval;
+    ServeForm fr;            /* a form body's reader (form) */
     bool form, answered;
     int status;              /* an error found while reading (0: none) */
     Err err;
@@ -695,36 +694,6 @@ static enum MHD_Result answer_native(Req *r)
     return send_json(r, 200, &b);
 }
 
-/* ---- the form body ---- */
-
-static void form_flush(Req *r)
-{
-    if (!r->fkey)
-        return;
-    if (!r->status && serve_request_field(&r->rq, r->fkey, r->fval.data ? r->fval.data : "", r->fval.len,
-                                          &r->status, &r->err) != 0 && !r->status)
-        r->status = 400;
-    free(r->fkey);
-    r->fkey = NULL;
-    buf_clear(&r->fval);
-}
-
-static enum MHD_Result form_field(void *cls, enum MHD_ValueKind kind, const char *key, const char *filename,
-                                  const char *content_type, const char *transfer_encoding, const char *data,
-                                  uint64_t off, size_t size)
-{
-    Req *r = cls;
-    if (!key)
-        return MHD_YES;
-    if (!r->fkey || off == 0 || strcmp(r->fkey, key) != 0) {
-        form_flush(r);
-        r->fkey = xstrdup(key);
-    }
-    if (size)
-        buf_append(&r->fval, data, size);
-    return MHD_YES;
-}
-
 /* ---- routing ---- */
 
 static enum Route route_of(const char *url, bool *known)
@@ -851,12 +820,10 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
         if (r->route == R_NATIVE)
             r->rq.api = SERVE_NATIVE;
         const char *type = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
-        if (type && (!strncasecmp(type, "application/x-www-form-urlencoded", 33) ||
-                     !strncasecmp(type, "multipart/form-data", 19))) {
-            r->pp = MHD_create_post_processor(conn, 16 * 1024, form_field, r);
-            if (!r->pp)
-                return send_error(r, 400, "Invalid request: a form body without a boundary");
+        if (serve_form_type(type)) {
             r->form = true;
+            if (serve_form_start(&r->fr, conn, &r->rq) != 0)
+                return send_error(r, 400, "Invalid request: a form body without a boundary");
         }
         const char *clen = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
         if (clen && strtoull(clen, NULL, 10) > s->c.max_body) {
@@ -889,10 +856,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
         }
         if (r->form) {
             r->body.len += n; /* counted only */
-            if (!r->status && MHD_post_process(r->pp, upload, n) != MHD_YES) {
-                r->status = 400;
-                err_set(&r->err, "Invalid request: a malformed form body");
-            }
+            if (!r->status)
+                serve_form_feed(&r->fr, upload, n);
         } else {
             buf_append(&r->body, upload, n);
         }
@@ -904,10 +869,9 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
             return send_error(r, 400, r->job.err.msg);
         return r->route == R_NATIVE ? answer_native(r) : answer_libre(r);
     }
-    if (r->form) {
-        MHD_destroy_post_processor(r->pp);
-        r->pp = NULL;
-        form_flush(r);
+    if (r->form && serve_form_end(&r->fr) != 0 && !r->status) {
+        r->status = r->fr.status;
+        r->err = r->fr.err;
     }
     if (r->status || start_translation(r) != 0)
         return send_error(r, r->status ? r->status : 400, r->err.msg);
@@ -939,10 +903,7 @@ static void completed(void *cls, struct MHD_Connection *conn, void **con_cls, en
     else
         log_line(s, "%s %s - %d texts %.1f ms (connection closed before the answer)", r->method, r->url,
                  r->texts, ms);
-    if (r->pp)
-        MHD_destroy_post_processor(r->pp);
-    free(r->fkey);
-    buf_free(&r->fval);
+    serve_form_free(&r->fr);
     buf_free(&r->body);
     if (r->job.res.n)
         translate_result_free(&r->job.res);

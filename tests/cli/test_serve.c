@@ -623,3 +623,38 @@ Test(serve, native_constraints_and_a_glossary)
     free(gl);
     fix_free(&f);
 }
+
+Test(serve, form_bodies_urlencoded_and_multipart)
+{
+    NEED_CURL();
+    Fix f = fix_new();
+    const char *one[] = {"the cat sleeps ."};
+    char **want = translate_output(f.enfr, one, 1, NULL);
+    char *want_body = strf("{\"translatedText\": \"%s\"}\n", want[0]);
+    ServeProc p = SERVE_START(f.enfr);
+    /* %-encoded, and multipart (curl -F: a boundary of curl's) */
+    expect_answer(http_req(p.port, "POST", "/translate", "application/x-www-form-urlencoded",
+                           "q=the%20cat+sleeps%20%2E&source=en&target=fr", NULL),
+                  200, want_body);
+    const char *const multi[] = {"-F", "q=the cat sleeps .", "-F", "source=en", "-F", "target=fr", NULL};
+    expect_answer(http_req(p.port, "POST", "/translate", NULL, NULL, multi), 200, want_body);
+    /* a boundary given, fields in parts of their own */
+    const char *body = "--XyZ\r\nContent-Disposition: form-data; name=\"q\"\r\n\r\nthe cat sleeps .\r\n"
+                       "--XyZ\r\nContent-Disposition: form-data; name=\"source\"\r\n\r\nen\r\n"
+                       "--XyZ\r\nContent-Disposition: form-data; name=\"target\"\r\n\r\nfr\r\n--XyZ--\r\n";
+    expect_answer(http_req(p.port, "POST", "/translate", "multipart/form-data; boundary=XyZ", body, NULL), 200,
+                  want_body);
+    /* a field twice, a fault of a field, no boundary */
+    const char *const twice[] = {"-F", "q=a", "-F", "q=b", "-F", "source=en", "-F", "target=fr", NULL};
+    expect_answer(http_req(p.port, "POST", "/translate", NULL, NULL, twice), 400,
+                  "{\"error\": \"Invalid request: q parameter given twice\"}\n");
+    const char *const bad_alt[] = {"-F", "q=a", "-F", "source=en", "-F", "target=fr", "-F", "alternatives=x", NULL};
+    expect_answer(http_req(p.port, "POST", "/translate", NULL, NULL, bad_alt), 400,
+                  "{\"error\": \"Invalid request: alternatives parameter is not a number\"}\n");
+    expect_answer(http_req(p.port, "POST", "/translate", "multipart/form-data", body, NULL), 400,
+                  "{\"error\": \"Invalid request: a form body without a boundary\"}\n");
+    cr_expect_eq(serve_proc_stop(&p, SIGTERM, NULL), 0);
+    free(want_body);
+    lines_free(want);
+    fix_free(&f);
+}
