@@ -41,6 +41,7 @@ def main():
 
     srv = subprocess.Popen([S2S, "serve", model, "--port", "0", "--max-body", "65536",
                             "--request-timeout", "2", "--timeout", "3", "--max-conns", "200",
+                            "--max-conns-per-ip", "200",
                             "--log", f"{out}/serve.log"], stdout=subprocess.PIPE, text=True)
     port = int(srv.stdout.readline().rsplit(":", 1)[1].strip("/\n"))
     counts, wrong, lock = {}, [], threading.Lock()

@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 [ $# -ge 1 ] || { echo "usage: scripts/fuzz.sh SECONDS [TARGET...]" >&2; exit 2; }
 secs=$1
 shift
-[ $# -ge 1 ] || set -- corpus gz_corpus tokenize vocab json model_file bpe ids serve_request constraints
+[ $# -ge 1 ] || set -- corpus gz_corpus tokenize vocab json model_file bpe ids serve_request constraints serve_form parallel
 status=0
 for t in "$@"; do
     bin=build/fuzz/fuzz-$t
