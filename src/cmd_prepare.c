@@ -39,9 +39,10 @@ static const OptRow rows[] = {
     {.name = "--tgt", .kind = OPT_STR, AT(tgt_file)},
     {.name = "--src-lang", .kind = OPT_PARSE, AT(direction.src), .parse = cmd_opt_lang,
      .choices = "an ISO 639 language code", .arg = "CODE",
-     .help = "the language of --src (default: its extension, as in"},
+     .help = "the language of --src (default: its extension, as in\n"
+             "train.de or train.de.gz, when that is a code)"},
     {.name = "--tgt-lang", .kind = OPT_PARSE, AT(direction.tgt), .parse = cmd_opt_lang,
-     .choices = "an ISO 639 language code", .arg = "CODE", .help = "train.de or train.de.gz, when that is a code)"},
+     .choices = "an ISO 639 language code", .arg = "CODE", .help = "the language of --tgt (the same default)"},
     {LONG("--valid", valid, 0, 100000000), .arg = "N",
      .help = "validation pairs (default: 10% of the pairs after the\n"
              "length filter, rounded down, at most " STR(SPLIT_DEFAULT_MAX) ")"},

@@ -135,6 +135,13 @@ int main(int argc, char **argv)
         usage(stdout);
         return 0;
     }
+    if (strcmp(name, OPT_DUMP) == 0) {
+        /* for programs (base/opt.h): the version and the commands, a line each */
+        printf("s2s-commands\t1\nversion\t%s\n", S2S_VERSION);
+        for (size_t i = 0; commands[i].name; i++)
+            printf("command\t%s\t%s\n", commands[i].name, commands[i].summary);
+        return 0;
+    }
     if (strcmp(name, "--version") == 0) {
         printf("s2s %s\n", S2S_VERSION);
         return 0;

@@ -302,6 +302,10 @@ int opt_parse(const OptTable *t, void *base, int argc, char **argv, int *seen, c
             pos[npos++] = strcmp(name, "*") == 0 ? o.cur : opts_arg(&o, name);
             continue;
         }
+        if (strcmp(o.cur, OPT_DUMP) == 0) {
+            opt_dump(stdout, t, defaults);
+            exit(0);
+        }
         int k = 0;
         for (; t->rows[k].kind != OPT_END; k++) {
             const OptRow *r = &t->rows[k];
@@ -357,7 +361,7 @@ static void help_text(Buf *b, const OptTable *t, const OptRow *r, const void *de
 {
     for (const char *s = r->help; *s; s++) {
         if (*s == '\n') {
-            buf_printf(b, "\n%*s", col, "");
+            buf_printf(b, "\n%*s", col > 0 ? col : 0, "");
         } else if (*s == '{') {
             const char *end = strchr(s, '}');
             CHECK(end);
@@ -494,4 +498,73 @@ int opt_json_read(const JsonVal *obj, const OptRow *rows, void *base, unsigned m
             return -1;
     }
     return 0;
+}
+
+/* s as one field of a dump line: backslash, newline and tab escaped as \\, \n, \t. */
+static void dump_field(FILE *out, const char *s)
+{
+    for (; s && *s; s++) {
+        if (*s == '\\')
+            fputs("\\\\", out);
+        else if (*s == '\n')
+            fputs("\\n", out);
+        else if (*s == '\t')
+            fputs("\\t", out);
+        else
+            fputc(*s, out);
+    }
+}
+
+/* Whether the option of row r is followed by a value (an OPT_DOC row: when it names one). */
+static bool takes_value(const OptRow *r)
+{
+    switch (r->kind) {
+    case OPT_DOC:
+        return r->arg != NULL;
+    case OPT_SECTION:
+    case OPT_HELP:
+    case OPT_TRUE:
+    case OPT_FALSE:
+    case OPT_END:
+        return false;
+    default:
+        return true;
+    }
+}
+
+void opt_dump(FILE *out, const OptTable *t, const void *defaults)
+{
+    fprintf(out, "s2s-options\t1\ncommand\t%s\nargs\t", t->cmd);
+    dump_field(out, t->what);
+    fputs("\nhead\t", out);
+    dump_field(out, t->head);
+    fputc('\n', out);
+    Buf b = {0};
+    for (const OptRow *r = t->rows; r->kind != OPT_END; r++) {
+        if (!r->help && !parses(r))
+            continue;
+        if (r->kind == OPT_SECTION) {
+            fputs("section\t", out);
+            dump_field(out, r->help);
+            fputc('\n', out);
+            continue;
+        }
+        fprintf(out, "%s\t%s\t%s\t", r->help ? "option" : "hidden", r->name, r->alias ? r->alias : "");
+        dump_field(out, r->arg);
+        fprintf(out, "\t%s\t", !takes_value(r) ? "flag" : r->kind == OPT_STR2 ? "value2" : "value");
+        if (r->kind == OPT_ENUM)
+            for (long i = r->min; i <= r->max; i++)
+                fprintf(out, "%s%s", i > r->min ? " " : "", r->names[i]);
+        if (r->help) {
+            buf_clear(&b);
+            help_text(&b, t, r, defaults, 0);
+            fputc('\t', out);
+            dump_field(out, b.data);
+        }
+        fputc('\n', out);
+    }
+    buf_free(&b);
+    fputs("foot\t", out);
+    dump_field(out, t->foot);
+    fputc('\n', out);
 }

@@ -123,6 +123,18 @@ int opt_parse(const OptTable *t, void *base, int argc, char **argv, int *seen, c
 bool opt_seen(const OptTable *t, const int *seen, const char *name);
 /* The help: head, the rows, foot; defaults holds the default options. */
 void opt_help(FILE *out, const OptTable *t, const void *defaults);
+/* The hidden option that every table parses first: `s2s CMD --dump-options` prints the
+   table with opt_dump and exits 0 (the man pages and the shell completion are generated
+   from it: scripts/gen-man.sh, scripts/gen-completion.sh). */
+#define OPT_DUMP "--dump-options"
+/* The table as lines of tab-separated fields, for programs: "s2s-options\t1", then
+   "command\tNAME", "args\tWHAT", "head\tTEXT", per listed row "section\tTEXT" or
+   "option\tNAME\tALIAS\tARG\tTYPE\tCHOICES\tHELP" (TYPE flag, value or value2;
+   CHOICES the values of an enum, space-separated; HELP with the defaults filled in as
+   --help shows them), and "foot\tTEXT". An option the help does not list (a row
+   without help) is a line "hidden\tNAME\tALIAS\tARG\tTYPE\tCHOICES". Backslash,
+   newline and tab in a field are written \\, \n and \t. */
+void opt_dump(FILE *out, const OptTable *t, const void *defaults);
 /* "gru or lstm", "a, b or c" from names[lo..hi] into b. */
 void opt_join(Buf *b, const char *const *names, long lo, long hi);
 /* The size of a row's field. */

@@ -121,3 +121,37 @@ Test(opt, train_may_change_names_the_rows_that_may_change)
         listed++;
     cr_expect_eq(named, listed);
 }
+
+Test(opt, dump_lists_the_rows_for_programs)
+{
+    Toy d = {.n = 3, .x = 0.25};
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    opt_dump(f, &toy, &d);
+    fclose(f);
+    cr_expect_str_eq(text, "s2s-options\t1\n"
+                           "command\ttoy\n"
+                           "args\tFILE\n"
+                           "head\tusage: toy\\n\n"
+                           "section\ttoy:\n"
+                           "option\t--n\t\tN\tvalue\t\ta count (default 3)\n"
+                           "option\t--x\t\tX\tvalue\t\ta rate (default 0.25, n 3)\\nsecond line\n"
+                           "option\t--on\t\t\tflag\t\tswitch\n"
+                           "option\t--color\t\tred|green|blue\tvalue\tred green blue\ta colour\n"
+                           "hidden\t--name\t-n\t\tvalue\t\n"
+                           "foot\tend\\n\n");
+    free(text);
+}
+
+Test(opt, dump_option_prints_the_dump_and_exits_0, .exit_code = 0)
+{
+    Toy t = {0};
+    char *argv[] = {"toy", "--n", "4", "--dump-options", NULL};
+    int seen[6];
+    fflush(stdout);
+    if (!freopen("/dev/null", "w", stdout))
+        cr_assert_fail("freopen");
+    opt_parse(&toy, &t, 4, argv, seen, NULL, 0);
+    cr_assert_fail("opt_parse returned after --dump-options");
+}
