@@ -7,6 +7,9 @@
 #   make MPI=1    ./s2s with MPI (mpicc, -DS2S_MPI) from build/mpi/: data-parallel training
 #   make test-mpi the MPI tests (tests/mpi/) under mpirun; builds with MPI=1
 #   make asan-mpi the MPI tests with an MPI build under ASan + UBSan
+#   make man      the manual pages (build/release/man/) and the bash completion
+#   make install  ./s2s, the pages, the completion and the docs under PREFIX (/usr/local),
+#                 staged under DESTDIR when given; make uninstall removes them
 
 PKGS      := openblas libutf8proc libedit zlib libmicrohttpd
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
@@ -59,7 +62,7 @@ NUM_CFLAGS := -ftree-vectorize -fvect-cost-model=dynamic -fno-trapping-math -fno
 VEC_OBJ    := $(NUM_SRC:%.c=$(BUILD)/%.o) $(NUM_SRC:%.c=$(BUILD)/double/%.o) $(BUILD)/src/train/optim.o
 $(VEC_OBJ): CFLAGS_ALL += $(NUM_CFLAGS)
 
-.PHONY: all test test-mpi asan asan-mpi bench clean check-deps fuzz fuzz-targets fuzz-run fuzz-seeds
+.PHONY: all test test-mpi asan asan-mpi bench clean check-deps fuzz fuzz-targets fuzz-run fuzz-seeds man install uninstall
 all: $(BIN)
 
 check-deps:
@@ -137,6 +140,30 @@ asan-mpi:
 ASAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 asan:
 	$(MAKE) --no-print-directory BUILD=build/asan BIN=build/asan/s2s OPT="-O1 -g" SAN="$(ASAN_FLAGS)" test
+
+# The manual pages s2s.1 and s2s-COMMAND.1, and the bash completion, are generated from
+# the option tables that --help prints, read from the binary (`s2s --dump-options`,
+# `s2s COMMAND --dump-options`): they change with the binary and never differ from its
+# help (docs/development.md). s2s.1 is written last and stands for the set.
+MAN_DIR    := $(BUILD)/man
+COMPLETION := $(BUILD)/completion/s2s
+PREFIX     ?= /usr/local
+DESTDIR    ?=
+
+man: $(MAN_DIR)/s2s.1 $(COMPLETION)
+
+$(MAN_DIR)/s2s.1: $(BIN) scripts/gen-man.sh scripts/man.awk
+	scripts/gen-man.sh $(abspath $(BIN)) $(MAN_DIR)
+
+$(COMPLETION): $(BIN) scripts/gen-completion.sh scripts/completion.awk
+	scripts/gen-completion.sh $(abspath $(BIN)) $@
+
+install: $(BIN) man
+	scripts/install.sh install --prefix "$(PREFIX)" --destdir "$(DESTDIR)" --bin $(BIN) --man $(MAN_DIR) \
+	  --completion $(COMPLETION)
+
+uninstall:
+	scripts/install.sh uninstall --prefix "$(PREFIX)" --destdir "$(DESTDIR)"
 
 # The benchmark driver (bench/bench.c, bench/flops.c) links with the library; run.sh
 # builds nothing itself and writes bench/results.md.
