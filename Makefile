@@ -8,8 +8,11 @@
 #   make test-mpi the MPI tests (tests/mpi/) under mpirun; builds with MPI=1
 #   make asan-mpi the MPI tests with an MPI build under ASan + UBSan
 #   make man      the manual pages (build/release/man/) and the bash completion
-#   make install  ./s2s, the pages, the completion and the docs under PREFIX (/usr/local),
-#                 staged under DESTDIR when given; make uninstall removes them
+#   make lib      the library for programs (include/s2s.h): libs2s.so.0 and libs2s.a in
+#                 build/release/lib/
+#   make install  ./s2s, the pages, the completion, the docs, the library with its header,
+#                 s2s.pc and the Python module under PREFIX (/usr/local), staged under
+#                 DESTDIR when given; make uninstall removes them
 
 PKGS      := openblas libutf8proc libedit zlib libmicrohttpd
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
@@ -30,7 +33,7 @@ CFLAGS   += -DS2S_MPI
 endif
 PYTHON   ?= /usr/bin/python3
 CFLAGS_ALL = -std=c11 -D_GNU_SOURCE -ffp-contract=off -Wall -Wextra -Wshadow -Wno-unused-parameter \
-             $(OPT) $(SAN) -Isrc $(PKG_CFLAGS) -MMD -MP $(CFLAGS)
+             $(OPT) $(SAN) -Iinclude -Isrc $(PKG_CFLAGS) -MMD -MP $(CFLAGS)
 LDLIBS_ALL = $(SAN) $(PKG_LIBS) -lm -lpthread $(LDLIBS)
 # oneDNN is opened on first use (nn/bf16.c). Under the sanitizers it is linked as well, so
 # that dlopen finds it loaded: LeakSanitizer crashes ("Tracer caught signal 11") scanning
@@ -59,10 +62,11 @@ GC_BIN   := $(BUILD)/s2s-gradcheck
 # branch-free selects in nn/real.h's exp and tanh (s2s never reads floating-point
 # exception flags); results are unchanged.
 NUM_CFLAGS := -ftree-vectorize -fvect-cost-model=dynamic -fno-trapping-math -fno-math-errno
-VEC_OBJ    := $(NUM_SRC:%.c=$(BUILD)/%.o) $(NUM_SRC:%.c=$(BUILD)/double/%.o) $(BUILD)/src/train/optim.o
+VEC_OBJ    := $(NUM_SRC:%.c=$(BUILD)/%.o) $(NUM_SRC:%.c=$(BUILD)/double/%.o) $(BUILD)/src/train/optim.o \
+              $(NUM_SRC:%.c=$(BUILD)/pic/%.o)
 $(VEC_OBJ): CFLAGS_ALL += $(NUM_CFLAGS)
 
-.PHONY: all test test-mpi asan asan-mpi bench clean check-deps fuzz fuzz-targets fuzz-run fuzz-seeds man install uninstall
+.PHONY: all test test-mpi asan asan-mpi bench clean check-deps fuzz fuzz-targets fuzz-run fuzz-seeds man install uninstall lib
 all: $(BIN)
 
 check-deps:
@@ -82,6 +86,49 @@ $(BIN): $(BUILD)/src/main.o $(BUILD)/libs2s.a $(if $(filter-out $(BUILD),$(shell
 
 .PHONY: FORCE
 FORCE:
+
+# The library for programs (include/s2s.h, docs/library.md): the modules below the
+# commands (the layers up to api/, scripts/check-layers.sh) without the interactive
+# prompt, compiled a second time as position-independent code into $(BUILD)/pic/, then
+# linked into $(LIB_DIR)/libs2s.so.VERSION (SONAME libs2s.so.MAJOR; only the s2s_*
+# functions exported, src/api/libs2s.map) and $(LIB_DIR)/libs2s.a (one object whose
+# only global symbols are the s2s_* functions, so that the internal names never clash
+# with a program's). The version is the header's.
+LIB_VERSION := $(shell sed -n 's/^\#define S2S_VERSION_STRING "\(.*\)"/\1/p' include/s2s.h)
+LIB_MAJOR   := $(firstword $(subst ., ,$(LIB_VERSION)))
+LIB_DIR     := $(BUILD)/lib
+LIB_SHARED  := $(LIB_DIR)/libs2s.so.$(LIB_VERSION)
+LIB_STATIC  := $(LIB_DIR)/libs2s.a
+LIB_PKGS    := openblas libutf8proc zlib
+LIB_MODULES := base text nn eval model data decode api
+API_SRC     := $(filter-out src/decode/repl.c src/decode/lineedit.c,\
+                 $(foreach m,$(LIB_MODULES),$(filter src/$(m)/%,$(LIB_SRC))))
+PIC_OBJ     := $(API_SRC:%.c=$(BUILD)/pic/%.o)
+
+lib: $(LIB_SHARED) $(LIB_STATIC) $(LIB_DIR)/s2s.pc.in
+
+$(BUILD)/pic/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -fPIC -c -o $@ $<
+
+$(LIB_SHARED): $(PIC_OBJ) src/api/libs2s.map
+	@mkdir -p $(LIB_DIR)
+	$(CC) -shared -Wl,-soname,libs2s.so.$(LIB_MAJOR) -Wl,--version-script=src/api/libs2s.map \
+	  -Wl,--no-undefined -o $@ $(PIC_OBJ) $(SAN) $(shell pkg-config --libs $(LIB_PKGS)) -lm -lpthread
+	ln -sf $(notdir $@) $(LIB_DIR)/libs2s.so.$(LIB_MAJOR)
+	ln -sf libs2s.so.$(LIB_MAJOR) $(LIB_DIR)/libs2s.so
+
+$(LIB_STATIC): $(PIC_OBJ)
+	@mkdir -p $(LIB_DIR)
+	$(CC) -r -nostdlib -o $(LIB_DIR)/libs2s-all.o $(PIC_OBJ)
+	objcopy --wildcard --keep-global-symbol='s2s_*' $(LIB_DIR)/libs2s-all.o
+	@rm -f $@
+	ar rcs $@ $(LIB_DIR)/libs2s-all.o
+
+# s2s.pc with @PREFIX@ and @LIBDIR@ left for scripts/install.sh to fill in.
+$(LIB_DIR)/s2s.pc.in: src/api/s2s.pc.in include/s2s.h
+	@mkdir -p $(LIB_DIR)
+	sed 's/@VERSION@/$(LIB_VERSION)/; s/@REQUIRES@/$(LIB_PKGS)/' $< > $@
 
 $(BUILD)/double/%.o: %.c
 	@mkdir -p $(dir $@)

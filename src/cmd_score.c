@@ -15,11 +15,8 @@
 #include "commands.h"
 #include "eval/bleu.h"
 #include "eval/chrf.h"
+#include "eval/scores.h"
 #include "text/tokenize.h"
-
-/* The sacreBLEU release whose command line `s2s score` reproduces, as its signatures
-   say (2.2 and later keep empty references; 2.4.3 to 2.6.0 compute and print alike). */
-#define SACREBLEU_VERSION "2.6.0"
 
 /* Which metrics are computed. */
 typedef struct Metrics {

@@ -9,10 +9,12 @@
 #include <unistd.h>
 
 #include "base/err.h"
+#include "base/file.h"
 #include "commands.h"
 #include "nn/linalg.h"
+#include "s2s.h"
 
-#define S2S_VERSION "0.1.0"
+#define S2S_VERSION S2S_VERSION_STRING
 
 struct command {
     const char *name;
@@ -125,6 +127,8 @@ int main(int argc, char **argv)
        writer reports as it reports a full disk (one line naming the file, the previous
        file kept, no temporary left), instead of killing the process mid-write. */
     signal(SIGXFSZ, SIG_IGN);
+    /* A mapped file truncated by someone else ends the command with one line (base/file.h). */
+    file_map_watch_enable();
     blas_settings(argc, argv);
     if (argc < 2) {
         usage(stderr);

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -364,9 +365,15 @@ static void on_sigbus(int sig, siginfo_t *si, void *ctx)
     _exit(1);
 }
 
+static atomic_bool watch_on;
+
+void file_map_watch_enable(void) { atomic_store(&watch_on, true); }
+
 void file_map_watch(const void *base, size_t len, const char *path, const char *after)
 {
     static bool installed;
+    if (!atomic_load(&watch_on))
+        return;
     pthread_mutex_lock(&map_lock);
     if (!installed) {
         struct sigaction sa;

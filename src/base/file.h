@@ -88,8 +88,11 @@ char *path_dir(const char *path);
    use: an access to a page past the new end (SIGBUS) then ends the process with exit 1
    and one line, "s2s: PATH: the file was truncated while in use; AFTER" (after: what
    the user should know, such as "nothing written"), instead of a crash. At most 64
-   mappings are watched at once (more are unwatched). */
+   mappings are watched at once (more are unwatched). Only once file_map_watch_enable
+   was called: a program turns it on (src/main.c); the library (include/s2s.h) installs
+   no signal handler, so there a truncated mapping raises SIGBUS. */
 void file_map_watch(const void *base, size_t len, const char *path, const char *after);
+void file_map_watch_enable(void);
 /* Stops watching the mapping at base and unmaps it. */
 void file_unmap(void *base, size_t len);
 

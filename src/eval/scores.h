@@ -12,6 +12,11 @@
 #include "base/err.h"
 #include "eval/bleu.h"
 
+/* The sacreBLEU release whose command line `s2s score` (and the library's s2s_score)
+   reproduces, as their signatures say (2.2 and later keep empty references; 2.4.3 to
+   2.6.0 compute and print alike). */
+#define SACREBLEU_VERSION "2.6.0"
+
 typedef struct TextScores {
     BleuResult bleu;
     Buf bleu_line;      /* bleu_format without a signature: "BLEU = 48.53 82.4/..." */

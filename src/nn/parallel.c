@@ -24,6 +24,8 @@ static struct {
     int parts;
     atomic_int pending;     /* workers yet to finish (or skip) this generation's job */
     int sleepers;           /* workers waiting on `start` (under mu) */
+    bool busy;              /* a caller's job is running (under mu): another caller,
+                               from another thread, runs its job alone */
     atomic_bool main_waits; /* the caller waits on `done` */
 } pool = {
     .mu = PTHREAD_MUTEX_INITIALIZER,
@@ -154,12 +156,15 @@ void nn_parallel_for(size_t n, size_t grain, ParFn fn, void *ctx)
     int parts = pool.threads < (int)(most < MAX_THREADS ? most : MAX_THREADS)
                     ? pool.threads
                     : (int)(most < MAX_THREADS ? most : MAX_THREADS);
-    if (parts <= 1) {
+    if (parts <= 1 || pool.busy) {
+        /* one part, or the pool is another thread's (two translations at once, or a
+           loop inside a job): the same result on this thread alone */
         pthread_mutex_unlock(&pool.mu);
         fn(ctx, 0, n);
         return;
     }
-    CHECK(atomic_load(&pool.pending) == 0); /* not reentrant: one caller at a time */
+    CHECK(atomic_load(&pool.pending) == 0);
+    pool.busy = true;
     pool.fn = fn;
     pool.ctx = ctx;
     pool.n = n;
@@ -180,4 +185,7 @@ void nn_parallel_for(size_t n, size_t grain, ParFn fn, void *ctx)
         atomic_store(&pool.main_waits, false);
         pthread_mutex_unlock(&pool.mu);
     }
+    pthread_mutex_lock(&pool.mu);
+    pool.busy = false;
+    pthread_mutex_unlock(&pool.mu);
 }

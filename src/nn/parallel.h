@@ -9,6 +9,10 @@
  *
  * Results must not depend on the split: fn writes disjoint parts of its output, and
  * reductions go through fixed-size blocks (nn_parallel_blocks) summed in order.
+ *
+ * The pool runs one job at a time. A call made while it runs another thread's job (two
+ * translations at once through the library, include/s2s.h) or from inside a job runs
+ * the whole range on the calling thread: the same result, without the workers.
  */
 #ifndef S2S_NN_PARALLEL_H
 #define S2S_NN_PARALLEL_H

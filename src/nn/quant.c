@@ -1,6 +1,7 @@
 #include "nn/quant.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -504,7 +505,9 @@ static void q8_range_sse2(void *ctx, size_t lo, size_t hi)
 
 const char *const q8_kernel_names[Q8_KERNELS] = {"portable", "sse2", "avx2", "vnni"};
 
-static int q8_kernel = -1; /* -1: not yet chosen */
+/* -1: not yet chosen. Atomic: translations on several threads may choose it at once
+   (they choose the same). */
+static atomic_int q8_kernel = -1;
 
 bool nn_q8_kernel_available(int k)
 {
@@ -528,25 +531,26 @@ bool nn_q8_kernel_set(int k)
         /* the fastest this CPU has, in the enum's order (s2s-bench greedy --batch 1
            --int8-kernel K on an AVX-512 CPU at 2 threads: vnni 956 / 1,039, avx2 546 /
            539, sse2 462 sentences/s; f32 450) */
-        q8_kernel = Q8_PORTABLE;
+        int best = Q8_PORTABLE;
         for (int i = Q8_KERNELS - 1; i > Q8_PORTABLE; i--)
             if (nn_q8_kernel_available(i)) {
-                q8_kernel = i;
+                best = i;
                 break;
             }
+        atomic_store_explicit(&q8_kernel, best, memory_order_relaxed);
         return true;
     }
     if (k >= Q8_KERNELS || !nn_q8_kernel_available(k))
         return false;
-    q8_kernel = k;
+    atomic_store_explicit(&q8_kernel, k, memory_order_relaxed);
     return true;
 }
 
 int nn_q8_kernel(void)
 {
-    if (q8_kernel < 0)
+    if (atomic_load_explicit(&q8_kernel, memory_order_relaxed) < 0)
         nn_q8_kernel_set(-1);
-    return q8_kernel;
+    return atomic_load_explicit(&q8_kernel, memory_order_relaxed);
 }
 
 static void q8_forward(QJob *j, int N)

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "base/buf.h"
+#include "base/file.h"
 #include "base/safetensors.h"
 #include "helpers.h"
 #include "model/file.h"
@@ -547,6 +548,7 @@ Test(model_file, a_mapped_file_truncated_in_use_ends_with_one_line)
         close(fds[0]);
         ModelFile mf;
         Err e;
+        file_map_watch_enable(); /* as the program does (src/main.c) */
         if (model_file_load(&mf, path, false, &e) != 0 || !mf.file)
             _exit(7);
         if (truncate(path, 0) != 0)

@@ -1,0 +1,512 @@
+/* The library's public interface (include/s2s.h) over the decoding, scoring and text
+   modules: the same functions `s2s translate`, `s2s score`, `s2s tokenize` and
+   `s2s info` call, with errors returned instead of printed. */
+#include "s2s.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/buf.h"
+#include "base/err.h"
+#include "decode/constraints.h"
+#include "decode/translate.h"
+#include "eval/bleu.h"
+#include "eval/chrf.h"
+#include "eval/scores.h"
+#include "model/ensemble.h"
+#include "model/file.h"
+#include "model/match.h"
+#include "nn/linalg.h"
+#include "nn/quant.h"
+#include "text/bpe.h"
+#include "text/tokenize.h"
+
+struct s2s_translator {
+    int n;             /* model files */
+    ModelFile *files;  /* (n) */
+    Model *members;    /* (n) each file's model, kept for freeing */
+    ModelFile use;     /* what decoding takes: files[0] with the ensemble's model if n > 1 */
+    Glossary *glossary;
+    s2s_translator_options opts; /* glossary: NULL (the file was read at load) */
+    s2s_model_info info;
+    char *config_json;
+};
+
+struct s2s_result {
+    TranslateResult r;
+    bool attention;
+};
+
+const char *s2s_version(void) { return S2S_VERSION_STRING; }
+
+/* Sets *err (when not NULL) to code and e's message; returns -1. */
+static int fail(s2s_error *err, int code, const Err *e)
+{
+    if (err) {
+        err->code = code;
+        snprintf(err->message, sizeof err->message, "%s", e->msg);
+    }
+    return -1;
+}
+
+static int fail_msg(s2s_error *err, int code, const char *msg)
+{
+    Err e;
+    snprintf(e.msg, sizeof e.msg, "%s", msg);
+    return fail(err, code, &e);
+}
+
+static void ok(s2s_error *err)
+{
+    if (err) {
+        err->code = S2S_OK;
+        err->message[0] = '\0';
+    }
+}
+
+s2s_translator_options s2s_translator_options_default(void)
+{
+    return (s2s_translator_options){
+        .beam = 5,
+        .nbest = 1,
+        .length_penalty = 1.0,
+        .max_len = 0,
+        .batch = 64,
+        .split = 1,
+        .copy_numbers = 1,
+        .replace_unk = 0,
+        .constraints = 0,
+        .attention = 0,
+        .attention_layer = 0,
+        .precision = S2S_PRECISION_INT8,
+        .threads = 0,
+        .glossary = NULL,
+        .glossary_ignore_case = 0,
+    };
+}
+
+/* The decoding options' bounds, as `s2s translate` checks them (commands.h). */
+static int check_options(const s2s_translator_options *o, s2s_error *err)
+{
+    char m[200] = "";
+    if (o->beam < 1 || o->beam > 100)
+        snprintf(m, sizeof m, "beam must be in 1..100, not %d", o->beam);
+    else if (o->nbest < 1 || o->nbest > o->beam)
+        snprintf(m, sizeof m, "nbest must be in 1..beam (%d), not %d", o->beam, o->nbest);
+    else if (!(o->length_penalty >= 0 && o->length_penalty <= 10))
+        snprintf(m, sizeof m, "length_penalty must be in 0..10, not %g", o->length_penalty);
+    else if (o->max_len < 0 || o->max_len > 10000)
+        snprintf(m, sizeof m, "max_len must be in 0..10000, not %d", o->max_len);
+    else if (o->batch < 1 || o->batch > 100000)
+        snprintf(m, sizeof m, "batch must be in 1..100000, not %d", o->batch);
+    else if (o->threads < 0 || o->threads > 1024)
+        snprintf(m, sizeof m, "threads must be in 0..1024, not %d", o->threads);
+    else if ((unsigned)o->precision > S2S_PRECISION_F32)
+        snprintf(m, sizeof m, "precision must be S2S_PRECISION_INT8, _BF16 or _F32, not %d", (int)o->precision);
+    else if (o->attention_layer < 0)
+        snprintf(m, sizeof m, "attention_layer must be >= 0, not %d", o->attention_layer);
+    else if (o->glossary_ignore_case && !o->glossary)
+        snprintf(m, sizeof m, "glossary_ignore_case needs a glossary");
+    if (m[0])
+        return fail_msg(err, S2S_ERR_ARGUMENT, m);
+    return 0;
+}
+
+static Precision precision_of(s2s_precision p)
+{
+    return p == S2S_PRECISION_F32 ? PREC_F32 : p == S2S_PRECISION_BF16 ? PREC_BF16 : PREC_INT8;
+}
+
+static void fill_info(s2s_translator *tr)
+{
+    const ModelFile *mf = &tr->files[0];
+    const Model *m = &mf->model;
+    Buf cj = {0};
+    model_config_json(&m->cfg, &mf->text, &cj);
+    tr->config_json = buf_take(&cj);
+    tr->info = (s2s_model_info){
+        .arch = arch_names[m->cfg.arch],
+        .direction = mf->text.dir.name,
+        .source_lang = mf->text.dir.src.code,
+        .target_lang = mf->text.dir.tgt.code,
+        .keep_case = mf->text.keep_case,
+        .source_vocab = (long long)vocab_size(mf->src),
+        .target_vocab = (long long)vocab_size(mf->tgt),
+        .source_merges = mf->bpe[0] ? (long long)bpe_merges(mf->bpe[0]) : 0,
+        .target_merges = mf->bpe[1] ? (long long)bpe_merges(mf->bpe[1]) : 0,
+        .parameters = (long long)m->layout.total,
+        .models = tr->n,
+        .config_json = tr->config_json,
+        .history_json = mf->history,
+    };
+}
+
+s2s_translator *s2s_translator_load(const char *const *paths, int npaths,
+                                    const s2s_translator_options *opts, s2s_error *err)
+{
+    s2s_translator_options o = opts ? *opts : s2s_translator_options_default();
+    if (!paths || npaths < 1) {
+        fail_msg(err, S2S_ERR_ARGUMENT, "no model file given");
+        return NULL;
+    }
+    for (int i = 0; i < npaths; i++)
+        if (!paths[i]) {
+            fail_msg(err, S2S_ERR_ARGUMENT, "model path is NULL");
+            return NULL;
+        }
+    if (check_options(&o, err) != 0)
+        return NULL;
+    Err e;
+    s2s_translator *tr = XCNEW(s2s_translator, 1);
+    tr->files = XCNEW(ModelFile, npaths);
+    tr->members = XCNEW(Model, npaths);
+    for (int i = 0; i < npaths; i++) {
+        /* model_file_load leaves nothing to free on failure */
+        int rc = model_file_load(&tr->files[i], paths[i], false, &e);
+        if (rc == 0) {
+            tr->members[i] = tr->files[i].model;
+            tr->n = i + 1;
+        }
+        if (rc == 0 && i)
+            rc = model_match_for_ensemble(&tr->files[0], paths[0], &tr->files[i], paths[i], &e);
+        if (rc != 0) {
+            s2s_translator_free(tr);
+            fail(err, S2S_ERR_MODEL, &e);
+            return NULL;
+        }
+        model_set_precision(&tr->files[i].model, precision_of(o.precision));
+        tr->members[i] = tr->files[i].model;
+    }
+    tr->use = tr->files[0];
+    if (npaths > 1)
+        model_ensemble_init(&tr->use.model, tr->members, npaths);
+
+    int layers = model_attention_layers(&tr->use.model);
+    if (o.attention_layer && !layers) {
+        snprintf(e.msg, sizeof e.msg, "attention_layer %d needs a Transformer model (%s is %s)",
+                 o.attention_layer, paths[0], arch_names[tr->files[0].model.cfg.arch]);
+        s2s_translator_free(tr);
+        fail(err, S2S_ERR_ARGUMENT, &e);
+        return NULL;
+    }
+    if (o.attention_layer > layers) {
+        snprintf(e.msg, sizeof e.msg, "attention_layer %d: %s has %d decoder layers", o.attention_layer,
+                 paths[0], layers);
+        s2s_translator_free(tr);
+        fail(err, S2S_ERR_ARGUMENT, &e);
+        return NULL;
+    }
+    model_show_attention(&tr->use.model, o.attention_layer - 1, -1);
+    if (o.glossary) {
+        TokOpts so = text_src_opts(&tr->use.text);
+        if (glossary_load(o.glossary, &so, o.glossary_ignore_case, &tr->glossary, &e) != 0) {
+            s2s_translator_free(tr);
+            fail(err, S2S_ERR_MODEL, &e);
+            return NULL;
+        }
+    }
+    o.glossary = NULL;
+    tr->opts = o;
+    fill_info(tr);
+    /* process-wide (s2s.h "Threads"); the int8 kernel chosen now, not by racing calls */
+    nn_set_threads(o.threads);
+    nn_q8_kernel();
+    ok(err);
+    return tr;
+}
+
+void s2s_translator_free(s2s_translator *tr)
+{
+    if (!tr)
+        return;
+    if (tr->use.model.ops && tr->n > 1)
+        model_ensemble_free(&tr->use.model);
+    for (int i = 0; i < tr->n; i++) {
+        tr->files[i].model = tr->members[i];
+        model_file_free(&tr->files[i]);
+    }
+    glossary_free(tr->glossary);
+    free(tr->files);
+    free(tr->members);
+    free(tr->config_json);
+    free(tr);
+}
+
+const s2s_model_info *s2s_translator_info(const s2s_translator *tr) { return tr ? &tr->info : NULL; }
+
+/* The per-call options: the translator's, or o's decoding fields. */
+static s2s_translator_options call_options(const s2s_translator *tr, const s2s_translator_options *o)
+{
+    s2s_translator_options c = tr->opts;
+    if (!o)
+        return c;
+    c.beam = o->beam;
+    c.nbest = o->nbest;
+    c.length_penalty = o->length_penalty;
+    c.max_len = o->max_len;
+    c.batch = o->batch;
+    c.split = o->split;
+    c.copy_numbers = o->copy_numbers;
+    c.replace_unk = o->replace_unk;
+    c.constraints = o->constraints;
+    c.attention = o->attention;
+    return c;
+}
+
+s2s_result *s2s_translate(const s2s_translator *tr, const char *const *texts, int n,
+                          const s2s_translator_options *opts, s2s_error *err)
+{
+    if (!tr || n < 0 || (n > 0 && !texts)) {
+        fail_msg(err, S2S_ERR_ARGUMENT, !tr ? "no translator" : "no texts");
+        return NULL;
+    }
+    for (int i = 0; i < n; i++)
+        if (!texts[i]) {
+            char m[64];
+            snprintf(m, sizeof m, "text:%d: NULL", i + 1);
+            fail_msg(err, S2S_ERR_ARGUMENT, m);
+            return NULL;
+        }
+    s2s_translator_options o = call_options(tr, opts);
+    if (check_options(&o, err) != 0)
+        return NULL;
+    TranslateOpts to = {.batch = o.batch, .max_len = o.max_len, .beam = o.beam, .nbest = o.nbest,
+                        .alpha = o.length_penalty, .replace_unk = o.replace_unk != 0,
+                        .attention = o.attention != 0, .split = o.split != 0,
+                        .copy_numbers = o.copy_numbers != 0};
+
+    /* The JSON texts of the constraints option, and the glossary's terms, as
+       `s2s translate` reads them (cmd_translate.c). */
+    Err e;
+    const size_t cnt = n ? (size_t)n : 1;
+    const char *const *lines = texts;
+    size_t *lens = NULL;
+    char **own = NULL;
+    TranslateCons *cons = NULL;
+    int rc = 0, code = S2S_ERR_INPUT;
+    if (o.constraints || tr->glossary) {
+        cons = XCNEW(TranslateCons, cnt);
+        own = XCNEW(char *, cnt);
+        lens = XNEW(size_t, cnt);
+        for (int i = 0; i < n && rc == 0; i++) {
+            size_t len = strlen(texts[i]);
+            Err ce;
+            if (!o.constraints) {
+                own[i] = xstrndup(texts[i], len);
+                lens[i] = len;
+            } else if (cons_parse_line(texts[i], len, &own[i], &lens[i], &cons[i], &ce) != 0) {
+                rc = err_set(&e, "text:%d: %s", i + 1, ce.msg);
+                break;
+            }
+            if (tr->glossary)
+                glossary_apply(tr->glossary, own[i], lens[i], &cons[i]);
+        }
+        lines = (const char *const *)own;
+    }
+    s2s_result *res = NULL;
+    if (rc == 0) {
+        const TranslateInput in = {lines, lens, n, "text", NULL, cons};
+        res = XCNEW(s2s_result, 1);
+        res->attention = to.attention;
+        /* translate_run reads the model and the vocabularies only (s2s.h "Threads") */
+        if (translate_run((ModelFile *)&tr->use, &in, &to, &res->r, NULL, &e) != 0) {
+            free(res);
+            res = NULL;
+            rc = -1;
+        }
+    }
+    if (cons)
+        for (int i = 0; i < n; i++)
+            translate_cons_free(&cons[i]);
+    if (own)
+        for (int i = 0; i < n; i++)
+            free(own[i]);
+    free(cons);
+    free(own);
+    free(lens);
+    if (rc != 0) {
+        fail(err, code, &e);
+        return NULL;
+    }
+    ok(err);
+    return res;
+}
+
+void s2s_result_free(s2s_result *r)
+{
+    if (!r)
+        return;
+    translate_result_free(&r->r);
+    free(r);
+}
+
+int s2s_result_count(const s2s_result *r) { return r ? r->r.n : 0; }
+
+int s2s_result_hypotheses(const s2s_result *r, int i)
+{
+    return r && i >= 0 && i < r->r.n ? r->r.count[i] : 0;
+}
+
+const char *s2s_result_text(const s2s_result *r, int i, int k)
+{
+    return k >= 0 && k < s2s_result_hypotheses(r, i) ? r->r.hyps[i][k].text : NULL;
+}
+
+double s2s_result_score(const s2s_result *r, int i, int k)
+{
+    return k >= 0 && k < s2s_result_hypotheses(r, i) ? r->r.hyps[i][k].score : NAN;
+}
+
+int s2s_result_attention(const s2s_result *r, int i, s2s_attention *a)
+{
+    if (!r || !r->attention || !r->r.align || i < 0 || i >= r->r.n)
+        return -1;
+    const TranslateAlign *t = &r->r.align[i];
+    *a = (s2s_attention){.source_len = t->nsrc, .output_len = t->ntgt,
+                         .source = (const char *const *)t->src, .output = (const char *const *)t->tgt,
+                         .weights = t->w};
+    return 0;
+}
+
+/* The checks shared by tokenize and detokenize; the side's tokenizer options. */
+static int side_args(const s2s_translator *tr, s2s_side side, const char *text, TokOpts *to,
+                     s2s_error *err)
+{
+    if (!tr || !text)
+        return fail_msg(err, S2S_ERR_ARGUMENT, !tr ? "no translator" : "no text");
+    if (side != S2S_SOURCE && side != S2S_TARGET)
+        return fail_msg(err, S2S_ERR_ARGUMENT, "side must be S2S_SOURCE or S2S_TARGET");
+    *to = side == S2S_SOURCE ? text_src_opts(&tr->use.text) : text_tgt_opts(&tr->use.text);
+    return 0;
+}
+
+char *s2s_tokenize(const s2s_translator *tr, s2s_side side, const char *text, s2s_error *err)
+{
+    TokOpts to;
+    if (side_args(tr, side, text, &to, err) != 0)
+        return NULL;
+    const Bpe *bpe = side == S2S_SOURCE ? tr->use.text.src_bpe : tr->use.text.tgt_bpe;
+    Buf out = {0};
+    Err e;
+    if (bpe_tok_line(bpe, text, strlen(text), &to, &out, &e) < 0) {
+        buf_free(&out);
+        fail(err, S2S_ERR_INPUT, &e);
+        return NULL;
+    }
+    ok(err);
+    return out.data ? buf_take(&out) : xstrdup("");
+}
+
+char *s2s_detokenize(const s2s_translator *tr, s2s_side side, const char *tokens, s2s_error *err)
+{
+    TokOpts to;
+    if (side_args(tr, side, tokens, &to, err) != 0)
+        return NULL;
+    Err e;
+    size_t len = strlen(tokens);
+    if (tok_check_utf8(tokens, len, &e) != 0) {
+        fail(err, S2S_ERR_INPUT, &e);
+        return NULL;
+    }
+    Buf units = {0}, out = {0};
+    bpe_join(tokens, len, &units);
+    if (units.len)
+        detok_line(units.data, units.len, to.lang, &out);
+    buf_free(&units);
+    ok(err);
+    return out.data ? buf_take(&out) : xstrdup("");
+}
+
+void s2s_string_free(char *s) { free(s); }
+
+s2s_score_options s2s_score_options_default(void)
+{
+    return (s2s_score_options){.tokenize = "13a", .lowercase = 0, .chrf_lowercase = 0};
+}
+
+/* Checks one segment's text as `s2s score` checks a file's line. */
+static int check_segment(const char *s, Err *e)
+{
+    if (!s)
+        return err_set(e, "NULL");
+    return tok_check_utf8(s, strlen(s), e);
+}
+
+int s2s_score(const char *const *hyps, size_t n, const char *const *refs, size_t nrefs,
+              const s2s_score_options *opts, s2s_scores *out, s2s_error *err)
+{
+    s2s_score_options so = opts ? *opts : s2s_score_options_default();
+    if (!out)
+        return fail_msg(err, S2S_ERR_ARGUMENT, "no s2s_scores to fill");
+    if (n == 0 || !hyps)
+        return fail_msg(err, S2S_ERR_ARGUMENT, "no hypotheses to score");
+    if (nrefs == 0 || !refs)
+        return fail_msg(err, S2S_ERR_ARGUMENT, "no references");
+    int tok = bleu_tokenizer_parse(so.tokenize ? so.tokenize : "13a");
+    if (tok < 0) {
+        char m[160];
+        snprintf(m, sizeof m, "tokenize must be 13a, none or intl, not '%.100s'", so.tokenize);
+        return fail_msg(err, S2S_ERR_ARGUMENT, m);
+    }
+    Err e, se;
+    for (size_t i = 0; i < n; i++) {
+        if (check_segment(hyps[i], &se) != 0) {
+            err_set(&e, "hypothesis %zu: %s", i + 1, se.msg);
+            return fail(err, S2S_ERR_INPUT, &e);
+        }
+        for (size_t r = 0; r < nrefs; r++)
+            if (check_segment(refs[r * n + i], &se) != 0) {
+                err_set(&e, "reference %zu:%zu: %s", r + 1, i + 1, se.msg);
+                return fail(err, S2S_ERR_INPUT, &e);
+            }
+    }
+
+    /* the corpus statistics as cmd_score.c gathers them */
+    BleuOpts bo = {.tok = (BleuTokenizer)tok, .lowercase = so.lowercase != 0, .keep_empty = true};
+    BleuStats bs;
+    ChrfStats cs;
+    bleu_init_opts(&bs, &bo);
+    chrf_init(&cs);
+    cs.lowercase = so.chrf_lowercase != 0;
+    cs.keep_empty = true;
+    const char **r = XNEW(const char *, nrefs);
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        for (size_t k = 0; k < nrefs; k++)
+            r[k] = refs[k * n + i];
+        if (bleu_add(&bs, hyps[i], r, nrefs, &se) != 0 || chrf_add(&cs, hyps[i], r, nrefs, &se) != 0)
+            rc = err_set(&e, "hypothesis %zu: %s", i + 1, se.msg);
+    }
+    free(r);
+    if (rc == 0) {
+        BleuResult br;
+        bleu_score(&bs, &br);
+        memset(out, 0, sizeof *out);
+        out->bleu = br.score;
+        for (int k = 0; k < 4; k++)
+            out->precisions[k] = br.precisions[k];
+        out->brevity_penalty = br.bp;
+        out->ratio = br.ratio;
+        out->hyp_len = br.sys_len;
+        out->ref_len = br.ref_len;
+        out->chrf = chrf_score(&cs);
+        Buf sig = {0};
+        bleu_signature_opts(&bs, false, &sig);
+        buf_puts(&sig, "|version:" SACREBLEU_VERSION);
+        snprintf(out->bleu_signature, sizeof out->bleu_signature, "%s", sig.data);
+        buf_clear(&sig);
+        chrf_signature(&cs, &sig);
+        buf_puts(&sig, "|version:" SACREBLEU_VERSION);
+        snprintf(out->chrf_signature, sizeof out->chrf_signature, "%s", sig.data);
+        buf_free(&sig);
+    }
+    bleu_free(&bs);
+    chrf_free(&cs);
+    if (rc != 0)
+        return fail(err, S2S_ERR_INPUT, &e);
+    ok(err);
+    return 0;
+}

@@ -1,0 +1,525 @@
+/*
+ * The library's public interface (include/s2s.h) in-process: translations equal
+ * `s2s translate`'s on the same inputs (best and n-best, at 1 and 2 threads, ensembles,
+ * constraints, glossaries), scores equal `s2s score`'s, tokens `s2s tokenize`'s, the
+ * model's description `s2s info`'s; errors are values with the command's message; two
+ * models in one process, and one model on several threads at once, give each call the
+ * result it gets alone.
+ */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "helpers.h"
+#include "model_fixture.h"
+#include "s2s.h"
+
+#define RNN "tests/recorded/rnn.s2s"
+#define TF "tests/recorded/tf.s2s"
+
+/* Source lines: the first N English sentences of data/sample.tsv, then lines of two
+   sentences, an empty and a blank one. */
+enum { NSAMPLE = 24, NTEXTS = NSAMPLE + 4 };
+
+typedef struct Texts {
+    char *data;
+    const char *t[NTEXTS];
+} Texts;
+
+static Texts texts_new(void)
+{
+    Texts x = {slurp("data/sample.tsv", NULL), {0}};
+    cr_assert(x.data);
+    char *p = x.data;
+    for (int i = 0; i < NSAMPLE; i++) {
+        char *tab = strchr(p, '\t'), *nl = strchr(p, '\n');
+        cr_assert(tab && nl && tab < nl);
+        *tab = '\0';
+        x.t[i] = p;
+        p = nl + 1;
+    }
+    x.t[NSAMPLE] = "I have a cat. Where is the station?";
+    x.t[NSAMPLE + 1] = "Tom is here! He is late.";
+    x.t[NSAMPLE + 2] = "";
+    x.t[NSAMPLE + 3] = " \t ";
+    return x;
+}
+
+/* `s2s translate ARGS... TEXTS...` (the options before the sentences). */
+static char *cli_translate(const char *const *args, const Texts *x)
+{
+    const char *argv[64];
+    int n = 0;
+    argv[n++] = "translate";
+    for (int i = 0; args[i]; i++)
+        argv[n++] = args[i];
+    for (int i = 0; i < NTEXTS; i++)
+        argv[n++] = x->t[i];
+    argv[n] = NULL;
+    RunResult r = run_s2s(NULL, argv);
+    cr_assert_eq(r.status, 0, "s2s translate: status %d: %s", r.status, r.err);
+    char *out = strdup(r.out);
+    run_free(&r);
+    return out;
+}
+#define CLI_TRANSLATE(x, ...) cli_translate((const char *const[]){__VA_ARGS__, NULL}, (x))
+
+/* A result as `s2s translate` writes it: its best lines, or with nbest its n-best
+   lines "I ||| TEXT ||| SCORE". */
+static char *result_text(const s2s_result *r, bool nbest)
+{
+    size_t cap = 1 << 16, len = 0;
+    char *s = malloc(cap);
+    s[0] = '\0';
+    for (int i = 0; i < s2s_result_count(r); i++)
+        for (int k = 0; k < (nbest ? s2s_result_hypotheses(r, i) : 1); k++) {
+            const char *t = s2s_result_text(r, i, k);
+            cr_assert(t);
+            size_t need = strlen(t) + 64;
+            if (len + need >= cap)
+                s = realloc(s, cap = 2 * (cap + need));
+            if (nbest)
+                len += (size_t)sprintf(s + len, "%d ||| %s ||| %.6f\n", i, t, s2s_result_score(r, i, k));
+            else
+                len += (size_t)sprintf(s + len, "%s\n", t);
+        }
+    return s;
+}
+
+static s2s_translator *load(const char *path, const s2s_translator_options *o)
+{
+    s2s_error err;
+    s2s_translator *tr = s2s_translator_load((const char *const[]){path}, 1, o, &err);
+    cr_assert(tr, "%s: %s", path, err.message);
+    cr_assert_eq(err.code, S2S_OK);
+    cr_assert_str_eq(err.message, "");
+    return tr;
+}
+
+static char *translate_text(const s2s_translator *tr, const Texts *x, const s2s_translator_options *o,
+                            bool nbest)
+{
+    s2s_error err;
+    s2s_result *r = s2s_translate(tr, x->t, NTEXTS, o, &err);
+    cr_assert(r, "%s", err.message);
+    cr_assert_eq(s2s_result_count(r), NTEXTS);
+    char *s = result_text(r, nbest);
+    s2s_result_free(r);
+    return s;
+}
+
+Test(api, translations_equal_the_commands_at_1_and_2_threads, .timeout = 120)
+{
+    Texts x = texts_new();
+    const char *models[] = {RNN, TF};
+    for (int m = 0; m < 2; m++)
+        for (int threads = 1; threads <= 2; threads++) {
+            char th[8];
+            snprintf(th, sizeof th, "%d", threads);
+            s2s_translator_options o = s2s_translator_options_default();
+            o.threads = threads;
+            s2s_translator *tr = load(models[m], &o);
+
+            char *want = CLI_TRANSLATE(&x, models[m], "--threads", th);
+            char *got = translate_text(tr, &x, NULL, false);
+            cr_expect_str_eq(got, want, "%s at %d threads", models[m], threads);
+            free(want);
+            free(got);
+
+            /* n-best lists, and options given at the call */
+            want = CLI_TRANSLATE(&x, models[m], "--threads", th, "--nbest", "3", "--beam", "4",
+                                 "--length-penalty", "0.5");
+            s2s_translator_options c = o;
+            c.nbest = 3;
+            c.beam = 4;
+            c.length_penalty = 0.5;
+            got = translate_text(tr, &x, &c, true);
+            cr_expect_str_eq(got, want, "%s n-best at %d threads", models[m], threads);
+            free(want);
+            free(got);
+
+            /* greedy, f32 weights, no splitting */
+            s2s_translator_free(tr);
+            o.precision = S2S_PRECISION_F32;
+            o.beam = 1;
+            o.split = 0;
+            tr = load(models[m], &o);
+            want = CLI_TRANSLATE(&x, models[m], "--threads", th, "--precision", "f32", "--beam", "1",
+                                 "--no-split");
+            got = translate_text(tr, &x, NULL, false);
+            cr_expect_str_eq(got, want, "%s greedy f32 at %d threads", models[m], threads);
+            free(want);
+            free(got);
+            s2s_translator_free(tr);
+        }
+    free(x.data);
+}
+
+Test(api, an_ensemble_equals_the_commands, .timeout = 60)
+{
+    Texts x = texts_new();
+    s2s_error err;
+    s2s_translator *tr = s2s_translator_load((const char *const[]){TF, TF}, 2, NULL, &err);
+    cr_assert(tr, "%s", err.message);
+    cr_expect_eq(s2s_translator_info(tr)->models, 2);
+    char *want = CLI_TRANSLATE(&x, TF, TF);
+    char *got = translate_text(tr, &x, NULL, false);
+    cr_expect_str_eq(got, want);
+    free(want);
+    free(got);
+    s2s_translator_free(tr);
+
+    /* models that cannot form an ensemble (other vocabularies): the command's message */
+    char *dir = tmpdir_new(), *other = strf("%s/other.s2s", dir);
+    Model m;
+    fixture_text_model(&m, 1);
+    fixture_save(other, &m, NULL);
+    model_free(&m);
+    cr_expect_null(s2s_translator_load((const char *const[]){TF, other}, 2, NULL, &err));
+    cr_expect_eq(err.code, S2S_ERR_MODEL);
+    RunResult r = RUN_S2S(NULL, "translate", TF, other, "Hello.");
+    cr_expect_neq(r.status, 0);
+    char *line = strf("s2s: %s\n", err.message);
+    cr_expect_str_eq(r.err, line, "library: %s", err.message);
+    free(line);
+    run_free(&r);
+    rm_rf(dir);
+    free(dir);
+    free(other);
+    free(x.data);
+}
+
+Test(api, constraints_and_glossary_equal_the_commands, .timeout = 60)
+{
+    char *dir = tmpdir_new();
+    const char *lines[] = {"{\"text\": \"I have a cat.\", \"constraints\": [\"chien\"]}", "I have a car.",
+                           "{\"text\": \"Where is the book?\", \"prefix\": \"Où\"}"};
+    char *in = strf("%s/in.txt", dir);
+    write_file(in, "{\"text\": \"I have a cat.\", \"constraints\": [\"chien\"]}\nI have a car.\n"
+                   "{\"text\": \"Where is the book?\", \"prefix\": \"Où\"}\n");
+    RunResult r = RUN_S2S(NULL, "translate", RNN, "--constraints", "--glossary", "data/glossary-en-fr.tsv", "-i", in);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    s2s_translator_options o = s2s_translator_options_default();
+    o.constraints = 1;
+    o.glossary = "data/glossary-en-fr.tsv";
+    s2s_translator *tr = load(RNN, &o);
+    s2s_error err;
+    s2s_result *res = s2s_translate(tr, lines, 3, NULL, &err);
+    cr_assert(res, "%s", err.message);
+    char *got = result_text(res, false);
+    cr_expect_str_eq(got, r.out);
+    free(got);
+    s2s_result_free(res);
+    run_free(&r);
+
+    /* a bad JSON line: the command's message, with "text" for the input's name */
+    const char *bad[] = {"fine", "{\"text\": 3}"};
+    cr_expect_null(s2s_translate(tr, bad, 2, NULL, &err));
+    cr_expect_eq(err.code, S2S_ERR_INPUT);
+    write_file(in, "fine\n{\"text\": 3}\n");
+    r = RUN_S2S(NULL, "translate", RNN, "--constraints", "-i", in);
+    char *want = strf("s2s: %s:2: %s\n", in, strchr(strchr(err.message, ':') + 1, ':') + 2);
+    cr_expect_str_eq(r.err, want);
+    cr_expect(strncmp(err.message, "text:2: ", 8) == 0, "%s", err.message);
+    free(want);
+    run_free(&r);
+    s2s_translator_free(tr);
+    rm_rf(dir);
+    free(dir);
+    free(in);
+}
+
+Test(api, errors_are_values_with_the_commands_message)
+{
+    s2s_error err = {.code = 99};
+    const char *missing = "/nonexistent/model.s2s";
+    cr_assert_null(s2s_translator_load(&missing, 1, NULL, &err));
+    cr_expect_eq(err.code, S2S_ERR_MODEL);
+    RunResult r = RUN_S2S(NULL, "translate", missing, "Hello.");
+    char *line = strf("s2s: %s\n", err.message);
+    cr_expect_str_eq(r.err, line);
+    free(line);
+    run_free(&r);
+
+    /* not a model file */
+    const char *readme = "README.md";
+    cr_expect_null(s2s_translator_load(&readme, 1, NULL, &err));
+    cr_expect_eq(err.code, S2S_ERR_MODEL);
+    cr_expect(strncmp(err.message, "README.md: ", 11) == 0, "%s", err.message);
+
+    /* bad options */
+    s2s_translator_options o = s2s_translator_options_default();
+    o.beam = 0;
+    cr_expect_null(s2s_translator_load((const char *const[]){RNN}, 1, &o, &err));
+    cr_expect_eq(err.code, S2S_ERR_ARGUMENT);
+    cr_expect_str_eq(err.message, "beam must be in 1..100, not 0");
+    o = s2s_translator_options_default();
+    o.nbest = 6;
+    cr_expect_null(s2s_translator_load((const char *const[]){RNN}, 1, &o, &err));
+    cr_expect_str_eq(err.message, "nbest must be in 1..beam (5), not 6");
+    cr_expect_null(s2s_translator_load(NULL, 0, NULL, &err));
+    cr_expect_str_eq(err.message, "no model file given");
+    o = s2s_translator_options_default();
+    o.attention_layer = 1;
+    cr_expect_null(s2s_translator_load((const char *const[]){RNN}, 1, &o, &err));
+    cr_expect_str_eq(err.message, "attention_layer 1 needs a Transformer model (" RNN " is rnn)");
+    o.glossary = "/nonexistent/glossary.tsv";
+    o.attention_layer = 0;
+    cr_expect_null(s2s_translator_load((const char *const[]){RNN}, 1, &o, &err));
+    cr_expect_eq(err.code, S2S_ERR_MODEL);
+
+    /* a bad text fails the call, named as the command names a line */
+    s2s_translator *tr = load(RNN, NULL);
+    const char *texts[] = {"Hello.", "bad \xff byte"};
+    cr_expect_null(s2s_translate(tr, texts, 2, NULL, &err));
+    cr_expect_eq(err.code, S2S_ERR_INPUT);
+    cr_expect_str_eq(err.message, "text:2: invalid UTF-8 at byte 5");
+    /* the translator still works after a failed call */
+    s2s_result *res = s2s_translate(tr, texts, 1, NULL, &err);
+    cr_expect(res && err.code == S2S_OK && err.message[0] == '\0');
+    s2s_result_free(res);
+    /* NULL err is allowed; so is freeing NULL */
+    cr_expect_null(s2s_translate(tr, texts, 2, NULL, NULL));
+    s2s_result_free(NULL);
+    s2s_translator_free(NULL);
+    s2s_translator_free(tr);
+}
+
+Test(api, two_models_in_one_process_do_not_disturb_each_other, .timeout = 60)
+{
+    Texts x = texts_new();
+    s2s_translator *a = load(RNN, NULL);
+    char *a_alone = translate_text(a, &x, NULL, false);
+    s2s_translator_free(a);
+    s2s_translator *b = load(TF, NULL);
+    char *b_alone = translate_text(b, &x, NULL, false);
+    s2s_translator_free(b);
+
+    /* both loaded, b with another precision; calls interleaved */
+    a = load(RNN, NULL);
+    s2s_translator_options o = s2s_translator_options_default();
+    o.precision = S2S_PRECISION_F32;
+    s2s_translator *b32 = load(TF, &o);
+    b = load(TF, NULL);
+    for (int round = 0; round < 2; round++) {
+        char *s = translate_text(a, &x, NULL, false);
+        cr_expect_str_eq(s, a_alone);
+        free(s);
+        free(translate_text(b32, &x, NULL, false));
+        s = translate_text(b, &x, NULL, false);
+        cr_expect_str_eq(s, b_alone);
+        free(s);
+    }
+    cr_expect_str_eq(s2s_translator_info(a)->arch, "rnn");
+    cr_expect_str_eq(s2s_translator_info(b)->arch, "transformer");
+    s2s_translator_free(b32);
+    s2s_translator_free(a);
+    s2s_translator_free(b);
+    free(a_alone);
+    free(b_alone);
+    free(x.data);
+}
+
+typedef struct Job {
+    const s2s_translator *tr;
+    const Texts *x;
+    const char *want;
+    int rounds;
+    int bad; /* calls whose result differed */
+} Job;
+
+static void *job_run(void *arg)
+{
+    Job *j = arg;
+    for (int k = 0; k < j->rounds; k++) {
+        s2s_error err;
+        s2s_result *r = s2s_translate(j->tr, j->x->t, NTEXTS, NULL, &err);
+        if (!r) {
+            j->bad++;
+            continue;
+        }
+        char *s = result_text(r, false);
+        j->bad += strcmp(s, j->want) != 0;
+        free(s);
+        s2s_result_free(r);
+    }
+    return NULL;
+}
+
+/* One translator used by four threads at once, and a second by two more: every call's
+   result is the one it gets alone. */
+Test(api, one_model_on_several_threads_at_once, .timeout = 120)
+{
+    Texts x = texts_new();
+    s2s_translator_options o = s2s_translator_options_default();
+    o.threads = 2;
+    s2s_translator *a = load(RNN, &o), *b = load(TF, &o);
+    char *wa = translate_text(a, &x, NULL, false), *wb = translate_text(b, &x, NULL, false);
+    enum { N = 6 };
+    Job jobs[N];
+    pthread_t t[N];
+    for (int i = 0; i < N; i++) {
+        jobs[i] = (Job){i < 4 ? a : b, &x, i < 4 ? wa : wb, 3, 0};
+        cr_assert_eq(pthread_create(&t[i], NULL, job_run, &jobs[i]), 0);
+    }
+    for (int i = 0; i < N; i++) {
+        pthread_join(t[i], NULL);
+        cr_expect_eq(jobs[i].bad, 0, "thread %d: %d of %d calls differ", i, jobs[i].bad, jobs[i].rounds);
+    }
+    s2s_translator_free(a);
+    s2s_translator_free(b);
+    free(wa);
+    free(wb);
+    free(x.data);
+}
+
+Test(api, attention_on_request)
+{
+    s2s_translator_options o = s2s_translator_options_default();
+    s2s_translator *tr = load(TF, &o);
+    const char *texts[] = {"I have a cat.", ""};
+    s2s_error err;
+    s2s_result *r = s2s_translate(tr, texts, 2, NULL, &err);
+    s2s_attention a;
+    cr_expect_eq(s2s_result_attention(r, 0, &a), -1); /* not asked for */
+    s2s_result_free(r);
+    o.attention = 1;
+    r = s2s_translate(tr, texts, 2, &o, &err);
+    cr_assert(r, "%s", err.message);
+    cr_assert_eq(s2s_result_attention(r, 0, &a), 0);
+    char *toks = s2s_tokenize(tr, S2S_SOURCE, texts[0], &err);
+    char joined[256] = "";
+    for (int j = 0; j < a.source_len; j++)
+        snprintf(joined + strlen(joined), sizeof joined - strlen(joined), "%s%s", j ? " " : "", a.source[j]);
+    cr_expect_str_eq(joined, toks);
+    s2s_string_free(toks);
+    cr_expect_gt(a.output_len, 0);
+    for (int t = 0; t < a.output_len; t++) {
+        double sum = 0;
+        for (int j = 0; j < a.source_len; j++)
+            sum += a.weights[t * a.source_len + j];
+        cr_expect(fabs(sum - 1) < 1e-4, "row %d sums to %g", t, sum);
+    }
+    cr_expect_eq(s2s_result_attention(r, 1, &a), 0);
+    cr_expect_eq(a.source_len, 0);
+    cr_expect_eq(s2s_result_attention(r, 2, &a), -1);
+    cr_expect_null(s2s_result_text(r, 2, 0));
+    cr_expect(isnan(s2s_result_score(r, 0, 5)));
+    s2s_result_free(r);
+    s2s_translator_free(tr);
+}
+
+Test(api, tokens_and_model_info_equal_the_commands)
+{
+    s2s_translator *tr = load(RNN, NULL);
+    const s2s_model_info *in = s2s_translator_info(tr);
+    RunResult r = RUN_S2S(NULL, "info", RNN);
+    cr_assert_eq(r.status, 0);
+    char *want = strf("direction: %s (%s to %s)\nkeep_case: %s\nvocabulary: source %lld, target %lld\n"
+                      "parameters: %lld",
+                      in->direction, in->source_lang, in->target_lang, in->keep_case ? "true" : "false",
+                      in->source_vocab, in->target_vocab, in->parameters);
+    cr_expect(strstr(r.out, want), "%s\nnot in\n%s", want, r.out);
+    cr_expect(strstr(r.out, "bpe:") == NULL && in->source_merges == 0 && in->target_merges == 0);
+    cr_expect(strstr(in->config_json, "\"cell\": \"gru\"") && !strchr(in->config_json, '\n'), "%s",
+              in->config_json);
+    cr_expect_eq(in->history_json[0], '{');
+    free(want);
+    run_free(&r);
+
+    s2s_error err;
+    const char *text = "Don't stop: it's 3.5 \xE2\x80\x94 \"quoted\" text!";
+    char *toks = s2s_tokenize(tr, S2S_SOURCE, text, &err);
+    cr_assert(toks, "%s", err.message);
+    char *stdin_text = strf("%s\n", text);
+    r = RUN_S2S(stdin_text, "tokenize", "--lang", in->source_lang, in->keep_case ? "--keep-case" : "--lowercase");
+    char *line = strf("%s\n", toks);
+    cr_expect_str_eq(line, r.out);
+    free(line);
+    run_free(&r);
+    char *back = s2s_detokenize(tr, S2S_TARGET, "l' homme , c' est « lui » !", &err);
+    cr_assert(back, "%s", err.message);
+    r = RUN_S2S("l' homme , c' est « lui » !\n", "tokenize", "--detok", "--lang", in->target_lang);
+    line = strf("%s\n", back);
+    cr_expect_str_eq(line, r.out);
+    free(line);
+    run_free(&r);
+    s2s_string_free(back);
+    s2s_string_free(toks);
+    free(stdin_text);
+
+    cr_expect_null(s2s_tokenize(tr, S2S_SOURCE, "a\xC3", &err));
+    cr_expect_eq(err.code, S2S_ERR_INPUT);
+    cr_expect_str_eq(err.message, "invalid UTF-8 at byte 2");
+    cr_expect_null(s2s_tokenize(tr, (s2s_side)7, "a", &err));
+    cr_expect_eq(err.code, S2S_ERR_ARGUMENT);
+    s2s_translator_free(tr);
+}
+
+/* The text lines `s2s score -w 6` prints, from the library's scores. */
+static char *score_lines(const s2s_scores *s)
+{
+    char *b = strf("BLEU|%s", s->bleu_signature), *c = strf("chrF2|%s", s->chrf_signature);
+    int pad = (int)(strlen(b) > strlen(c) ? strlen(b) : strlen(c));
+    char *out = strf("%*s = %.6f %.1f/%.1f/%.1f/%.1f (BP = %.3f ratio = %.3f hyp_len = %lld ref_len = %lld)\n"
+                     "%*s = %.6f\n",
+                     pad, b, s->bleu, s->precisions[0], s->precisions[1], s->precisions[2], s->precisions[3],
+                     s->brevity_penalty, s->ratio, s->hyp_len, s->ref_len, pad, c, s->chrf);
+    free(b);
+    free(c);
+    return out;
+}
+
+Test(api, scores_equal_the_commands)
+{
+    char *dir = tmpdir_new();
+    const char *hyps[] = {"The cat sat on the mat.", "A dog barks loudly!", "", "Ça va très bien, merci."};
+    const char *refs[] = {"The cat is on the mat.", "The dog barks.", "Nothing here.", "Ça va bien, merci.",
+                          "There is a cat on the mat.", "A dog is barking loudly!", "", "Très bien, merci !"};
+    char *h = strf("%s/h", dir), *r1 = strf("%s/r1", dir), *r2 = strf("%s/r2", dir);
+    write_file(h, "The cat sat on the mat.\nA dog barks loudly!\n\nÇa va très bien, merci.\n");
+    write_file(r1, "The cat is on the mat.\nThe dog barks.\nNothing here.\nÇa va bien, merci.\n");
+    write_file(r2, "There is a cat on the mat.\nA dog is barking loudly!\n\nTrès bien, merci !\n");
+    s2s_scores s;
+    s2s_error err;
+    for (int v = 0; v < 3; v++) {
+        s2s_score_options o = s2s_score_options_default();
+        size_t nrefs = v == 0 ? 1 : 2;
+        RunResult r;
+        if (v == 2) {
+            o.tokenize = "intl";
+            o.lowercase = 1;
+            o.chrf_lowercase = 1;
+            r = RUN_S2S(NULL, "score", h, r1, r2, "-w", "6", "-tok", "intl", "-lc", "--chrf-lowercase");
+        } else if (v == 1) {
+            r = RUN_S2S(NULL, "score", h, r1, r2, "-w", "6");
+        } else {
+            r = RUN_S2S(NULL, "score", h, r1, "-w", "6");
+        }
+        cr_assert_eq(r.status, 0, "%s", r.err);
+        cr_assert_eq(s2s_score(hyps, 4, refs, nrefs, &o, &s, &err), 0, "%s", err.message);
+        char *got = score_lines(&s);
+        cr_expect_str_eq(got, r.out, "variant %d", v);
+        free(got);
+        run_free(&r);
+    }
+    cr_expect_eq(s2s_score(hyps, 0, refs, 1, NULL, &s, &err), -1);
+    cr_expect_eq(err.code, S2S_ERR_ARGUMENT);
+    const char *bad[] = {"ok", "bad \xC3("};
+    cr_expect_eq(s2s_score(hyps, 2, bad, 1, NULL, &s, &err), -1);
+    cr_expect_eq(err.code, S2S_ERR_INPUT);
+    cr_expect_str_eq(err.message, "reference 1:2: invalid UTF-8 at byte 5");
+    s2s_score_options o = s2s_score_options_default();
+    o.tokenize = "spaces";
+    cr_expect_eq(s2s_score(hyps, 2, refs, 1, &o, &s, &err), -1);
+    cr_expect_str_eq(err.message, "tokenize must be 13a, none or intl, not 'spaces'");
+    cr_expect_str_eq(s2s_version(), S2S_VERSION_STRING);
+    rm_rf(dir);
+    free(dir);
+    free(h);
+    free(r1);
+    free(r2);
+}
