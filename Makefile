@@ -205,9 +205,17 @@ $(MAN_DIR)/s2s.1: $(BIN) scripts/gen-man.sh scripts/man.awk
 $(COMPLETION): $(BIN) scripts/gen-completion.sh scripts/completion.awk
 	scripts/gen-completion.sh $(abspath $(BIN)) $@
 
-install: $(BIN) man
+# The library goes to LIBDIR, the Python module (python/s2s/) to PYTHONDIR: Debian's
+# python3 reads /usr/lib/python3/dist-packages, and /usr/local/lib/python3.X/dist-packages
+# for the Python it runs.
+LIBDIR    ?= $(PREFIX)/lib
+PYTHONDIR ?= $(if $(filter /usr,$(PREFIX)),/usr/lib/python3/dist-packages,$(PREFIX)/lib/$(shell \
+               $(PYTHON) -c 'import sys; print("python%d.%d" % sys.version_info[:2])')/dist-packages)
+
+install: $(BIN) man lib
 	scripts/install.sh install --prefix "$(PREFIX)" --destdir "$(DESTDIR)" --bin $(BIN) --man $(MAN_DIR) \
-	  --completion $(COMPLETION)
+	  --completion $(COMPLETION) --lib $(LIB_DIR) --header include/s2s.h --libdir "$(LIBDIR)" \
+	  --python python/s2s --pythondir "$(PYTHONDIR)"
 
 uninstall:
 	scripts/install.sh uninstall --prefix "$(PREFIX)" --destdir "$(DESTDIR)"

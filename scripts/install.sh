@@ -6,6 +6,8 @@ set -euo pipefail
 usage() {
     cat <<'USAGE'
 usage: scripts/install.sh install [--prefix P] [--destdir D] --bin S2S --man DIR --completion FILE
+                                  [--lib LIBDIR --header H [--libdir L]]
+                                  [--python PKG [--pythondir PY]]
        scripts/install.sh uninstall [--prefix P] [--destdir D]
 
 install copies, under D/P (P defaults to /usr/local, D to nothing):
@@ -15,10 +17,21 @@ install copies, under D/P (P defaults to /usr/local, D to nothing):
   share/bash-completion/completions/s2s  FILE (scripts/gen-completion.sh)
   share/doc/s2s/                         README.md and docs/ of the source tree, and
                                          MANIFEST: the files installed, a path a line
-uninstall removes the files that D/P/share/doc/s2s/MANIFEST lists, then that directory.
+and with --lib, from LIBDIR (make lib), into L (default P/lib):
+  libs2s.so.X.Y.Z, libs2s.so.X, libs2s.so  the shared library and its two links
+  libs2s.a                               the static library
+  pkgconfig/s2s.pc                       LIBDIR/s2s.pc.in with @PREFIX@ and @LIBDIR@
+                                         replaced by P and L
+  P/include/s2s.h                        the header H
+with --python, into PY (default P/lib/python3/dist-packages):
+  s2s/                                   the Python package PKG (its *.py and py.typed),
+                                         with @LIBDIR@ in __init__.py replaced by L
+uninstall removes the files that D/P/share/doc/s2s/MANIFEST lists, then that directory
+(and the Python package's directory with its __pycache__).
 Directories that other software shares (bin/, share/man/man1/, ...) are left in place.
 D is prepended to every path written and never recorded: it is for staging a tree that
-is later copied to / (a package).
+is later copied to / (a package). Installing the library without D as root runs
+ldconfig, so that programs find it at once.
 USAGE
 }
 
@@ -38,6 +51,11 @@ destdir=
 bin=
 man=
 completion=
+lib=
+header=
+libdir=
+python=
+pythondir=
 while [ $# -gt 0 ]; do
     case "$1" in
     -h | --help)
@@ -45,7 +63,7 @@ while [ $# -gt 0 ]; do
         exit 0
         ;;
     install | uninstall) action=$1 ;;
-    --prefix | --destdir | --bin | --man | --completion)
+    --prefix | --destdir | --bin | --man | --completion | --lib | --header | --libdir | --python | --pythondir)
         [ $# -ge 2 ] || bad_usage "option $1 needs a value"
         case "$1" in
         --prefix) prefix=$2 ;;
@@ -53,6 +71,11 @@ while [ $# -gt 0 ]; do
         --bin) bin=$2 ;;
         --man) man=$2 ;;
         --completion) completion=$2 ;;
+        --lib) lib=$2 ;;
+        --header) header=$2 ;;
+        --libdir) libdir=$2 ;;
+        --python) python=$2 ;;
+        --pythondir) pythondir=$2 ;;
         esac
         shift
         ;;
@@ -66,11 +89,22 @@ case "$prefix" in
 *) bad_usage "--prefix must be an absolute path, got '$prefix'" ;;
 esac
 prefix=${prefix%/}
+libdir=${libdir:-$prefix/lib}
+pythondir=${pythondir:-$prefix/lib/python3/dist-packages}
+for d in "$libdir" "$pythondir"; do
+    case "$d" in
+    /*) ;;
+    *) bad_usage "--libdir and --pythondir must be absolute paths, got '$d'" ;;
+    esac
+done
+libdir=${libdir%/}
+pythondir=${pythondir%/}
 docdir=$prefix/share/doc/s2s
 manifest=$destdir$docdir/MANIFEST
 here=$(cd "$(dirname "$0")/.." && pwd)
 
 if [ "$action" = uninstall ]; then
+    pkgdirs=()
     if [ ! -f "$manifest" ]; then
         echo "install.sh: nothing to uninstall: no $manifest" >&2
         exit 0
@@ -80,7 +114,15 @@ if [ "$action" = uninstall ]; then
         "$prefix"/*) rm -f "$destdir$f" ;;
         *) die "$manifest lists $f, which is not under $prefix" ;;
         esac
+        case "$f" in
+        */s2s/__init__.py) pkgdirs+=("$destdir${f%/__init__.py}") ;;
+        esac
     done <"$manifest"
+    # the Python package's directory, and the bytecode Python wrote there on import
+    for d in "${pkgdirs[@]}"; do
+        rm -rf "$d/__pycache__"
+        rmdir "$d" 2>/dev/null || true
+    done
     rm -rf "$destdir$docdir"
     echo "removed s2s from $destdir$prefix"
     exit 0
@@ -92,6 +134,12 @@ fi
 [ -x "$bin" ] || die "no executable $bin"
 [ -f "$man/s2s.1" ] || die "no manual pages in $man (scripts/gen-man.sh)"
 [ -f "$completion" ] || die "no completion script $completion (scripts/gen-completion.sh)"
+if [ -n "$lib" ]; then
+    [ -n "$header" ] || bad_usage "--lib needs --header"
+    [ -f "$header" ] || die "no header $header"
+    [ -f "$lib/libs2s.a" ] && [ -f "$lib/s2s.pc.in" ] || die "no library in $lib (make lib)"
+fi
+[ -z "$python" ] || [ -f "$python/__init__.py" ] || die "no Python package in $python"
 
 installed=()
 # put SRC DEST MODE: DEST (a path under the prefix) from SRC
@@ -112,6 +160,36 @@ for page in "$man"/s2s.1 "$man"/s2s-*.1; do
     put "$tmp/page" "$prefix/share/man/man1/$(basename "$page")" 644
 done
 put "$completion" "$prefix/share/bash-completion/completions/s2s" 644
+# link TARGET PATH: a symbolic link PATH (under the prefix) to TARGET
+link() {
+    install -d "$(dirname "$destdir$2")"
+    ln -sfn "$1" "$destdir$2"
+    installed+=("$2")
+}
+# replaced SRC: SRC with @PREFIX@ and @LIBDIR@ filled in, as a file in $tmp
+replaced() {
+    sed "s|@PREFIX@|$(printf '%s' "$prefix" | sed 's/[\\|&]/\\&/g')|g; s|@LIBDIR@|$(printf '%s' "$libdir" | sed 's/[\\|&]/\\&/g')|g" "$1" >"$tmp/replaced"
+    echo "$tmp/replaced"
+}
+if [ -n "$lib" ]; then
+    shared=$(cd "$lib" && ls libs2s.so.*.*.* 2>/dev/null | head -n 1)
+    [ -n "$shared" ] || die "no libs2s.so.X.Y.Z in $lib (make lib)"
+    soname=${shared%.*.*}
+    put "$lib/$shared" "$libdir/$shared" 755
+    link "$shared" "$libdir/$soname"
+    link "$soname" "$libdir/libs2s.so"
+    put "$lib/libs2s.a" "$libdir/libs2s.a" 644
+    put "$(replaced "$lib/s2s.pc.in")" "$libdir/pkgconfig/s2s.pc" 644
+    put "$header" "$prefix/include/s2s.h" 644
+fi
+if [ -n "$python" ]; then
+    for f in "$python"/*.py "$python"/py.typed; do
+        [ -f "$f" ] || continue
+        src=$f
+        [ "$(basename "$f")" = __init__.py ] && src=$(replaced "$f")
+        put "$src" "$pythondir/s2s/$(basename "$f")" 644
+    done
+fi
 put "$here/README.md" "$docdir/README.md" 644
 while IFS= read -r f; do
     put "$here/$f" "$docdir/$f" 644
@@ -119,3 +197,6 @@ done < <(cd "$here" && find docs -type f | LC_ALL=C sort)
 printf '%s\n' "${installed[@]}" "$docdir/MANIFEST" >"$tmp/MANIFEST"
 install -m 644 "$tmp/MANIFEST" "$manifest"
 echo "installed s2s in $destdir$prefix: ${#installed[@]} files"
+if [ -n "$lib" ] && [ -z "$destdir" ] && [ "$(id -u)" = 0 ] && command -v ldconfig >/dev/null; then
+    ldconfig
+fi
