@@ -44,7 +44,8 @@ endif
 
 LIB_SRC  := $(sort $(filter-out src/main.c,$(shell find src -name '*.c')))
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
-TEST_SRC := $(sort $(filter-out tests/gradcheck/% tests/mpi/%,$(shell find tests -name '*.c')))
+# tests/library/ holds programs that tests build against an installed copy of the library
+TEST_SRC := $(sort $(filter-out tests/gradcheck/% tests/mpi/% tests/library/%,$(shell find tests -name '*.c')))
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 TEST_BIN := $(BUILD)/s2s-tests
 
@@ -152,10 +153,12 @@ $(GC_BIN): $(GC_OBJ) $(BASE_OBJ)
 
 # Tests run from the repository root; end-to-end tests run the binary named by S2S.
 # scripts/check-layers.sh fails when a file includes a header of a later layer.
-test: $(BIN) $(TEST_BIN) $(GC_BIN)
+# The library tests (tests/cli/test_library.c) run `make install` into a staging tree with
+# this build's BUILD, BIN, OPT and SAN; lib and man are made first, so that it only copies.
+test: $(BIN) $(TEST_BIN) $(GC_BIN) lib man
 	scripts/check-layers.sh
 	$(GC_BIN) -j2
-	S2S=./$(BIN) PYTHON=$(PYTHON) $(TEST_BIN) -j2
+	S2S=./$(BIN) PYTHON=$(PYTHON) S2S_BUILD=$(BUILD) S2S_OPT="$(OPT)" S2S_SAN="$(SAN)" $(TEST_BIN) -j2
 
 # The MPI tests: a Criterion binary of their own (tests/mpi/, with the shared helpers)
 # that starts `mpirun -np N --oversubscribe ./s2s train ...`; the s2s under test is the

@@ -4,7 +4,8 @@
  * constraints, glossaries), scores equal `s2s score`'s, tokens `s2s tokenize`'s, the
  * model's description `s2s info`'s; errors are values with the command's message; two
  * models in one process, and one model on several threads at once, give each call the
- * result it gets alone.
+ * result it gets alone. tests/cli/test_library.c checks an installed copy from outside
+ * (make install, pkg-config), and the Python module.
  */
 #include <criterion/criterion.h>
 #include <math.h>
