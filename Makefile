@@ -273,4 +273,4 @@ $(BUILD)/fuzz-make-seeds: $(BUILD)/fuzz/make_seeds.o $(BUILD)/libs2s.a
 clean:
 	rm -rf build $(BIN)
 
--include $(LIB_OBJ:.o=.d) $(MPI_TEST_SRC:%.c=$(BUILD)/%.d) $(TEST_OBJ:.o=.d) $(BENCH_OBJ:.o=.d) $(GC_OBJ:.o=.d) $(BUILD)/src/main.d $(FUZZ_OBJ:.o=.d)
+-include $(LIB_OBJ:.o=.d) $(PIC_OBJ:.o=.d) $(MPI_TEST_SRC:%.c=$(BUILD)/%.d) $(TEST_OBJ:.o=.d) $(BENCH_OBJ:.o=.d) $(GC_OBJ:.o=.d) $(BUILD)/src/main.d $(FUZZ_OBJ:.o=.d)
