@@ -6,6 +6,7 @@
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +25,8 @@ char *strf(const char *fmt, ...)
     va_end(ap);
     return s;
 }
+
+char *file_in(const char *dir, const char *name) { return strf("%s/%s", dir, name); }
 
 char *slurp(const char *path, size_t *len)
 {
@@ -52,6 +55,32 @@ void write_file(const char *path, const char *data)
         abort();
     fwrite(data, 1, strlen(data), fp);
     fclose(fp);
+}
+
+void write_bytes(const char *path, const void *data, size_t n)
+{
+    FILE *fp = fopen(path, "wb");
+    cr_assert_not_null(fp, "%s", path);
+    cr_assert_eq(fwrite(data, 1, n, fp), n);
+    cr_assert_eq(fclose(fp), 0);
+}
+
+void expect_file(const char *dir, const char *name, const char *want)
+{
+    char *path = file_in(dir, name);
+    char *got = slurp(path, NULL);
+    cr_assert_not_null(got, "%s missing", path);
+    cr_assert_str_eq(got, want, "%s:\n%s", name, got);
+    free(got);
+    free(path);
+}
+
+int count_newlines(const char *s)
+{
+    int n = 0;
+    for (; *s; s++)
+        n += *s == '\n';
+    return n;
 }
 
 int file_exists(const char *path)
@@ -90,6 +119,11 @@ void rm_rf(const char *path)
     free(cmd);
 }
 
+void assert_rel(double got, double want, double rel)
+{
+    cr_assert(fabs(got - want) <= rel * fabs(want), "got %.17g, want %.17g", got, want);
+}
+
 const char *fra_corpus(void)
 {
     static const char *p = "../shared/data/fra.txt";
@@ -126,11 +160,21 @@ RunResult run_prog(const char *stdin_data, const char *const *argv)
     return r;
 }
 
+const char *s2s_bin(void)
+{
+    const char *p = getenv("S2S");
+    return p && *p ? p : "./s2s";
+}
+
+const char *python_bin(void)
+{
+    const char *p = getenv("PYTHON");
+    return p && *p ? p : "/usr/bin/python3";
+}
+
 RunResult run_s2s(const char *stdin_data, const char *const *args)
 {
-    const char *bin = getenv("S2S");
-    if (!bin || !*bin)
-        bin = "./s2s";
+    const char *bin = s2s_bin();
     size_t n = 0;
     while (args[n])
         n++;
@@ -148,6 +192,25 @@ void run_free(RunResult *r)
     free(r->out);
     free(r->err);
     r->out = r->err = NULL;
+}
+
+void expect_run(RunResult *r, int status, const char *out, const char *err)
+{
+    cr_assert_eq(r->status, status, "status %d, not %d; stderr: %s", r->status, status, r->err);
+    if (err)
+        cr_assert_str_eq(r->err, err);
+    if (out)
+        cr_assert_str_eq(r->out, out);
+    run_free(r);
+}
+
+void expect_ok(RunResult *r, const char *out) { expect_run(r, 0, out, ""); }
+
+void expect_fail(RunResult *r, int status, const char *err) { expect_run(r, status, "", err); }
+
+void expect_success(const RunResult *r, const char *what)
+{
+    cr_assert_eq(r->status, 0, "%s: status %d\nstdout: %s\nstderr: %s", what, r->status, r->out, r->err);
 }
 
 char *sample_prepared_dir(void)
@@ -235,7 +298,7 @@ char *dir_snapshot(const char *dir)
 
 int spawn_s2s(const char *const *args, const char *out_path)
 {
-    const char *s2s = getenv("S2S");
+    const char *s2s = s2s_bin();
     pid_t pid = fork();
     if (pid == 0) {
         int fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -245,7 +308,7 @@ int spawn_s2s(const char *const *args, const char *out_path)
         dup2(fd, 2);
         const char *argv[64];
         int n = 0;
-        argv[n++] = s2s && *s2s ? s2s : "./s2s";
+        argv[n++] = s2s;
         for (int i = 0; args[i] && n < 63; i++)
             argv[n++] = args[i];
         argv[n] = NULL;

@@ -21,6 +21,21 @@ RunResult run_s2s(const char *stdin_data, const char *const *args);
 RunResult run_prog(const char *stdin_data, const char *const *argv);
 #define RUN_PROG(stdin_data, ...) run_prog((stdin_data), (const char *const[]){__VA_ARGS__, NULL})
 void run_free(RunResult *r);
+/* The s2s under test ($S2S, default ./s2s) and the Python interpreter ($PYTHON, default
+   /usr/bin/python3). */
+const char *s2s_bin(void);
+const char *python_bin(void);
+
+/* Checks a finished run, then frees it: its exit status, and stdout and stderr equal to
+   out and err to the byte (NULL: that stream is not checked). */
+void expect_run(RunResult *r, int status, const char *out, const char *err);
+/* A run that succeeded: status 0, stdout out, nothing on stderr. */
+void expect_ok(RunResult *r, const char *out);
+/* A run that failed: status, stderr err (NULL: not checked), nothing on stdout. */
+void expect_fail(RunResult *r, int status, const char *err);
+/* Checks that a run exited 0, naming the step `what` (with stdout and stderr) when it
+   did not; r is kept for the caller to read and free. */
+void expect_success(const RunResult *r, const char *what);
 
 /* A fresh empty directory under /tmp; rm_rf removes it and everything below. */
 char *tmpdir_new(void);
@@ -28,9 +43,17 @@ void rm_rf(const char *path);
 /* path_fmt with printf arguments, freshly allocated. */
 char *strf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* dir/name, freshly allocated. */
+char *file_in(const char *dir, const char *name);
 /* Whole file or NULL when it cannot be read; len may be NULL. */
 char *slurp(const char *path, size_t *len);
 void write_file(const char *path, const char *data);
+/* The file's n bytes, NUL or not. */
+void write_bytes(const char *path, const void *data, size_t n);
+/* Checks that dir/name holds exactly want. */
+void expect_file(const char *dir, const char *name, const char *want);
+/* Newlines in s. */
+int count_newlines(const char *s);
 int file_exists(const char *path);
 /* Number of entries in a directory, not counting . and .. (-1 if it cannot be opened). */
 int dir_count(const char *path);
@@ -53,6 +76,9 @@ int count_in_file(const char *path, const char *needle);
 char *sample_prepared_dir(void);
 /* The same with bpe (not NULL) joint subword merges (`--bpe N --joint`). */
 char *sample_prepared_dir_with(const char *bpe);
+
+/* Checks that got is within rel of want, relative to |want|. */
+void assert_rel(double got, double want, double rel);
 
 /* The full Tatoeba corpus when present beside the repository, else NULL. */
 const char *fra_corpus(void);

@@ -14,7 +14,26 @@
 #include <time.h>
 
 #include "helpers.h"
+#include "model_fixture.h"
 #include "serve_util.h"
+
+ServeModel serve_model_new(void)
+{
+    ServeModel f = {tmpdir_new(), NULL};
+    f.enfr = strf("%s/en-fr.s2s", f.dir);
+    Model m;
+    fixture_text_model(&m, 9);
+    fixture_save(f.enfr, &m, NULL);
+    model_free(&m);
+    return f;
+}
+
+void serve_model_free(ServeModel *f)
+{
+    rm_rf(f->dir);
+    free(f->dir);
+    free(f->enfr);
+}
 
 ServeProc serve_proc_start(const char *const *args)
 {
@@ -243,7 +262,7 @@ HttpRes http_read_one(int fd)
     return h;
 }
 
-static double now_s(void)
+double now_s(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);

@@ -4,6 +4,15 @@
 
 #include <stdbool.h>
 
+/* A temporary directory holding en-fr.s2s, a random en-fr model (model_fixture.h, seed
+   9: varied, non-empty outputs); serve_model_free removes it. */
+typedef struct ServeModel {
+    char *dir;
+    char *enfr;
+} ServeModel;
+ServeModel serve_model_new(void);
+void serve_model_free(ServeModel *m);
+
 typedef struct ServeProc {
     int pid;
     int port;
@@ -60,6 +69,9 @@ HttpRes http_read_one(int fd);
 double http_wait_closed(int fd, double secs);
 /* Whether the server has closed fd by now (http_wait_closed without waiting). */
 bool http_closed(int fd);
+
+/* Seconds on the monotonic clock. */
+double now_s(void);
 
 /* The resident memory of process pid in kB (VmRSS of /proc/PID/status), or -1. */
 long proc_rss_kb(int pid);

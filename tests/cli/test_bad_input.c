@@ -14,17 +14,9 @@
 #include "helpers.h"
 #include "model_fixture.h"
 
-static void write_bytes(const char *path, const char *data, size_t len)
-{
-    FILE *fp = fopen(path, "wb");
-    cr_assert_not_null(fp, "%s", path);
-    cr_assert_eq(fwrite(data, 1, len, fp), len);
-    cr_assert_eq(fclose(fp), 0);
-}
-
 /* Checks one run and frees it; `what` names the table row in failure messages. */
-static void expect_run(RunResult *r, int status, const char *out, const char *err,
-                       const char *what)
+static void expect_case(RunResult *r, int status, const char *out, const char *err,
+                        const char *what)
 {
     cr_expect_eq(r->status, status, "%s: status %d, stderr: %s", what, r->status, r->err);
     cr_expect_str_eq(r->err, err, "%s: stderr\n  %s\nwanted\n  %s", what, r->err, err);
@@ -64,10 +56,10 @@ static void expect_corpus_refused(const char *what, const char *data, size_t len
     char *m = strf(msg, corpus);
     char *want = strf("s2s: %s\n", m);
     RunResult r = RUN_S2S(NULL, "prepare", corpus, "-o", out);
-    expect_run(&r, 1, "", want, what);
+    expect_case(&r, 1, "", want, what);
     cr_expect_eq(dir_count(dir), 1, "%s: prepare wrote something", what);
     r = RUN_S2S(NULL, "train", corpus, "-o", model, "--quiet");
-    expect_run(&r, 1, "", want, what);
+    expect_case(&r, 1, "", want, what);
     cr_expect_eq(dir_count(dir), 1, "%s: train wrote something", what);
     free(want);
     free(m);
@@ -217,7 +209,7 @@ Test(bad_input, prepare_directory_files)
     cr_assert_eq(system(cmd), 0);
     write_prepared(data);
     RunResult r = RUN_S2S(NULL, "train", data, "-o", model, "--steps", "1", TINY);
-    expect_run(&r, 0, "", "", "the good directory");
+    expect_case(&r, 0, "", "", "the good directory");
     cr_assert_eq(dir_count(models), 4); /* m.s2s .last .state .log.jsonl */
     rm_rf(models);
     free(cmd);
@@ -235,7 +227,7 @@ Test(bad_input, prepare_directory_files)
         char *m = strf(row->msg, data), *want = strf("s2s: %s\n", m);
         char *what = strf("row %zu (%s)", i, row->file);
         r = RUN_S2S(NULL, "train", data, "-o", model, "--steps", "1", TINY);
-        expect_run(&r, 1, "", want, what);
+        expect_case(&r, 1, "", want, what);
         cr_expect_eq(dir_count(models), 0, "%s: train wrote something", what);
         free(what);
         free(want);
@@ -286,7 +278,7 @@ static void model_files_through(const char *cmd)
         bad_models_write(bad, v->bytes, v->len);
         char *want = strf("s2s: %s: %s\n", bad, v->msg);
         r = run_s2s(NULL, args);
-        expect_run(&r, 1, "", want, v->what);
+        expect_case(&r, 1, "", want, v->what);
         cr_expect_eq(dir_count(dir), 3, "%s: an output was written", v->what);
         free(want);
     }
@@ -295,12 +287,12 @@ static void model_files_through(const char *cmd)
     cr_assert_eq(remove(bad), 0);
     r = run_s2s(NULL, args);
     char *want = strf("s2s: %s: cannot open: No such file or directory\n", bad);
-    expect_run(&r, 1, "", want, "no file");
+    expect_case(&r, 1, "", want, "no file");
     free(want);
     args[1] = dir;
     r = run_s2s(NULL, args);
     want = strf("s2s: %s: not a regular file (a directory); a model or state is read from a file\n", dir);
-    expect_run(&r, 1, "", want, "a directory");
+    expect_case(&r, 1, "", want, "a directory");
     free(want);
     cr_expect_eq(dir_count(dir), 2);
 
@@ -325,17 +317,17 @@ Test(bad_input, training_state_is_not_a_model)
     cr_assert_eq(system(cmd), 0);
     write_prepared(data);
     RunResult r = RUN_S2S(NULL, "train", data, "-o", model, "--steps", "1", TINY);
-    expect_run(&r, 0, "", "", "train");
+    expect_case(&r, 0, "", "", "train");
     char *state = strf("%s.state", model), *tsv = strf("%s/train.tsv", data),
          *out = strf("%s/out.txt", dir);
     char *want = strf("s2s: %s: not an s2s model (format 's2s-state-1', expected 's2s-model-1'); "
                       "of a training state 's2s average STATE -o OUT' makes one\n", state);
     r = RUN_S2S(NULL, "translate", state, "cat", "-o", out);
-    expect_run(&r, 1, "", want, "translate");
+    expect_case(&r, 1, "", want, "translate");
     r = RUN_S2S(NULL, "info", state);
-    expect_run(&r, 1, "", want, "info");
+    expect_case(&r, 1, "", want, "info");
     r = RUN_S2S(NULL, "eval", state, tsv, "--out", out);
-    expect_run(&r, 1, "", want, "eval");
+    expect_case(&r, 1, "", want, "eval");
     cr_expect(!file_exists(out));
     free(want);
     free(out);
@@ -452,7 +444,7 @@ Test(bad_input, command_lines)
         }
         char *want = strf("s2s: %s\n", row->msg);
         RunResult r = run_s2s("x\n", args);
-        expect_run(&r, 2, "", want, what.data);
+        expect_case(&r, 2, "", want, what.data);
         cr_expect_eq(dir_count(dir), 0, "%s: something was written", what.data);
         free(want);
         buf_free(&what);
@@ -513,9 +505,9 @@ Test(bad_input, translate_input_files)
         char *m = row->msg ? strf(row->msg, in) : NULL;
         char *want = m ? strf("s2s: %s\n", m) : strf("%s", "");
         RunResult r = RUN_S2S(NULL, "translate", model, "-i", in);
-        expect_run(&r, row->status, row->out, want, row->what);
+        expect_case(&r, row->status, row->out, want, row->what);
         r = RUN_S2S(NULL, "translate", model, "-i", in, "-o", out);
-        expect_run(&r, row->status, "", want, row->what);
+        expect_case(&r, row->status, "", want, row->what);
         if (row->status == 0) {
             char *got = slurp(out, NULL);
             cr_expect_str_eq(got, row->out, "%s: -o file", row->what);
@@ -552,13 +544,13 @@ Test(bad_input, translate_long_lines)
         buf_puts(&in, "the ");
     buf_putc(&in, '\n');
     RunResult r = RUN_S2S(in.data, "translate", model);
-    expect_run(&r, 1, "", "s2s: <stdin>:2: too long to translate: 100000 tokens (at most 3568 "
+    expect_case(&r, 1, "", "s2s: <stdin>:2: too long to translate: 100000 tokens (at most 3568 "
                           "for this model, beam size and output length limit)\n", "100000 tokens");
     r = RUN_S2S(in.data, "translate", model, "--beam", "1");
-    expect_run(&r, 1, "", "s2s: <stdin>:2: too long to translate: 100000 tokens (at most 8096 "
+    expect_case(&r, 1, "", "s2s: <stdin>:2: too long to translate: 100000 tokens (at most 8096 "
                           "for this model, beam size and output length limit)\n", "100000 tokens, beam 1");
     r = RUN_S2S(in.data, "translate", model, "--max-len", "3");
-    expect_run(&r, 0, "j'ai vu\nj'ai vu\n", "", "100000 tokens, --max-len 3");
+    expect_case(&r, 0, "j'ai vu\nj'ai vu\n", "", "100000 tokens, --max-len 3");
 
     /* eval names the TSV line, and writes no --out file. */
     char *tsv = strf("%s/test.tsv", dir), *hyp = strf("%s/hyp.txt", dir);
@@ -571,7 +563,7 @@ Test(bad_input, translate_long_lines)
     r = RUN_S2S(NULL, "eval", model, tsv, "--out", hyp);
     char *want = strf("s2s: %s:2: too long to translate: 5000 tokens (at most 3568 for this model, "
                       "beam size and output length limit)\n", tsv);
-    expect_run(&r, 1, "", want, "eval, 5000 tokens");
+    expect_case(&r, 1, "", want, "eval, 5000 tokens");
     cr_expect(!file_exists(hyp));
     free(want);
 
@@ -580,7 +572,7 @@ Test(bad_input, translate_long_lines)
         buf_putc(&in, 'w');
     buf_putc(&in, '\n');
     r = RUN_S2S(in.data, "translate", model);
-    expect_run(&r, 0, CHAIN_OUT "\n", "", "a 1 MB word");
+    expect_case(&r, 0, CHAIN_OUT "\n", "", "a 1 MB word");
 
     buf_free(&in);
     free(hyp);

@@ -22,18 +22,6 @@
     "#version: 0.2\ns t</w>\ne st</w>\nl o\nw est</w>\nn e\nne west</w>\nlo w</w>\nw i\nwi d\n" \
     "wid est</w>\nw e\nwe r</w>\nlo wer</w>\n"
 
-static char *file_in(const char *dir, const char *name) { return strf("%s/%s", dir, name); }
-
-static void expect_file(const char *dir, const char *name, const char *want)
-{
-    char *path = file_in(dir, name);
-    char *got = slurp(path, NULL);
-    cr_assert_not_null(got, "%s missing", path);
-    cr_expect_str_eq(got, want, "%s", name);
-    free(got);
-    free(path);
-}
-
 Test(cli_bpe, joint_merges_and_vocabulary)
 {
     char *dir = tmpdir_new(), *corpus = file_in(dir, "c.tsv"), *out = file_in(dir, "out");

@@ -47,14 +47,6 @@ static void fix_free(Fix *f)
     free(f->out);
 }
 
-static void expect_fail(RunResult *r, int status, const char *err)
-{
-    cr_assert_eq(r->status, status, "status %d, stderr: %s", r->status, r->err);
-    cr_assert_str_eq(r->err, err);
-    cr_assert_str_eq(r->out, "");
-    run_free(r);
-}
-
 /* BLEU's and chrF's statistics of segments hyp[s] (or, with hyp NULL, one1 for every
    segment) against refs[s][0..nref[s]). */
 static void add_segments(BleuStats *bs, ChrfStats *cs, const char *const *hyp, const char *one1,

@@ -15,14 +15,6 @@ static long long file_size(const char *path)
     return (long long)st.st_size;
 }
 
-static void expect_fail(RunResult *r, int status, const char *err)
-{
-    cr_assert_eq(r->status, status, "status %d, stderr: %s", r->status, r->err);
-    cr_assert_str_eq(r->err, err);
-    cr_assert_str_eq(r->out, "");
-    run_free(r);
-}
-
 #define CONFIG_EN_FR                                                              \
     "config:\n  cell: gru\n  layers: 1\n  bidir: true\n  emb: 16\n  hidden: 10\n"    \
     "  dec_hidden: 12\n  attn: 9\n  attention: bahdanau\n  heads: 1\n  local: none\n  window: 0\n  input_feed: false\n  bridge: linear\n  deep_out: 16\n"          \

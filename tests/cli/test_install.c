@@ -14,28 +14,17 @@
 
 #include "helpers.h"
 
-static const char *s2s_path(void)
-{
-    const char *p = getenv("S2S");
-    return p && *p ? p : "./s2s";
-}
-
 static void need(const char *path, const char *package)
 {
     if (!file_exists(path))
         cr_skip_test("%s is not installed (apt-get install %s): not tested", path, package);
 }
 
-static void expect_ok(RunResult *r, const char *what)
-{
-    cr_assert_eq(r->status, 0, "%s: status %d, stderr: %s", what, r->status, r->err);
-}
-
 /* The commands, as `s2s --dump-options` lists them; returns their number. */
 static int command_list(char names[][32], int max)
 {
     RunResult r = RUN_S2S(NULL, "--dump-options");
-    expect_ok(&r, "s2s --dump-options");
+    expect_success(&r, "s2s --dump-options");
     cr_assert(strncmp(r.out, "s2s-commands\t1\n", 15) == 0, "%s", r.out);
     int n = 0;
     for (const char *p = r.out; (p = strstr(p, "\ncommand\t")); p++) {
@@ -106,7 +95,7 @@ static char *complete(const char *script, const char *cwd, const char *const *wo
     }
     argv[n] = NULL;
     RunResult r = run_prog(NULL, argv);
-    expect_ok(&r, "the completion");
+    expect_success(&r, "the completion");
     cr_expect_str_eq(r.err, "");
     char *out = strdup(r.out);
     run_free(&r);
@@ -120,15 +109,15 @@ Test(install, pages_completion_install_and_uninstall, .timeout = 120)
     need("/usr/bin/groff", "groff-base");
     char *dir = tmpdir_new(), *man = strf("%s/man", dir), *comp = strf("%s/s2s.bash", dir),
          *root = strf("%s/root", dir), *work = strf("%s/work", dir);
-    RunResult r = RUN_PROG(NULL, "scripts/gen-man.sh", s2s_path(), man);
-    expect_ok(&r, "scripts/gen-man.sh");
+    RunResult r = RUN_PROG(NULL, "scripts/gen-man.sh", s2s_bin(), man);
+    expect_success(&r, "scripts/gen-man.sh");
     run_free(&r);
-    r = RUN_PROG(NULL, "scripts/gen-completion.sh", s2s_path(), comp);
-    expect_ok(&r, "scripts/gen-completion.sh");
+    r = RUN_PROG(NULL, "scripts/gen-completion.sh", s2s_bin(), comp);
+    expect_success(&r, "scripts/gen-completion.sh");
     run_free(&r);
-    r = RUN_PROG(NULL, "scripts/install.sh", "install", "--prefix", "/usr", "--destdir", root, "--bin", s2s_path(),
+    r = RUN_PROG(NULL, "scripts/install.sh", "install", "--prefix", "/usr", "--destdir", root, "--bin", s2s_bin(),
                  "--man", man, "--completion", comp);
-    expect_ok(&r, "scripts/install.sh install");
+    expect_success(&r, "scripts/install.sh install");
     run_free(&r);
 
     /* the files, under DESTDIR/PREFIX */
@@ -146,7 +135,7 @@ Test(install, pages_completion_install_and_uninstall, .timeout = 120)
     char *bin = strf("%s/usr/bin/s2s", root);
     r = RUN_PROG(NULL, bin, "--version");
     RunResult want = RUN_S2S(NULL, "--version");
-    expect_ok(&r, "the installed s2s --version");
+    expect_success(&r, "the installed s2s --version");
     cr_expect_str_eq(r.out, want.out);
     cr_expect(strncmp(r.out, "s2s ", 4) == 0, "%s", r.out);
     run_free(&r);
@@ -165,17 +154,17 @@ Test(install, pages_completion_install_and_uninstall, .timeout = 120)
                            : strf("%s/usr/share/man/man1/s2s-%s.1", root, cmds[c]);
         cr_assert(file_exists(page), "%s was not installed", page);
         r = RUN_PROG(NULL, "/usr/bin/groff", "-man", "-ww", "-z", "-Tutf8", page);
-        expect_ok(&r, page);
+        expect_success(&r, page);
         cr_expect_str_eq(r.err, "", "groff warns on %s: %s", page, r.err);
         run_free(&r);
         r = RUN_PROG(NULL, "/usr/bin/lexgrog", page);
-        expect_ok(&r, "lexgrog");
+        expect_success(&r, "lexgrog");
         char *name = c < 0 ? strdup("\"s2s - ") : strf("\"s2s-%s - ", cmds[c]);
         cr_expect(strstr(r.out, name), "lexgrog %s: %s", page, r.out);
         free(name);
         run_free(&r);
         r = RUN_PROG(NULL, "/usr/bin/env", "LC_ALL=C", "MANWIDTH=80", "MANPAGER=cat", "man", "-l", page);
-        expect_ok(&r, "man -l");
+        expect_success(&r, "man -l");
         cr_expect(strstr(r.out, "NAME") && strstr(r.out, "SYNOPSIS") && strstr(r.out, "SEE ALSO"), "%s", r.out);
         cr_expect(!strstr(r.out, "@DOCDIR@"), "%s", r.out);
         if (c < 0) {
@@ -186,7 +175,7 @@ Test(install, pages_completion_install_and_uninstall, .timeout = 120)
             }
         } else {
             RunResult h = RUN_S2S(NULL, cmds[c], "--help");
-            expect_ok(&h, "--help");
+            expect_success(&h, "--help");
             char *opts = help_options(h.out), *offered = COMPLETE(comp, work, "s2s", cmds[c], "-");
             cr_expect(strlen(opts) > 0, "no options in s2s %s --help", cmds[c]);
             char *src = slurp(page, NULL);
@@ -246,7 +235,7 @@ Test(install, pages_completion_install_and_uninstall, .timeout = 120)
 
     /* uninstall: no file left */
     r = RUN_PROG(NULL, "scripts/install.sh", "uninstall", "--prefix", "/usr", "--destdir", root);
-    expect_ok(&r, "scripts/install.sh uninstall");
+    expect_success(&r, "scripts/install.sh uninstall");
     run_free(&r);
     char *left = dir_snapshot(root);
     for (const char *line = left; *line;) {

@@ -11,15 +11,6 @@
 
 #define SAMPLE_DE "data/sample-de.tsv"
 
-static void expect_run(RunResult *r, int status, const char *err)
-{
-    cr_assert_eq(r->status, status, "status %d, stderr: %s", r->status, r->err);
-    cr_assert_str_eq(r->out, "");
-    if (err)
-        cr_assert_str_eq(r->err, err);
-    run_free(r);
-}
-
 /* Whether the file at path holds the line (without its newline). */
 static int has_line(const char *path, const char *line)
 {
@@ -64,7 +55,7 @@ Test(cli_languages, sample_de_end_to_end)
     RunResult r = RUN_S2S(NULL, "train", SAMPLE_DE, "-o", model, "--direction", "de-en",
                           "--model-dim", "32", "--ff", "64", "--layers", "1", "--heads", "2",
                           "--steps", "3", "--valid-every", "0", "--threads", "1", "--quiet");
-    expect_run(&r, 0, "");
+    expect_run(&r, 0, "", "");
     char *json = strf("%s/prepare.json", prep), *train = strf("%s/train.tsv", prep);
     char *vsrc = strf("%s/vocab.src", prep), *vtgt = strf("%s/vocab.tgt", prep);
     char *text = slurp(json, NULL);
@@ -153,7 +144,7 @@ Test(cli_languages, directions_and_codes)
     char *snap = dir_snapshot(dir);
     r = RUN_S2S(NULL, "prepare", bad, "-o", out, "--direction", "en-el");
     char *want = strf("s2s: %s:2: only one column (expected English<TAB>Greek)\n", bad);
-    expect_run(&r, 1, want);
+    expect_run(&r, 1, "", want);
     char *after = dir_snapshot(dir);
     cr_assert_str_eq(after, snap);
     free(after);
@@ -225,7 +216,7 @@ Test(cli_languages, parallel_file_errors)
     RunResult r = RUN_S2S(NULL, "prepare", "--src", de, "--tgt", en, "-o", out);
     want = strf("s2s: %s has 3 lines but %s has 2; line i of one must translate line i of the "
                 "other\n", de, en);
-    expect_run(&r, 1, want);
+    expect_run(&r, 1, "", want);
     free(want);
     char *after = dir_snapshot(dir);
     cr_assert_str_eq(after, snap);
@@ -235,19 +226,19 @@ Test(cli_languages, parallel_file_errors)
     write_file(en, "Hello.\n\nYes.\n");
     r = RUN_S2S(NULL, "prepare", "--src", de, "--tgt", en, "-o", out);
     want = strf("s2s: %s:2: empty line (line 2 of %s is not)\n", en, de);
-    expect_run(&r, 1, want);
+    expect_run(&r, 1, "", want);
     free(want);
 
     write_file(en, "Hello.\nThanks\tx\nYes.\n");
     r = RUN_S2S(NULL, "prepare", "--src", de, "--tgt", en, "-o", out);
     want = strf("s2s: %s:2: tab inside the line at byte 7\n", en);
-    expect_run(&r, 1, want);
+    expect_run(&r, 1, "", want);
     free(want);
 
     write_file(en, "Hello.\nThanks.\nY\xC3\n");
     r = RUN_S2S(NULL, "prepare", "--src", de, "--tgt", en, "-o", out);
     want = strf("s2s: %s:3: invalid UTF-8 at byte 2\n", en);
-    expect_run(&r, 1, want);
+    expect_run(&r, 1, "", want);
     free(want);
 
     /* with --skip-bad the bad line is skipped and reported */
@@ -270,17 +261,17 @@ Test(cli_languages, parallel_file_errors)
         r = RUN_S2S(NULL, "prepare", "--src", txt, "--tgt", en, "-o", out);
         want = strf("s2s: prepare: cannot tell the language of %s from its name (an extension that is a "
                     "language code: .en, .de, .deu, .cmn); give --src-lang\n", txt);
-        expect_run(&r, 2, want);
+        expect_run(&r, 2, "", want);
         free(want);
         free(txt);
     }
     r = RUN_S2S(NULL, "prepare", "--src", de, "-o", out);
-    expect_run(&r, 2, "s2s: prepare: option --src needs --tgt too\n");
+    expect_run(&r, 2, "", "s2s: prepare: option --src needs --tgt too\n");
     r = RUN_S2S(NULL, "prepare", "--src", de, "--tgt", en, "-o", out, "--direction", "de-en");
-    expect_run(&r, 2, "s2s: prepare: option --direction is for a CORPUS file; name the "
+    expect_run(&r, 2, "", "s2s: prepare: option --direction is for a CORPUS file; name the "
                       "languages of --src and --tgt with --src-lang and --tgt-lang\n");
     r = RUN_S2S(NULL, "prepare", "--src", de, "--tgt", en, "-o", out, "--src-lang", "xx");
-    expect_run(&r, 2, "s2s: prepare: option --src-lang must be an ISO 639 language code, got 'xx'\n");
+    expect_run(&r, 2, "", "s2s: prepare: option --src-lang must be an ISO 639 language code, got 'xx'\n");
     cr_assert(!file_exists(out));
     free(out);
     free(de);
@@ -327,15 +318,15 @@ Test(cli_languages, gzip_corpus)
     char *snap = dir_snapshot(dir);
     r = RUN_S2S(NULL, "prepare", cut, "-o", packed);
     char *want = strf("s2s: %s: corrupt gzip data (unexpected end of file)\n", cut);
-    expect_run(&r, 1, want);
+    expect_run(&r, 1, "", want);
     free(want);
     r = RUN_S2S(NULL, "prepare", fake, "-o", packed);
     want = strf("s2s: %s: corrupt gzip data (incorrect header check)\n", fake);
-    expect_run(&r, 1, want);
+    expect_run(&r, 1, "", want);
     free(want);
     r = RUN_S2S(NULL, "prepare", tail, "-o", packed);
     want = strf("s2s: %s: corrupt gzip data (trailing data after the compressed stream)\n", tail);
-    expect_run(&r, 1, want);
+    expect_run(&r, 1, "", want);
     free(want);
     char *after = dir_snapshot(dir);
     cr_assert_str_eq(after, snap);
@@ -415,7 +406,7 @@ Test(cli_languages, outside_valid_and_test)
                 "--test-files", tde, ten);
     want = strf("s2s: %s:1: same source sentence as %s:2; the valid and test files must not "
                 "overlap\n", vde, tde);
-    expect_run(&r, 1, want);
+    expect_run(&r, 1, "", want);
     free(want);
     char *after = dir_snapshot(dir);
     cr_assert_str_eq(after, snap);
@@ -423,15 +414,15 @@ Test(cli_languages, outside_valid_and_test)
     free(snap);
 
     r = RUN_S2S(NULL, "prepare", "--src", cde, "--tgt", cen, "-o", out, "--valid-files", vde);
-    expect_run(&r, 2, "s2s: prepare: option --valid-files needs two values\n");
+    expect_run(&r, 2, "", "s2s: prepare: option --valid-files needs two values\n");
     r = RUN_S2S(NULL, "prepare", "--src", cde, "--tgt", cen, "-o", out, "--valid-files", vde, ven,
                 "--valid", "3");
-    expect_run(&r, 2, "s2s: prepare: options --valid and --valid-files exclude each other\n");
+    expect_run(&r, 2, "", "s2s: prepare: options --valid and --valid-files exclude each other\n");
     write_file(ten, "No.\n");
     r = RUN_S2S(NULL, "prepare", "--src", cde, "--tgt", cen, "-o", out, "--test-files", tde, ten);
     want = strf("s2s: %s has 2 lines but %s has 1; line i of one must translate line i of the "
                 "other\n", tde, ten);
-    expect_run(&r, 1, want);
+    expect_run(&r, 1, "", want);
     free(want);
     free(cde);
     free(cen);

@@ -48,11 +48,6 @@ static void add_words(const char **argv, int *n, int max, const char *s)
     free(copy);
 }
 
-static void expect_ok(RunResult *r, const char *what)
-{
-    cr_assert_eq(r->status, 0, "%s: status %d\nstdout: %s\nstderr: %s", what, r->status, r->out, r->err);
-}
-
 /* A staging tree with `make install DESTDIR=root PREFIX=/usr/local` of this build. */
 typedef struct Inst {
     char *root, *libdir, *pc_env[2], *pythondir;
@@ -67,7 +62,7 @@ static Inst install(void)
     /* a make of its own, not a job of the make that runs the tests */
     RunResult r = RUN_PROG(NULL, "/usr/bin/env", "-u", "MAKEFLAGS", "-u", "MFLAGS", "-u", "MAKELEVEL", "make", "-s",
                            "--no-print-directory", "install", destdir, "PREFIX=/usr/local", build, bin, san, opt);
-    expect_ok(&r, "make install");
+    expect_success(&r, "make install");
     run_free(&r);
     in.libdir = strf("%s/usr/local/lib", in.root);
     in.pc_env[0] = strf("PKG_CONFIG_SYSROOT_DIR=%s", in.root);
@@ -105,7 +100,7 @@ static char *pkg_config(const Inst *in, const char *args)
     argv[n++] = "s2s";
     argv[n] = NULL;
     RunResult r = run_prog(NULL, argv);
-    expect_ok(&r, "pkg-config");
+    expect_success(&r, "pkg-config");
     char *out = strdup(r.out);
     run_free(&r);
     return out;
@@ -132,7 +127,7 @@ static void compile(const Inst *in, const char *src, const char *exe, bool stati
     add_words(argv, &n, 64, libs);
     argv[n] = NULL;
     RunResult r = run_prog(NULL, argv);
-    expect_ok(&r, "cc");
+    expect_success(&r, "cc");
     cr_expect_str_eq(r.err, "", "cc: %s", r.err);
     run_free(&r);
     free(cflags);
@@ -184,13 +179,13 @@ Test(library, c_programs_against_the_installed_copy, .timeout = 300)
     compile(&in, src, exe, false);
     compile(&in, src, exe_static, true);
     RunResult want = RUN_S2S(NULL, "translate", TF, sentences[0], sentences[1], sentences[2], sentences[3]);
-    expect_ok(&want, "s2s translate");
+    expect_success(&want, "s2s translate");
     RunResult r = RUN_PROG(NULL, "/usr/bin/env", ld, exe, TF, sentences[0], sentences[1], sentences[2], sentences[3]);
-    expect_ok(&r, "the example");
+    expect_success(&r, "the example");
     cr_expect_str_eq(r.out, want.out);
     run_free(&r);
     r = RUN_PROG(NULL, exe_static, TF, sentences[0], sentences[1], sentences[2], sentences[3]);
-    expect_ok(&r, "the example, static");
+    expect_success(&r, "the example, static");
     cr_expect_str_eq(r.out, want.out);
     run_free(&r);
     run_free(&want);
@@ -222,19 +217,19 @@ Test(library, c_programs_against_the_installed_copy, .timeout = 300)
         RunResult ta = RUN_S2S(NULL, "translate", RNN, "-i", lines, "--threads", th);
         RunResult tb = RUN_S2S(NULL, "translate", TF, "-i", lines, "--threads", th);
         RunResult tn = RUN_S2S(NULL, "translate", RNN, "-i", lines, "--threads", th, "--nbest", "3");
-        expect_ok(&ta, "translate a");
-        expect_ok(&tb, "translate b");
-        expect_ok(&tn, "translate a --nbest 3");
+        expect_success(&ta, "translate a");
+        expect_success(&tb, "translate b");
+        expect_success(&tn, "translate a --nbest 3");
         write_file(a, ta.out);
         write_file(b, tb.out);
         RunResult sc = RUN_S2S(NULL, "score", a, b, "-w", "6");
-        expect_ok(&sc, "score");
+        expect_success(&sc, "score");
         char *expected = strf("== a\n%s== b\n%s== a-nbest\n%s== score\n%s== error\n%s\n"
                               "text:2: invalid UTF-8 at byte 5\n",
                               ta.out, tb.out, tn.out, sc.out, msg);
         char *input = slurp(lines, NULL);
         r = RUN_PROG(input, "/usr/bin/env", ld, check, th, RNN, TF);
-        expect_ok(&r, "check");
+        expect_success(&r, "check");
         cr_expect_str_eq(r.out, expected, "at %d threads", threads);
         cr_expect_str_eq(r.err, "");
         run_free(&r);
@@ -276,7 +271,7 @@ Test(library, python_module_against_the_installed_copy, .timeout = 300)
         /* the library is built with AddressSanitizer: its runtime first, and no leak
            check of the interpreter's own allocations */
         RunResult r = RUN_PROG(NULL, "/usr/bin/env", "cc", "-print-file-name=libasan.so");
-        expect_ok(&r, "cc -print-file-name");
+        expect_success(&r, "cc -print-file-name");
         r.out[strcspn(r.out, "\n")] = '\0';
         preload = strf("LD_PRELOAD=%s", r.out);
         run_free(&r);

@@ -97,12 +97,6 @@ static const char DRIVER[] =
     "    if rc:\n"
     "        sys.exit(rc)\n";
 
-static const char *python(void)
-{
-    const char *p = getenv("PYTHON");
-    return p && *p ? p : "/usr/bin/python3";
-}
-
 /* Runs the driver; returns its exit status (127: could not be started), its stdout and
    stderr in *log. */
 static int run_driver(const char *dir, const char *config, int seed, const char *scale, char **log)
@@ -110,7 +104,7 @@ static int run_driver(const char *dir, const char *config, int seed, const char 
     char *log_path = path_join(dir, "python.log");
     char *seed_s = strf("%d", seed), *vs = strf("%d", VS), *vt = strf("%d", vt_size), *nb = strf("%d", NB),
          *ns = strf("%d", NS), *nt = strf("%d", NT);
-    const char *py = python();
+    const char *py = python_bin();
     fflush(NULL);
     pid_t pid = fork();
     cr_assert(pid >= 0, "fork failed");
@@ -204,7 +198,7 @@ static void run_case_scaled(const char *tag, const char *config, int seed, const
         rm_rf(dir);
         free(dir);
         free(log);
-        cr_skip_test("parity test not run: %s %s", python(),
+        cr_skip_test("parity test not run: %s %s", python_bin(),
                      rc == 77 ? "cannot import torch" : "cannot be started");
     }
     cr_assert_eq(rc, 0, "%s: torch_ref.py failed (exit %d):\n%s", tag, rc, log);

@@ -20,12 +20,6 @@
 #define SMALL "--emb", "16", "--hidden", "16", "--dec-hidden", "16", "--attn-size", "16", \
               "--deep-out", "16", "--threads", "1"
 
-static const char *s2s_path(void)
-{
-    const char *p = getenv("S2S");
-    return p && *p ? p : "./s2s";
-}
-
 /* Starts s2s with args (NULL-terminated, without the program name), stdout and stderr
    to err_path; fsize > 0 limits the size of files it writes (RLIMIT_FSIZE). SIGXFSZ
    keeps its default disposition (the process would die of it): s2s must ignore it
@@ -47,7 +41,7 @@ static pid_t spawn(const char *const *args, const char *err_path, long fsize)
         }
         const char *argv[40];
         int n = 0;
-        argv[n++] = s2s_path();
+        argv[n++] = s2s_bin();
         for (int i = 0; args[i] && n < 39; i++)
             argv[n++] = args[i];
         argv[n] = NULL;
@@ -381,8 +375,8 @@ Test(reliability, commands_without_matrix_products_run_under_a_small_memory_limi
     cr_skip_test("AddressSanitizer reserves more address space than any such limit");
 #else
     char *cmd = strf("ulimit -v 120000 && echo 'The cat.' | timeout 20 %s tokenize && timeout 20 %s --help "
-                     ">/dev/null && echo 'The cat.' | timeout 20 %s tokenize --lang fr", s2s_path(), s2s_path(),
-                     s2s_path());
+                     ">/dev/null && echo 'The cat.' | timeout 20 %s tokenize --lang fr", s2s_bin(), s2s_bin(),
+                     s2s_bin());
     RunResult r = RUN_PROG(NULL, "/bin/sh", "-c", cmd);
     cr_expect_eq(r.status, 0, "exit %d (124: a hang): %s", r.status, r.err);
     cr_expect_str_eq(r.out, "The cat .\nThe cat .\n");
@@ -411,7 +405,7 @@ Test(reliability, endless_input_is_refused_after_a_bounded_read, .timeout = 300)
 #else
     const char *limit = "ulimit -v 400000";
 #endif
-    const char *S = s2s_path();
+    const char *S = s2s_bin();
     struct {
         char *cmd, *want;
     } cases[] = {
@@ -462,7 +456,7 @@ Test(reliability, matrix_commands_under_a_memory_limit_run_or_stop_in_one_line, 
     RunResult r = RUN_S2S(NULL, "train", data, "-o", model, "--steps", "2", SMALL);
     cr_assert_eq(r.status, 0, "%s", r.err);
     run_free(&r);
-    const char *S = s2s_path();
+    const char *S = s2s_bin();
     char *cmd = strf("ulimit -v 150000 && exec timeout -k 5 60 %s translate %s 'I have a cat.'", S, model);
     r = RUN_PROG(NULL, "/bin/sh", "-c", cmd);
     cr_expect_eq(r.status, 1, "exit %d (124: a hang)", r.status);

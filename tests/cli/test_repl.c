@@ -32,7 +32,7 @@ static Pty pty_start(const char *model, const char *const *extra)
     cr_assert(p.fd >= 0, "posix_openpt: %s", strerror(errno));
     cr_assert(grantpt(p.fd) == 0 && unlockpt(p.fd) == 0);
     char *slave = strdup(ptsname(p.fd));
-    const char *s2s = getenv("S2S") ? getenv("S2S") : "./s2s";
+    const char *s2s = s2s_bin();
     p.pid = fork();
     cr_assert(p.pid >= 0);
     if (p.pid == 0) {

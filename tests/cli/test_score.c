@@ -45,22 +45,6 @@ static void fix_free(Fix *f)
     free(f->r2);
 }
 
-static void expect_ok(RunResult *r, const char *out)
-{
-    cr_assert_eq(r->status, 0, "status %d, stderr: %s", r->status, r->err);
-    cr_assert_str_eq(r->err, "");
-    cr_assert_str_eq(r->out, out);
-    run_free(r);
-}
-
-static void expect_fail(RunResult *r, int status, const char *err)
-{
-    cr_assert_eq(r->status, status, "status %d, stderr: %s", r->status, r->err);
-    cr_assert_str_eq(r->err, err);
-    cr_assert_str_eq(r->out, "");
-    run_free(r);
-}
-
 /* sacreBLEU's README corpus: three segments, two reference files. */
 static const char readme_hyp[] = "The dog bit the man.\nIt wasn't surprising.\nThe man had just bitten him.\n";
 static const char readme_r1[] = "The dog bit the man.\nIt was not unexpected.\nThe man bit him first.\n";

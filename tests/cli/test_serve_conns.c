@@ -20,36 +20,6 @@
 /* What docs/cli/serve.md states an idle connection costs the server at most. */
 #define IDLE_CONN_BOUND_KB 8
 
-typedef struct Fix {
-    char *dir;
-    char *enfr;
-} Fix;
-
-static Fix fix_new(void)
-{
-    Fix f = {tmpdir_new(), NULL};
-    f.enfr = strf("%s/en-fr.s2s", f.dir);
-    Model m;
-    fixture_text_model(&m, 9);
-    fixture_save(f.enfr, &m, NULL);
-    model_free(&m);
-    return f;
-}
-
-static void fix_free(Fix *f)
-{
-    rm_rf(f->dir);
-    free(f->dir);
-    free(f->enfr);
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 /* GET path from the address `from`, on a connection of its own. */
 static HttpRes get_from(int port, const char *from, const char *path)
 {
@@ -134,7 +104,7 @@ static bool files_for(long n)
 
 Test(serve_conns, one_address_gets_its_share_and_the_others_are_answered, .timeout = 120)
 {
-    Fix f = fix_new();
+    ServeModel f = serve_model_new();
     ServeProc p = SERVE_START(f.enfr);
     /* 300 connections from 127.0.0.1 that send nothing: 16 (--max-conns-per-ip's
        default) are kept, the 284 after them are closed at once */
@@ -179,12 +149,12 @@ Test(serve_conns, one_address_gets_its_share_and_the_others_are_answered, .timeo
     cr_expect_eq(h.status, 200, "%s", h.body);
     http_res_free(&h);
     cr_expect_eq(serve_proc_stop(&p, SIGTERM, NULL), 0);
-    fix_free(&f);
+    serve_model_free(&f);
 }
 
 Test(serve_conns, at_the_ceiling_the_oldest_waiting_connection_makes_room, .timeout = 120)
 {
-    Fix f = fix_new();
+    ServeModel f = serve_model_new();
     ServeProc p = SERVE_START(f.enfr, "--max-conns", "20", "--max-conns-per-ip", "100", "--head-timeout", "60");
     /* a connection kept alive after an answer, then 19 that send nothing: 20, the ceiling */
     int kept = http_open(p.port);
@@ -251,13 +221,13 @@ Test(serve_conns, at_the_ceiling_the_oldest_waiting_connection_makes_room, .time
     n = counts(p.port);
     EXPECT_COUNTS(n, 1, 2, 2, 0, 0);
     cr_expect_eq(serve_proc_stop(&p, SIGTERM, NULL), 0);
-    fix_free(&f);
+    serve_model_free(&f);
 }
 
 Test(serve_conns, a_late_head_is_closed_after_the_head_timeout_a_kept_connection_after_the_idle_one,
      .timeout = 120)
 {
-    Fix f = fix_new();
+    ServeModel f = serve_model_new();
     ServeProc p = SERVE_START(f.enfr, "--head-timeout", "1", "--timeout", "3");
     double t0 = now_s();
     /* half a request head, then nothing */
@@ -300,7 +270,7 @@ Test(serve_conns, a_late_head_is_closed_after_the_head_timeout_a_kept_connection
     close(drip);
     close(kept);
     cr_expect_eq(serve_proc_stop(&p, SIGTERM, NULL), 0);
-    fix_free(&f);
+    serve_model_free(&f);
 }
 
 /* 2,000 connections that send nothing, 16 from each of 125 addresses: a request is
@@ -311,7 +281,7 @@ Test(serve_conns, two_thousand_idle_connections_cost_what_the_docs_say, .timeout
     enum { N = 2000, PER = 16 };
     if (!files_for(N + 200))
         cr_skip_test("the open-file limit (ulimit -Hn) is under %d: 2,000 connections not tested", N + 200);
-    Fix f = fix_new();
+    ServeModel f = serve_model_new();
     /* a head timeout that outlasts the test's own pace */
     ServeProc p = SERVE_START(f.enfr, "--head-timeout", "120");
     /* what the first requests allocate is in before the measure */
@@ -348,7 +318,7 @@ Test(serve_conns, two_thousand_idle_connections_cost_what_the_docs_say, .timeout
         close(fd[i]);
     free(fd);
     cr_expect_eq(serve_proc_stop(&p, SIGTERM, NULL), 0);
-    fix_free(&f);
+    serve_model_free(&f);
 }
 
 /* Under an open-file limit of 1,024 (or the hard limit, when lower) the default
@@ -363,7 +333,7 @@ Test(serve_conns, the_open_file_limit_bounds_the_ceiling, .timeout = 120)
         cr_skip_test("the open-file limit (ulimit -Hn) is %ld: not tested", lim);
     rl.rlim_cur = rl.rlim_max = (rlim_t)lim;
     cr_assert_eq(setrlimit(RLIMIT_NOFILE, &rl), 0);
-    Fix f = fix_new();
+    ServeModel f = serve_model_new();
     RunResult r = RUN_S2S(NULL, "serve", f.enfr, "--max-conns", "5000");
     cr_expect_eq(r.status, 1);
     char *want = strf("s2s: serve: --max-conns 5000 needs 5128 open files; the limit is %ld (ulimit -n)\n", lim);
@@ -377,5 +347,5 @@ Test(serve_conns, the_open_file_limit_bounds_the_ceiling, .timeout = 120)
     cr_expect(strstr(log, want), "%s", log);
     free(want);
     free(log);
-    fix_free(&f);
+    serve_model_free(&f);
 }

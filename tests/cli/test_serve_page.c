@@ -18,38 +18,6 @@
 #define CHROMIUM "/usr/bin/chromium"
 #define CHROMEDRIVER "/usr/bin/chromedriver"
 
-/* A temporary directory holding a random en-fr model (seed 9: varied, non-empty
-   outputs). */
-typedef struct Fix {
-    char *dir;
-    char *enfr;
-} Fix;
-
-static Fix fix_new(void)
-{
-    Fix f = {tmpdir_new(), NULL};
-    f.enfr = strf("%s/en-fr.s2s", f.dir);
-    Model m;
-    fixture_text_model(&m, 9);
-    fixture_save(f.enfr, &m, NULL);
-    model_free(&m);
-    return f;
-}
-
-static void fix_free(Fix *f)
-{
-    rm_rf(f->dir);
-    free(f->dir);
-    free(f->enfr);
-}
-
-/* The interpreter named by $PYTHON, default /usr/bin/python3. */
-static const char *python(void)
-{
-    const char *p = getenv("PYTHON");
-    return p && *p ? p : "/usr/bin/python3";
-}
-
 /* The first executable file named name in a directory of $PATH, or NULL (free it). */
 static char *in_path(const char *name)
 {
@@ -94,14 +62,14 @@ Test(serve_page, the_web_page_in_chromium_shows_what_translate_gives, .timeout =
     if (access(CHROMIUM, X_OK) != 0 || access(CHROMEDRIVER, X_OK) != 0)
         cr_skip_test(CHROMIUM " or " CHROMEDRIVER " is not installed (apt-get install chromium chromium-driver): "
                      "the web page is not tested");
-    Fix f = fix_new();
+    ServeModel f = serve_model_new();
     const char *sents[] = {"the cat sleeps .", "a big black dog eats"};
     char **want = translate_output(f.enfr, sents, 2, NULL);
     char *logf = strf("%s/serve.log", f.dir);
     ServeProc p = SERVE_START(f.enfr, "--log", logf);
     char *url = strf("http://127.0.0.1:%d/", p.port);
     /* sents[0] with the button, sents[1] as one types (browser.py) */
-    RunResult r = RUN_PROG(NULL, python(), "tests/serve/browser.py", url, sents[0], sents[1]);
+    RunResult r = RUN_PROG(NULL, python_bin(), "tests/serve/browser.py", url, sents[0], sents[1]);
     cr_expect_eq(serve_proc_stop(&p, SIGTERM, NULL), 0);
     cr_assert_eq(r.status, 0, "browser.py exited %d: %s%s", r.status, r.out, r.err);
 
@@ -141,7 +109,7 @@ Test(serve_page, the_web_page_in_chromium_shows_what_translate_gives, .timeout =
     free(url);
     free(logf);
     lines_free(want);
-    fix_free(&f);
+    serve_model_free(&f);
 }
 
 /* Runs `node tests/serve/client.mjs URL KEY SENTENCES...`. */
@@ -174,7 +142,7 @@ Test(serve_page, the_npm_libretranslate_client_gets_what_translate_gives, .timeo
         cr_skip_test("tests/serve/node_modules/translate is missing (npm ci --prefix tests/serve): "
                      "the LibreTranslate client is not tested");
     }
-    Fix f = fix_new();
+    ServeModel f = serve_model_new();
     const char *sents[] = {"the cat sleeps .", "a big black dog eats", "hello !",
                            "big big dog sleeps . the cat eats ."};
     enum { N = sizeof sents / sizeof *sents };
@@ -218,5 +186,5 @@ Test(serve_page, the_npm_libretranslate_client_gets_what_translate_gives, .timeo
     free(expected);
     lines_free(want);
     free(node);
-    fix_free(&f);
+    serve_model_free(&f);
 }

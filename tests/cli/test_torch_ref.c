@@ -9,19 +9,13 @@
 
 #include "helpers.h"
 
-static const char *python(void)
-{
-    const char *p = getenv("PYTHON");
-    return p && *p ? p : "/usr/bin/python3";
-}
-
 static void skip_without_torch(void)
 {
-    char *cmd = strf("'%s' -c 'import torch' >/dev/null 2>&1", python());
+    char *cmd = strf("'%s' -c 'import torch' >/dev/null 2>&1", python_bin());
     int rc = system(cmd);
     free(cmd);
     if (rc != 0)
-        cr_skip_test("%s cannot import torch", python());
+        cr_skip_test("%s cannot import torch", python_bin());
 }
 
 /* Runs a shell command, returns its exit status and its stdout+stderr in *out. */
@@ -45,7 +39,7 @@ static int run_capture(const char *cmd, char **out)
 Test(torch_ref, selftest_passes, .timeout = 600)
 {
     skip_without_torch();
-    char *cmd = strf("'%s' scripts/torch_ref.py selftest 2>&1", python());
+    char *cmd = strf("'%s' scripts/torch_ref.py selftest 2>&1", python_bin());
     char *out = NULL;
     int rc = run_capture(cmd, &out);
     cr_assert_eq(rc, 0, "selftest failed:\n%s", out);
@@ -61,7 +55,7 @@ Test(torch_ref, parity_names_a_missing_model, .timeout = 600)
     char cwd[4096];
     cr_assert(getcwd(cwd, sizeof cwd) != NULL);
     char *cmd = strf("cd '%s' && '%s' '%s/scripts/torch_ref.py' parity nope.safetensors b.safetensors "
-                     "out.safetensors 2>&1", dir, python(), cwd);
+                     "out.safetensors 2>&1", dir, python_bin(), cwd);
     char *out = NULL;
     int rc = run_capture(cmd, &out);
     cr_assert_eq(rc, 1, "output:\n%s", out);
@@ -85,7 +79,7 @@ Test(torch_ref, train_takes_the_direction_of_the_data, .timeout = 600)
     run_free(&r);
     const char *tiny = "{\"emb\": 8, \"hidden\": 8, \"dec_hidden\": 8, \"attn\": 8, \"deep_out\": 8}";
     char *cmd = strf("'%s' scripts/torch_ref.py train '%s' --steps 1 --s2s ./s2s -o '%s' --config '%s' 2>&1",
-                     python(), data, model, tiny);
+                     python_bin(), data, model, tiny);
     char *out = NULL;
     int rc = run_capture(cmd, &out);
     cr_assert_eq(rc, 0, "output:\n%s", out);
@@ -96,7 +90,7 @@ Test(torch_ref, train_takes_the_direction_of_the_data, .timeout = 600)
     run_free(&r);
     free(cmd);
     cmd = strf("'%s' scripts/torch_ref.py train '%s' --steps 1 --s2s ./s2s -o '%s.2' --config '{\"direction\": \"en-fr\"}' 2>&1",
-               python(), data, model);
+               python_bin(), data, model);
     rc = run_capture(cmd, &out);
     cr_expect_eq(rc, 1, "output:\n%s", out);
     char *want = strf("torch_ref.py: --config: 'direction' is \"en-fr\", but %s was prepared with \"fr-en\"\n", data);

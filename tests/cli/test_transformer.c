@@ -20,12 +20,6 @@
 #include "model_fixture.h"
 #include "text/tokenize.h"
 
-static const char *python(void)
-{
-    const char *p = getenv("PYTHON");
-    return p && *p ? p : "/usr/bin/python3";
-}
-
 /* Trains a small Transformer on data/sample.tsv into dir/m.s2s (a few seconds); shared:
    one embedding table for source, target and output. */
 static char *train_small(const char *dir, bool shared)
@@ -72,11 +66,11 @@ static const char DRIVER[] =
 
 static void same_tokens_as_the_reference(bool shared)
 {
-    char *probe = strf("'%s' -c 'import torch' >/dev/null 2>&1", python());
+    char *probe = strf("'%s' -c 'import torch' >/dev/null 2>&1", python_bin());
     int have_torch = system(probe) == 0;
     free(probe);
     if (!have_torch)
-        cr_skip_test("%s cannot import torch", python());
+        cr_skip_test("%s cannot import torch", python_bin());
     char *dir = tmpdir_new();
     char *model = train_small(dir, shared);
     ModelFile mf;
@@ -124,7 +118,7 @@ static void same_tokens_as_the_reference(bool shared)
     pid_t pid = fork();
     cr_assert(pid >= 0);
     if (pid == 0) {
-        execl(python(), python(), "-c", DRIVER, model, ids_path, ref_path, (char *)NULL);
+        execl(python_bin(), python_bin(), "-c", DRIVER, model, ids_path, ref_path, (char *)NULL);
         _exit(127);
     }
     int st;

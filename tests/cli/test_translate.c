@@ -49,30 +49,6 @@ static void fix_free(Fix *f)
     free(f->random);
 }
 
-static void expect_ok(RunResult *r, const char *out)
-{
-    cr_assert_eq(r->status, 0, "status %d, stderr: %s", r->status, r->err);
-    cr_assert_str_eq(r->err, "");
-    cr_assert_str_eq(r->out, out);
-    run_free(r);
-}
-
-static void expect_fail(RunResult *r, int status, const char *err)
-{
-    cr_assert_eq(r->status, status, "status %d, stderr: %s", r->status, r->err);
-    cr_assert_str_eq(r->err, err);
-    cr_assert_str_eq(r->out, "");
-    run_free(r);
-}
-
-static int count_lines(const char *s)
-{
-    int n = 0;
-    for (; *s; s++)
-        n += *s == '\n';
-    return n;
-}
-
 Test(cli_translate, arguments_one_output_line_each)
 {
     Fix f = fix_new();
@@ -287,7 +263,7 @@ Test(cli_translate, many_lines_are_batched)
         buf_puts(&want, *s ? CHAIN_OUT "\n" : "\n");
     }
     RunResult r = RUN_S2S(in.data, "translate", f.chain);
-    cr_assert_eq(count_lines(r.out), 10000);
+    cr_assert_eq(count_newlines(r.out), 10000);
     expect_ok(&r, want.data);
 
     /* A random model: batch sizes do not change the translations. */
@@ -298,7 +274,7 @@ Test(cli_translate, many_lines_are_batched)
     RunResult b = RUN_S2S(in.data, "translate", f.random);
     RunResult c = RUN_S2S(in.data, "translate", f.random, "--batch", "7");
     cr_assert_eq(a.status, 0);
-    cr_assert_eq(count_lines(a.out), 300);
+    cr_assert_eq(count_newlines(a.out), 300);
     cr_assert_str_eq(a.out, b.out);
     cr_assert_str_eq(a.out, c.out);
     run_free(&a);
@@ -357,7 +333,7 @@ Test(cli_translate, model_file_errors)
     cr_assert_eq(r.status, 1);
     char *prefix = strf("s2s: %s: ", half);
     cr_assert(strncmp(r.err, prefix, strlen(prefix)) == 0, "%s", r.err);
-    cr_assert_eq(count_lines(r.err), 1, "%s", r.err);
+    cr_assert_eq(count_newlines(r.err), 1, "%s", r.err);
     const char *tail = "truncated file?)\n";
     cr_assert(strlen(r.err) > strlen(tail) && strcmp(r.err + strlen(r.err) - strlen(tail), tail) == 0,
               "%s", r.err);
@@ -486,7 +462,7 @@ Test(cli_translate, beam_results_do_not_depend_on_the_batch)
     RunResult b = RUN_S2S(in.data, "translate", f.random, "--nbest", "5");
     RunResult c = RUN_S2S(in.data, "translate", f.random, "--batch", "7", "--nbest", "5");
     cr_assert_eq(a.status, 0, "%s", a.err);
-    cr_assert_eq(count_lines(a.out), 5 * 192 + 8, "5 hypotheses a line, 1 for each of the 8 blank ones");
+    cr_assert_eq(count_newlines(a.out), 5 * 192 + 8, "5 hypotheses a line, 1 for each of the 8 blank ones");
     expect_same_nbest(a.out, b.out);
     expect_same_nbest(a.out, c.out);
     run_free(&a);
@@ -596,7 +572,7 @@ Test(cli_translate, show_attention_text_heatmap)
    after the document's <title>; NULL when python cannot run. */
 static char *svg_texts(const char *path)
 {
-    const char *py = getenv("PYTHON") ? getenv("PYTHON") : "/usr/bin/python3";
+    const char *py = python_bin();
     char *cmd = strf("%s -c 'import sys, xml.etree.ElementTree as E\n"
                      "r = E.parse(sys.argv[1]).getroot()\n"
                      "n = \"{http://www.w3.org/2000/svg}\"\n"
@@ -678,9 +654,7 @@ typedef struct Coproc {
 
 static Coproc coproc_start(const char *const *args)
 {
-    const char *bin = getenv("S2S");
-    if (!bin || !*bin)
-        bin = "./s2s";
+    const char *bin = s2s_bin();
     int to[2], from[2];
     cr_assert_eq(pipe(to), 0);
     cr_assert_eq(pipe(from), 0);
@@ -801,7 +775,7 @@ Test(cli_translate, streamed_output_equals_whole_file_output)
 
     RunResult whole = RUN_S2S(NULL, "translate", f.random, "-i", path);
     cr_assert_eq(whole.status, 0, "%s", whole.err);
-    cr_assert_eq(count_lines(whole.out), 150);
+    cr_assert_eq(count_newlines(whole.out), 150);
     const char *batches[] = {"1", "7", "64"};
     for (int k = 0; k < 3; k++) {
         RunResult r = RUN_S2S(in.data, "translate", f.random, "--batch", batches[k]);
@@ -864,7 +838,7 @@ Test(cli_translate, a_damaged_second_model_is_an_error_not_a_sentence)
     run_free(&r);
     r = RUN_S2S(NULL, "translate", f.chain, "I saw the cat.", bad);
     cr_expect_eq(r.status, 0, "%s", r.err);
-    cr_expect_eq(count_lines(r.out), 2, "%s", r.out);
+    cr_expect_eq(count_newlines(r.out), 2, "%s", r.out);
     run_free(&r);
     free(want);
     free(bad);

@@ -14,13 +14,9 @@
 #include <string.h>
 
 #include "eval/chrf.h"
+#include "helpers.h"
 
 #define REFS(...) ((const char *const[]){__VA_ARGS__}), (sizeof((const char *const[]){__VA_ARGS__}) / sizeof(const char *))
-
-static void assert_rel(double got, double want, double rel)
-{
-    cr_assert(fabs(got - want) <= rel * fabs(want), "got %.17g, want %.17g", got, want);
-}
 
 static double sent(const char *hyp, const char *const *refs, size_t nrefs)
 {

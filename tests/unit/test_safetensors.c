@@ -27,14 +27,6 @@ static void teardown(void)
 
 TestSuite(safetensors, .init = setup, .fini = teardown);
 
-static void write_bytes(const char *path, const void *p, size_t n)
-{
-    FILE *fp = fopen(path, "wb");
-    cr_assert_not_null(fp, "%s", path);
-    cr_assert_eq(fwrite(p, 1, n, fp), n);
-    cr_assert_eq(fclose(fp), 0);
-}
-
 /* A file of: length, header padded with `pad` spaces, data_len bytes 0, 1, 2, ... */
 static void make_file(const char *path, const char *header, size_t pad, size_t data_len)
 {

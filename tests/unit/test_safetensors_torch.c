@@ -26,12 +26,6 @@ static void teardown(void)
 
 TestSuite(safetensors_torch, .init = setup, .fini = teardown, .timeout = 60);
 
-static const char *python(void)
-{
-    const char *p = getenv("PYTHON");
-    return p && *p ? p : "/usr/bin/python3";
-}
-
 typedef struct Proc {
     int status;
     char *out, *err;
@@ -42,7 +36,7 @@ typedef struct Proc {
 static Proc run_script(const char *a1, const char *a2, const char *a3)
 {
     char *out = path_join(tmp, "py.out"), *err = path_join(tmp, "py.err");
-    const char *py = python();
+    const char *py = python_bin();
     fflush(NULL);
     pid_t pid = fork();
     cr_assert(pid >= 0);
