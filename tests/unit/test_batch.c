@@ -6,46 +6,14 @@
 #include <string.h>
 
 #include "data/batch.h"
+#include "pair_fixture.h"
 
-/* A made-up set of n pairs: source i has 1 + (i*7)%13 tokens, target 1 + (i*5)%11,
-   token ids derived from the pair so every pair is recognisable. */
-typedef struct Data {
-    PairSet set;
-    int **src, **tgt, *sl, *tl;
-} Data;
-
-static Data data_make(int n)
-{
-    Data d;
-    d.src = calloc((size_t)n, sizeof(int *));
-    d.tgt = calloc((size_t)n, sizeof(int *));
-    d.sl = calloc((size_t)n, sizeof(int));
-    d.tl = calloc((size_t)n, sizeof(int));
-    for (int i = 0; i < n; i++) {
-        d.sl[i] = 1 + (i * 7) % 13;
-        d.tl[i] = (i * 5) % 11; /* may be 0: target is just <eos> */
-        d.src[i] = malloc((size_t)d.sl[i] * sizeof(int));
-        d.tgt[i] = malloc((size_t)(d.tl[i] + 1) * sizeof(int));
-        for (int k = 0; k < d.sl[i]; k++)
-            d.src[i][k] = 4 + (i + k) % 50;
-        for (int k = 0; k < d.tl[i]; k++)
-            d.tgt[i][k] = 4 + (2 * i + k) % 60;
-    }
-    d.set = (PairSet){.n = n, .src = d.src, .src_len = d.sl, .tgt = d.tgt, .tgt_len = d.tl};
-    return d;
-}
-
-static void data_free(Data *d)
-{
-    for (int i = 0; i < d->set.n; i++) {
-        free(d->src[i]);
-        free(d->tgt[i]);
-    }
-    free(d->src);
-    free(d->tgt);
-    free(d->sl);
-    free(d->tl);
-}
+/* A made-up set of n pairs: source i has 1 + (i*7)%13 tokens, target (i*5)%11 (may
+   be 0: the target is just <eos>), token ids derived from the pair so every pair is
+   recognisable. */
+static int data_len(int i, int tgt) { return tgt ? (i * 5) % 11 : 1 + (i * 7) % 13; }
+static int data_tok(int i, int tgt, int k) { return tgt ? 4 + (2 * i + k) % 60 : 4 + (i + k) % 50; }
+static Pairs data_make(int n) { return pairs_make(n, data_len, data_tok); }
 
 Test(batch, fill_exact_contents)
 {
@@ -156,7 +124,7 @@ static void epoch_free(Epoch *ep)
 
 /* Checks an epoch: every pair exactly once, limits respected, limits of batch_limits
    hold, and fill gives descending source lengths. */
-static void check_plan(const Epoch *p, const Data *d, const BatchOpts *o)
+static void check_plan(const Epoch *p, const Pairs *d, const BatchOpts *o)
 {
     int n = d->set.n;
     int *seen = calloc((size_t)n + 1, sizeof(int));
@@ -197,7 +165,7 @@ static void check_plan(const Epoch *p, const Data *d, const BatchOpts *o)
 
 Test(batch, every_pair_once_per_epoch)
 {
-    Data d = data_make(1000);
+    Pairs d = data_make(1000);
     BatchOpts opts[] = {{32, 0, 0}, {7, 0, 3}, {0, 200, 0}, {16, 100, 2}, {1000, 0, 1}, {5, 0, 1000}};
     Rng rng;
     rng_seed(&rng, 42);
@@ -210,7 +178,7 @@ Test(batch, every_pair_once_per_epoch)
     Epoch p = epoch_of(&d.set, &opts[0], NULL);
     check_plan(&p, &d, &opts[0]);
     epoch_free(&p);
-    data_free(&d);
+    pairs_free(&d);
 }
 
 /* The shuffled order is a permutation for every size, powers of 4 and their
@@ -221,19 +189,19 @@ Test(batch, every_pair_once_for_every_set_size)
     Rng rng;
     rng_seed(&rng, 5);
     for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
-        Data d = data_make(sizes[k]);
+        Pairs d = data_make(sizes[k]);
         BatchOpts o = {3, 0, 2};
         Epoch p = epoch_of(&d.set, &o, &rng);
         check_plan(&p, &d, &o);
         epoch_free(&p);
-        data_free(&d);
+        pairs_free(&d);
     }
 }
 
 /* The plan holds one chunk, not the epoch: its memory does not grow with the set. */
 Test(batch, the_plan_holds_one_chunk_at_a_time)
 {
-    Data d = data_make(20000);
+    Pairs d = data_make(20000);
     BatchOpts o = {32, 0, 2}; /* chunks of 64 pairs */
     Rng rng;
     rng_seed(&rng, 9);
@@ -246,12 +214,12 @@ Test(batch, the_plan_holds_one_chunk_at_a_time)
         low += p.idx[j] < 64;
     cr_expect_leq(low, 4, "%d of the first 64 pairs taken are among the first 64 of the set", low);
     epoch_free(&p);
-    data_free(&d);
+    pairs_free(&d);
 }
 
 Test(batch, sentence_count_exact_for_one_chunk)
 {
-    Data d = data_make(100);
+    Pairs d = data_make(100);
     BatchOpts o = {32, 0, 100};
     Rng rng;
     rng_seed(&rng, 1);
@@ -265,12 +233,12 @@ Test(batch, sentence_count_exact_for_one_chunk)
         n32 += sizes[k] == 32, n4 += sizes[k] == 4;
     cr_expect(n32 == 3 && n4 == 1, "three batches of 32 and one of 4");
     epoch_free(&p);
-    data_free(&d);
+    pairs_free(&d);
 }
 
 Test(batch, same_seed_same_batches_other_seed_other_order)
 {
-    Data d = data_make(500);
+    Pairs d = data_make(500);
     BatchOpts o = {16, 0, 4};
     Rng r1, r2, r3;
     rng_seed(&r1, 7);
@@ -292,16 +260,16 @@ Test(batch, same_seed_same_batches_other_seed_other_order)
     cr_expect(memcmp(q.idx, p1.idx, 500 * sizeof(int)) != 0);
     epoch_free(&q);
     epoch_free(&p1);
-    data_free(&d);
+    pairs_free(&d);
 }
 
 /* Within one chunk, batches are consecutive runs of the (source length, target length,
    index) order: their key ranges do not overlap. */
-static long key_of(const Data *d, int i) { return ((long)d->sl[i] * 100 + d->tl[i]) * 100000 + i; }
+static long key_of(const Pairs *d, int i) { return ((long)d->sl[i] * 100 + d->tl[i]) * 100000 + i; }
 
 Test(batch, batches_are_length_buckets)
 {
-    Data d = data_make(300);
+    Pairs d = data_make(300);
     BatchOpts o = {20, 0, 1000}; /* one chunk holds everything */
     Rng rng;
     rng_seed(&rng, 3);
@@ -330,12 +298,12 @@ Test(batch, batches_are_length_buckets)
     for (int j = 1; j < 300; j++)
         cr_expect(key_of(&d, p.idx[j - 1]) < key_of(&d, p.idx[j]));
     epoch_free(&p);
-    data_free(&d);
+    pairs_free(&d);
 }
 
 Test(batch, token_budget_respected_and_used)
 {
-    Data d = data_make(400);
+    Pairs d = data_make(400);
     BatchOpts o = {0, 60, 0};
     Rng rng;
     rng_seed(&rng, 11);
@@ -364,12 +332,12 @@ Test(batch, token_budget_respected_and_used)
     cr_expect_eq(mb, 1);
     cr_expect_eq(ms, 13);
     cr_expect_eq(mt, 11);
-    data_free(&d);
+    pairs_free(&d);
 }
 
 Test(batch, empty_source_is_an_error)
 {
-    Data d = data_make(5);
+    Pairs d = data_make(5);
     d.sl[3] = 0;
     BatchOpts o = {2, 0, 0};
     BatchPlan p = {0};
@@ -377,5 +345,5 @@ Test(batch, empty_source_is_an_error)
     cr_expect_eq(batch_plan_start(&p, &d.set, &o, NULL, &e), -1, "the first chunk is planned at once");
     cr_expect_str_eq(e.msg, "pair 4 has an empty source");
     batch_plan_free(&p);
-    data_free(&d);
+    pairs_free(&d);
 }

@@ -8,49 +8,16 @@
 
 #include "base/rng.h"
 #include "data/concat.h"
+#include "pair_fixture.h"
 
 /* n pairs: source i has 1 + i % 9 tokens 1000 i + k, target 1 + i % 7 tokens
    2000000 + 1000 i + k, so that every token names its pair and place. */
-typedef struct Data {
-    PairSet set;
-    int **src, **tgt, *sl, *tl;
-} Data;
-
-static Data data_make(int n)
-{
-    Data d;
-    d.src = calloc((size_t)n, sizeof(int *));
-    d.tgt = calloc((size_t)n, sizeof(int *));
-    d.sl = calloc((size_t)n, sizeof(int));
-    d.tl = calloc((size_t)n, sizeof(int));
-    for (int i = 0; i < n; i++) {
-        d.sl[i] = 1 + i % 9;
-        d.tl[i] = 1 + i % 7;
-        d.src[i] = malloc((size_t)d.sl[i] * sizeof(int));
-        d.tgt[i] = malloc((size_t)d.tl[i] * sizeof(int));
-        for (int k = 0; k < d.sl[i]; k++)
-            d.src[i][k] = 1000 * i + k;
-        for (int k = 0; k < d.tl[i]; k++)
-            d.tgt[i][k] = 2000000 + 1000 * i + k;
-    }
-    d.set = (PairSet){.n = n, .src = d.src, .src_len = d.sl, .tgt = d.tgt, .tgt_len = d.tl};
-    return d;
-}
-
-static void data_free(Data *d)
-{
-    for (int i = 0; i < d->set.n; i++) {
-        free(d->src[i]);
-        free(d->tgt[i]);
-    }
-    free(d->src);
-    free(d->tgt);
-    free(d->sl);
-    free(d->tl);
-}
+static int data_len(int i, int tgt) { return tgt ? 1 + i % 7 : 1 + i % 9; }
+static int data_tok(int i, int tgt, int k) { return tgt ? 2000000 + 1000 * i + k : 1000 * i + k; }
+static Pairs data_make(int n) { return pairs_make(n, data_len, data_tok); }
 
 /* The tokens of example i of c's set, side tgt, as the concatenation of its parts. */
-static int expected(const Data *d, const Concat *c, int i, int tgt, int *out)
+static int expected(const Pairs *d, const Concat *c, int i, int tgt, int *out)
 {
     int n = d->set.n, len = 0;
     int parts[3], np = 1;
@@ -71,7 +38,7 @@ static int expected(const Data *d, const Concat *c, int i, int tgt, int *out)
 /* Plans one shuffled epoch of c's set in batches of 16 and checks every batch filled:
    each example exactly once, joined tokens exactly, <bos>/<eos> in place. Returns the
    batches that held a joined pair. */
-static int check_epoch(const Data *d, const Concat *c, const ConcatOpts *o)
+static int check_epoch(const Pairs *d, const Concat *c, const ConcatOpts *o)
 {
     const PairSet *s = &c->set;
     BatchOpts bo = {.batch = 16};
@@ -124,7 +91,7 @@ static int check_epoch(const Data *d, const Concat *c, const ConcatOpts *o)
 
 Test(concat, none_without_a_share)
 {
-    Data d = data_make(300);
+    Pairs d = data_make(300);
     Concat c = {0};
     ConcatOpts o = {.share = 0, .max_s = 100, .max_t = 100};
     Err e;
@@ -133,12 +100,12 @@ Test(concat, none_without_a_share)
     cr_assert_null(c.set.base);
     cr_assert_eq(check_epoch(&d, &c, &o), 0, "a batch holds a joined pair");
     concat_free(&c);
-    data_free(&d);
+    pairs_free(&d);
 }
 
 Test(concat, joined_pairs_when_asked)
 {
-    Data d = data_make(300);
+    Pairs d = data_make(300);
     Concat c = {0};
     ConcatOpts o = {.share = 0.25, .max_s = 100, .max_t = 100};
     Err e;
@@ -157,12 +124,12 @@ Test(concat, joined_pairs_when_asked)
     int batches = check_epoch(&d, &c, &o);
     cr_assert(batches > 0 && batches < 25 + 7, "%d of 25 batches hold joined pairs", batches);
     concat_free(&c);
-    data_free(&d);
+    pairs_free(&d);
 }
 
 Test(concat, sides_within_the_limits)
 {
-    Data d = data_make(500);
+    Pairs d = data_make(500);
     Concat c = {0};
     ConcatOpts o = {.share = 0.5, .max_s = 12, .max_t = 9};
     Err e;
@@ -178,12 +145,12 @@ Test(concat, sides_within_the_limits)
     cr_expect(left_out > 0, "no part was left out at these limits");
     check_epoch(&d, &c, &o);
     concat_free(&c);
-    data_free(&d);
+    pairs_free(&d);
 }
 
 Test(concat, same_seed_and_epoch_same_pairs)
 {
-    Data d = data_make(200);
+    Pairs d = data_make(200);
     Concat a = {0}, b = {0};
     ConcatOpts o = {.share = 0.1, .max_s = 100, .max_t = 100};
     Err e;
@@ -197,5 +164,5 @@ Test(concat, same_seed_and_epoch_same_pairs)
     cr_assert_neq(memcmp(a.join, b.join, 22 * 4 * sizeof(int)), 0, "another seed joins the same pairs");
     concat_free(&a);
     concat_free(&b);
-    data_free(&d);
+    pairs_free(&d);
 }
