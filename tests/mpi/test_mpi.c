@@ -29,12 +29,6 @@
    another order. */
 #define REL 1e-5
 
-static const char *s2s_path(void)
-{
-    const char *p = getenv("S2S");
-    return p && *p ? p : "./s2s";
-}
-
 static const char *mpirun_path(void)
 {
     const char *p = getenv("MPIRUN");
@@ -51,7 +45,7 @@ static void mpirun_argv(const char **out, int np, const char *const *args)
     out[n++] = "-np";
     out[n++] = nps;
     out[n++] = "--oversubscribe";
-    out[n++] = s2s_path();
+    out[n++] = s2s_bin();
     for (int i = 0; args[i] && n < 63; i++)
         out[n++] = args[i];
     out[n] = NULL;
@@ -73,6 +67,15 @@ static RunResult mpirun(int np, const char *const *args)
     return run_prog(NULL, argv);
 }
 #define MPIRUN(np, ...) mpirun((np), (const char *const[]){__VA_ARGS__, NULL})
+
+/* mpirun that must succeed. */
+static void mpirun_ok(int np, const char *const *args)
+{
+    RunResult r = mpirun(np, args);
+    cr_assert_eq(r.status, 0, "%d processes: %s", np, r.err);
+    run_free(&r);
+}
+#define MPIRUN_OK(np, ...) mpirun_ok((np), (const char *const[]){__VA_ARGS__, NULL})
 
 /* Starts mpirun without waiting, stdout and stderr to out_path. */
 static pid_t spawn_mpirun(int np, const char *const *args, const char *out_path)
@@ -199,21 +202,65 @@ static void expect_close_weights(const char *a, const char *b, double rel)
     model_file_free(&y);
 }
 
+/* The runs that wrote model files a and b: the same losses at steps from to from+n-1
+   and the same final weights (MODEL.last), both within rel (expect_same_losses,
+   expect_close_weights; 0: bit for bit); with valid, the same validation lines too. */
+static void expect_same_runs(const char *a, const char *b, long from, int n, double rel, bool valid)
+{
+    char *la = strf("%s.log.jsonl", a), *lb = strf("%s.log.jsonl", b);
+    expect_same_losses(la, lb, from, n, rel);
+    if (valid) {
+        char *va = valid_lines(la), *vb = valid_lines(lb);
+        cr_expect_str_eq(va, vb);
+        free(va);
+        free(vb);
+    }
+    char *lasta = strf("%s.last", a), *lastb = strf("%s.last", b);
+    expect_close_weights(lasta, lastb, rel);
+    free(lasta);
+    free(lastb);
+    free(la);
+    free(lb);
+}
+
+/* What every test starts from: `s2s prepare data/sample.tsv` in a fresh directory, and
+   two model files there for the runs it compares. */
+typedef struct Fix {
+    char *dir, *data; /* the directory, its prepared data/ */
+    char *a, *b;      /* dir/a.s2s, dir/b.s2s */
+} Fix;
+
+static Fix fix_new(void)
+{
+    Fix f = {.dir = sample_prepared_dir()};
+    f.data = strf("%s/data", f.dir);
+    f.a = strf("%s/a.s2s", f.dir);
+    f.b = strf("%s/b.s2s", f.dir);
+    return f;
+}
+
+static void fix_free(Fix *f)
+{
+    rm_rf(f->dir);
+    free(f->dir);
+    free(f->data);
+    free(f->a);
+    free(f->b);
+}
+
 /* 50 steps of one process and of two at the same global batch (64 sentences, 32 on
    each), dropout off: the same losses step by step and the same final weights within
    float rounding. Process 0 alone logs and prints. (One thread against the host's
    cores shared by two: the thread count changes only rounding.) */
 Test(mpi, two_processes_match_one_process_step_by_step)
 {
-    char *dir = sample_prepared_dir();
-    char *data = strf("%s/data", dir), *one = strf("%s/one.s2s", dir), *two = strf("%s/two.s2s", dir);
-    RunResult r = MPIRUN(1, "train", data, "-o", one, "--steps", "50", "--valid-every", "10", "--dropout", "0",
-                         "--lr-schedule", "constant", "--lr", "0.005", SMALL);
-    cr_assert_eq(r.status, 0, "%s", r.err);
-    run_free(&r);
-    r = MPIRUN(2, "train", data, "-o", two, "--steps", "50", "--valid-every", "10", "--dropout", "0",
-               "--lr-schedule", "constant", "--lr", "0.005", "--emb", "16", "--hidden", "16", "--dec-hidden",
-               "16", "--attn-size", "16", "--deep-out", "16", "--log-every", "25", "--precision", "f32");
+    Fix f = fix_new();
+    MPIRUN_OK(1, "train", f.data, "-o", f.a, "--steps", "50", "--valid-every", "10", "--dropout", "0",
+              "--lr-schedule", "constant", "--lr", "0.005", SMALL);
+    RunResult r = MPIRUN(2, "train", f.data, "-o", f.b, "--steps", "50", "--valid-every", "10", "--dropout", "0",
+                         "--lr-schedule", "constant", "--lr", "0.005", "--emb", "16", "--hidden", "16",
+                         "--dec-hidden", "16", "--attn-size", "16", "--deep-out", "16", "--log-every", "25",
+                         "--precision", "f32");
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_expect_str_eq(r.out, "");
     /* one start line and one line per 25 steps, from process 0; without --threads the
@@ -232,140 +279,76 @@ Test(mpi, two_processes_match_one_process_step_by_step)
        --log-every 25 steps after the last shown */
     cr_expect_eq(count_lines(r.err, "valid step "), 5, "%s", r.err);
     run_free(&r);
-    char *la = strf("%s.log.jsonl", one), *lb = strf("%s.log.jsonl", two);
+    char *la = strf("%s.log.jsonl", f.a), *lb = strf("%s.log.jsonl", f.b);
     cr_expect_eq(count_in_file(lb, "{\"event\": \"start\""), 1);
     cr_expect_eq(count_in_file(lb, "\"processes\": 2}"), 1);
     cr_expect_eq(count_in_file(la, "\"processes\""), 0);
-    expect_same_losses(la, lb, 1, 50, REL);
-    char *lasta = strf("%s.last", one), *lastb = strf("%s.last", two);
-    expect_close_weights(lasta, lastb, REL);
-    free(lasta);
-    free(lastb);
     free(la);
     free(lb);
-    free(one);
-    free(two);
-    free(data);
-    rm_rf(dir);
-    free(dir);
+    expect_same_runs(f.a, f.b, 1, 50, REL, false);
+    fix_free(&f);
 }
 
 /* The same for the Transformer (every position at once, layer norms, its own output
    layer): 30 steps, dropout off. */
 Test(mpi, a_transformer_on_two_processes_matches_one_process)
 {
-    char *dir = sample_prepared_dir();
-    char *data = strf("%s/data", dir), *one = strf("%s/one.s2s", dir), *two = strf("%s/two.s2s", dir);
-    for (int np = 1; np <= 2; np++) {
-        RunResult r = MPIRUN(np, "train", data, "-o", np == 1 ? one : two, "--steps", "30", "--valid-every", "10",
-                             "--arch", "transformer", "--model-dim", "32", "--ff", "64", "--heads", "2",
-                             "--layers", "1", "--dropout", "0", "--warmup", "10", "--threads", "1", "--quiet",
-                             "--precision", "f32");
-        cr_assert_eq(r.status, 0, "%s", r.err);
-        run_free(&r);
-    }
-    char *la = strf("%s.log.jsonl", one), *lb = strf("%s.log.jsonl", two);
-    expect_same_losses(la, lb, 1, 30, REL);
-    char *lasta = strf("%s.last", one), *lastb = strf("%s.last", two);
-    expect_close_weights(lasta, lastb, REL);
-    free(lasta);
-    free(lastb);
-    free(la);
-    free(lb);
-    free(one);
-    free(two);
-    free(data);
-    rm_rf(dir);
-    free(dir);
+    Fix f = fix_new();
+    for (int np = 1; np <= 2; np++)
+        MPIRUN_OK(np, "train", f.data, "-o", np == 1 ? f.a : f.b, "--steps", "30", "--valid-every", "10", "--arch",
+                  "transformer", "--model-dim", "32", "--ff", "64", "--heads", "2", "--layers", "1", "--dropout",
+                  "0", "--warmup", "10", "--threads", "1", "--quiet", "--precision", "f32");
+    expect_same_runs(f.a, f.b, 1, 30, REL, false);
+    fix_free(&f);
 }
 
 /* Continued training (--init) on two processes takes the steps of one process: both
    start from the same base model. */
 Test(mpi, a_finetuning_run_on_two_processes_matches_one_process)
 {
-    char *dir = sample_prepared_dir();
-    char *data = strf("%s/data", dir), *base = strf("%s/base.s2s", dir);
-    char *one = strf("%s/one.s2s", dir), *two = strf("%s/two.s2s", dir);
-    RunResult r = MPIRUN(1, "train", data, "-o", base, "--steps", "10", "--model-dim", "32", "--ff", "64",
-                         "--heads", "2", "--layers", "1", "--threads", "1", "--quiet");
-    cr_assert_eq(r.status, 0, "%s", r.err);
-    run_free(&r);
-    for (int np = 1; np <= 2; np++) {
-        r = MPIRUN(np, "train", data, "-o", np == 1 ? one : two, "--init", base, "--steps", "12", "--valid-every",
-                   "6", "--dropout", "0", "--threads", "1", "--quiet", "--precision", "f32");
-        cr_assert_eq(r.status, 0, "%s", r.err);
-        run_free(&r);
-    }
-    char *la = strf("%s.log.jsonl", one), *lb = strf("%s.log.jsonl", two);
-    expect_same_losses(la, lb, 1, 12, REL);
-    char *lasta = strf("%s.last", one), *lastb = strf("%s.last", two);
-    expect_close_weights(lasta, lastb, REL);
-    free(lasta);
-    free(lastb);
-    free(la);
-    free(lb);
-    free(one);
-    free(two);
+    Fix f = fix_new();
+    char *base = strf("%s/base.s2s", f.dir);
+    MPIRUN_OK(1, "train", f.data, "-o", base, "--steps", "10", "--model-dim", "32", "--ff", "64", "--heads", "2",
+              "--layers", "1", "--threads", "1", "--quiet");
+    for (int np = 1; np <= 2; np++)
+        MPIRUN_OK(np, "train", f.data, "-o", np == 1 ? f.a : f.b, "--init", base, "--steps", "12", "--valid-every",
+                  "6", "--dropout", "0", "--threads", "1", "--quiet", "--precision", "f32");
+    expect_same_runs(f.a, f.b, 1, 12, REL, false);
     free(base);
-    free(data);
-    rm_rf(dir);
-    free(dir);
+    fix_free(&f);
 }
 
 /* A fault of the data that every process meets alike is reported once, by process 0,
    and nothing is written. */
 Test(mpi, an_error_of_every_process_is_reported_once)
 {
-    char *dir = sample_prepared_dir();
-    char *data = strf("%s/data", dir), *model = strf("%s/m.s2s", dir);
-    char *before = dir_snapshot(dir);
-    RunResult r = MPIRUN(2, "train", data, "-o", model, "--steps", "5", "--arch", "transformer", "--model-dim",
+    Fix f = fix_new();
+    char *before = dir_snapshot(f.dir);
+    RunResult r = MPIRUN(2, "train", f.data, "-o", f.a, "--steps", "5", "--arch", "transformer", "--model-dim",
                          "32", "--ff", "64", "--heads", "2", "--layers", "1", "--positions", "learned",
                          "--max-positions", "4", "--threads", "1", "--quiet");
     cr_expect_neq(r.status, 0);
     cr_expect_eq(count_lines(r.err, "s2s: "), 1, "%s", r.err);
-    char *want = strf("s2s: %s: --max-positions 4 is too small for the longest pairs", data);
+    char *want = strf("s2s: %s: --max-positions 4 is too small for the longest pairs", f.data);
     cr_expect(strstr(r.err, want), "%s", r.err);
-    char *after = dir_snapshot(dir);
+    char *after = dir_snapshot(f.dir);
     cr_expect_str_eq(after, before);
     run_free(&r);
     free(after);
     free(want);
     free(before);
-    free(model);
-    free(data);
-    rm_rf(dir);
-    free(dir);
+    fix_free(&f);
 }
 
 /* The same number of processes gives the same run bit for bit, dropout included. */
 Test(mpi, the_same_process_count_gives_the_same_run)
 {
-    char *dir = sample_prepared_dir();
-    char *data = strf("%s/data", dir), *a = strf("%s/a.s2s", dir), *b = strf("%s/b.s2s", dir);
-    for (int k = 0; k < 2; k++) {
-        RunResult r = MPIRUN(2, "train", data, "-o", k ? b : a, "--steps", "15", "--valid-every", "5",
-                             "--dropout", "0.2", SMALL);
-        cr_assert_eq(r.status, 0, "%s", r.err);
-        run_free(&r);
-    }
-    char *la = strf("%s.log.jsonl", a), *lb = strf("%s.log.jsonl", b);
-    expect_same_losses(la, lb, 1, 15, 0);
-    char *va = valid_lines(la), *vb = valid_lines(lb);
-    cr_expect_str_eq(va, vb);
-    char *lasta = strf("%s.last", a), *lastb = strf("%s.last", b);
-    expect_close_weights(lasta, lastb, 0);
-    free(lasta);
-    free(lastb);
-    free(va);
-    free(vb);
-    free(la);
-    free(lb);
-    free(a);
-    free(b);
-    free(data);
-    rm_rf(dir);
-    free(dir);
+    Fix f = fix_new();
+    for (int k = 0; k < 2; k++)
+        MPIRUN_OK(2, "train", f.data, "-o", k ? f.b : f.a, "--steps", "15", "--valid-every", "5", "--dropout", "0.2",
+                  SMALL);
+    expect_same_runs(f.a, f.b, 1, 15, 0, true);
+    fix_free(&f);
 }
 
 /* Every process maps the same train.ids: two processes give the same run bit for bit
@@ -373,47 +356,41 @@ Test(mpi, the_same_process_count_gives_the_same_run)
    damaged train.ids is refused in one line, nothing written. */
 Test(mpi, every_process_maps_the_same_ids_file)
 {
-    char *dir = sample_prepared_dir();
-    char *data = strf("%s/data", dir), *old = strf("%s/old", dir);
-    char *cmd = strf("cp -r '%s' '%s' && rm '%s/train.ids' '%s/valid.ids' '%s/test.ids'", data, old, old, old,
+    Fix f = fix_new();
+    char *old = strf("%s/old", f.dir);
+    char *cmd = strf("cp -r '%s' '%s' && rm '%s/train.ids' '%s/valid.ids' '%s/test.ids'", f.data, old, old, old,
                      old);
     cr_assert_eq(system(cmd), 0);
-    char *a = strf("%s/a.s2s", dir), *b = strf("%s/b.s2s", dir);
-    for (int k = 0; k < 2; k++) {
-        RunResult r = MPIRUN(2, "train", k ? old : data, "-o", k ? b : a, "--steps", "15", "--valid-every", "5",
-                             "--dropout", "0.2", SMALL);
-        cr_assert_eq(r.status, 0, "%s", r.err);
-        run_free(&r);
-    }
-    char *la = strf("%s.log.jsonl", a), *lb = strf("%s.log.jsonl", b);
-    expect_same_losses(la, lb, 1, 15, 0);
-    char *va = valid_lines(la), *vb = valid_lines(lb);
-    cr_expect_str_eq(va, vb);
-    char *lasta = strf("%s.last", a), *lastb = strf("%s.last", b);
-    expect_close_weights(lasta, lastb, 0);
+    for (int k = 0; k < 2; k++)
+        MPIRUN_OK(2, "train", k ? old : f.data, "-o", k ? f.b : f.a, "--steps", "15", "--valid-every", "5",
+                  "--dropout", "0.2", SMALL);
+    expect_same_runs(f.a, f.b, 1, 15, 0, true);
 
-    char *ids = strf("%s/train.ids", data);
-    FILE *f = fopen(ids, "r+b");
-    cr_assert_not_null(f);
-    cr_assert_eq(fseek(f, -2, SEEK_END), 0);
-    cr_assert_eq(fputc(0x55, f), 0x55);
-    fclose(f);
-    char *m = strf("%s/m.s2s", dir);
-    char *before = dir_snapshot(dir);
-    RunResult r = MPIRUN(2, "train", data, "-o", m, "--steps", "5", SMALL);
+    char *ids = strf("%s/train.ids", f.data);
+    FILE *fp = fopen(ids, "r+b");
+    cr_assert_not_null(fp);
+    cr_assert_eq(fseek(fp, -2, SEEK_END), 0);
+    cr_assert_eq(fputc(0x55, fp), 0x55);
+    fclose(fp);
+    char *m = strf("%s/m.s2s", f.dir);
+    char *before = dir_snapshot(f.dir);
+    RunResult r = MPIRUN(2, "train", f.data, "-o", m, "--steps", "5", SMALL);
     cr_expect_eq(r.status, 1);
     cr_expect_eq(count_lines(r.err, "s2s: "), 1, "%s", r.err);
     char *want = strf("s2s: %s: checksum mismatch (the file is damaged); run 's2s prepare' again to rewrite it\n",
                       ids);
     cr_expect(strstr(r.err, want), "%s", r.err);
-    char *after = dir_snapshot(dir);
+    char *after = dir_snapshot(f.dir);
     cr_expect_str_eq(after, before);
     run_free(&r);
-    free(after); free(before); free(want); free(m); free(ids);
-    free(lasta); free(lastb); free(va); free(vb); free(la); free(lb);
-    free(a); free(b); free(cmd); free(old); free(data);
-    rm_rf(dir);
-    free(dir);
+    free(after);
+    free(before);
+    free(want);
+    free(m);
+    free(ids);
+    free(cmd);
+    free(old);
+    fix_free(&f);
 }
 
 /* Validation is split across the processes and its sums added up: with the same
@@ -421,15 +398,12 @@ Test(mpi, every_process_maps_the_same_ids_file)
    perplexity and BLEU, digit for digit. */
 Test(mpi, split_validation_equals_one_process)
 {
-    char *dir = sample_prepared_dir();
-    char *data = strf("%s/data", dir);
+    Fix f = fix_new();
     char *want = NULL;
     for (int np = 1; np <= 3; np++) {
-        char *model = strf("%s/v%d.s2s", dir, np), *log = strf("%s.log.jsonl", model);
-        RunResult r = MPIRUN(np, "train", data, "-o", model, "--steps", "10", "--valid-every", "5", "--lr", "0",
-                             "--lr-schedule", "constant", "--batch", "16", SMALL);
-        cr_assert_eq(r.status, 0, "%d processes: %s", np, r.err);
-        run_free(&r);
+        char *model = strf("%s/v%d.s2s", f.dir, np), *log = strf("%s.log.jsonl", model);
+        MPIRUN_OK(np, "train", f.data, "-o", model, "--steps", "10", "--valid-every", "5", "--lr", "0",
+                  "--lr-schedule", "constant", "--batch", "16", SMALL);
         char *v = valid_lines(log);
         /* steps 5 and 10 (epoch ends come every 20 batches of 16) */
         cr_expect_eq(count_in_file(log, "{\"event\": \"valid\""), 2, "%s", v);
@@ -444,9 +418,7 @@ Test(mpi, split_validation_equals_one_process)
         free(model);
     }
     free(want);
-    free(data);
-    rm_rf(dir);
-    free(dir);
+    fix_free(&f);
 }
 
 /* MODEL.state does not depend on the number of processes: 20 steps on two, resumed
@@ -454,47 +426,29 @@ Test(mpi, split_validation_equals_one_process)
    one. */
 Test(mpi, a_state_saved_by_two_processes_resumes_on_one_and_three)
 {
-    char *dir = sample_prepared_dir();
-    char *data = strf("%s/data", dir), *straight = strf("%s/s.s2s", dir);
-    RunResult r = MPIRUN(1, "train", data, "-o", straight, "--steps", "40", "--valid-every", "10", "--dropout",
-                         "0", SMALL);
-    cr_assert_eq(r.status, 0, "%s", r.err);
-    run_free(&r);
-    char *logs = strf("%s.log.jsonl", straight), *lasts = strf("%s.last", straight);
+    Fix f = fix_new();
+    MPIRUN_OK(1, "train", f.data, "-o", f.a, "--steps", "40", "--valid-every", "10", "--dropout", "0", SMALL);
     for (int np = 1; np <= 3; np += 2) {
-        char *sub = strf("%s/n%d", dir, np), *model = strf("%s/m.s2s", sub);
+        char *sub = strf("%s/n%d", f.dir, np), *model = strf("%s/m.s2s", sub);
         cr_assert_eq(mkdir(sub, 0755), 0);
-        r = MPIRUN(2, "train", data, "-o", model, "--steps", "20", "--valid-every", "10", "--dropout", "0", SMALL);
-        cr_assert_eq(r.status, 0, "%s", r.err);
-        run_free(&r);
-        r = MPIRUN(np, "train", "-o", model, "--resume", "--steps", "40", "--threads", "1", "--quiet");
-        cr_assert_eq(r.status, 0, "%d processes: %s", np, r.err);
-        run_free(&r);
-        char *log = strf("%s.log.jsonl", model), *last = strf("%s.last", model);
+        MPIRUN_OK(2, "train", f.data, "-o", model, "--steps", "20", "--valid-every", "10", "--dropout", "0", SMALL);
+        MPIRUN_OK(np, "train", "-o", model, "--resume", "--steps", "40", "--threads", "1", "--quiet");
+        char *log = strf("%s.log.jsonl", model);
         cr_expect_eq(count_in_file(log, "{\"event\": \"resume\", \"step\": 20,"), 1);
-        expect_same_losses(logs, log, 21, 20, REL);
-        expect_close_weights(lasts, last, REL);
+        expect_same_runs(f.a, model, 21, 20, REL, false);
         free(log);
-        free(last);
         free(model);
         free(sub);
     }
-    free(logs);
-    free(lasts);
-    free(straight);
-    free(data);
-    rm_rf(dir);
-    free(dir);
+    fix_free(&f);
 }
 
 /* --time: process 0's clock decides, and every process stops after the same step. */
 Test(mpi, the_time_limit_stops_every_process_together)
 {
-    char *dir = sample_prepared_dir();
-    char *data = strf("%s/data", dir), *model = strf("%s/m.s2s", dir), *log = strf("%s.log.jsonl", model);
-    RunResult r = MPIRUN(2, "train", data, "-o", model, "--time", "0.02", "--valid-every", "0", SMALL);
-    cr_assert_eq(r.status, 0, "%s", r.err);
-    run_free(&r);
+    Fix f = fix_new();
+    char *log = strf("%s.log.jsonl", f.a);
+    MPIRUN_OK(2, "train", f.data, "-o", f.a, "--time", "0.02", "--valid-every", "0", SMALL);
     char *text = slurp(log, NULL);
     cr_assert_not_null(text);
     char *stop = strstr(text, "{\"event\": \"stop\", \"reason\": \"time\", \"step\": ");
@@ -506,11 +460,15 @@ Test(mpi, the_time_limit_stops_every_process_together)
     cr_expect(elapsed >= 1.2 && elapsed < 30, "elapsed %g", elapsed);
     free(text);
     free(log);
-    free(model);
-    free(data);
-    rm_rf(dir);
-    free(dir);
+    fix_free(&f);
 }
+
+/* The arguments of a run on two processes that trains data into model until it is
+   stopped (printing no step lines on the way). */
+#define UNTIL_STOPPED(data, model)                                                                           \
+    "train", (data), "-o", (model), "--epochs", "100000", "--valid-every", "0", "--log-every", "1000000", \
+        "--emb", "16", "--hidden", "16", "--dec-hidden", "16", "--attn-size", "16", "--deep-out", "16",    \
+        "--threads", "1"
 
 /* Waits until the log holds at least n step lines (30 s at most). */
 static void wait_steps(const char *log, int n)
@@ -550,23 +508,17 @@ static void expect_saved_and_resumable(const char *out_path, const char *data, c
    together, process 0 saves, and everything exits 0. */
 Test(mpi, sigusr1_to_mpirun_stops_every_process_and_exits_0)
 {
-    char *dir = sample_prepared_dir();
-    char *data = strf("%s/data", dir), *model = strf("%s/m.s2s", dir), *outp = strf("%s/out", dir);
-    char *log = strf("%s.log.jsonl", model);
-    const char *args[] = {"train", data, "-o", model, "--epochs", "100000", "--valid-every", "0", "--log-every",
-                          "1000000", "--emb", "16", "--hidden", "16", "--dec-hidden", "16", "--attn-size", "16",
-                          "--deep-out", "16", "--threads", "1", NULL};
+    Fix f = fix_new();
+    char *outp = strf("%s/out", f.dir), *log = strf("%s.log.jsonl", f.a);
+    const char *args[] = {UNTIL_STOPPED(f.data, f.a), NULL};
     pid_t pid = spawn_mpirun(2, args, outp);
     wait_steps(log, 3);
     kill(pid, SIGUSR1);
     cr_expect_eq(wait_exit(pid), 0);
-    expect_saved_and_resumable(outp, data, model);
+    expect_saved_and_resumable(outp, f.data, f.a);
     free(log);
     free(outp);
-    free(model);
-    free(data);
-    rm_rf(dir);
-    free(dir);
+    fix_free(&f);
 }
 
 /* SIGINT to mpirun (Ctrl-C): Open MPI's mpirun sends the processes SIGTERM after
@@ -575,12 +527,9 @@ Test(mpi, sigusr1_to_mpirun_stops_every_process_and_exits_0)
    itself exits 1, as after any abort. */
 Test(mpi, sigint_to_mpirun_saves_and_the_run_resumes, .timeout = 120)
 {
-    char *dir = sample_prepared_dir();
-    char *data = strf("%s/data", dir), *model = strf("%s/m.s2s", dir), *outp = strf("%s/out", dir);
-    char *log = strf("%s.log.jsonl", model);
-    const char *args[] = {"train", data, "-o", model, "--epochs", "100000", "--valid-every", "0", "--log-every",
-                          "1000000", "--emb", "16", "--hidden", "16", "--dec-hidden", "16", "--attn-size", "16",
-                          "--deep-out", "16", "--threads", "1", NULL};
+    Fix f = fix_new();
+    char *outp = strf("%s/out", f.dir), *log = strf("%s.log.jsonl", f.a);
+    const char *args[] = {UNTIL_STOPPED(f.data, f.a), NULL};
     setenv("OMPI_MCA_odls_base_sigkill_timeout", "5", 1);
     pid_t pid = spawn_mpirun(2, args, outp);
     unsetenv("OMPI_MCA_odls_base_sigkill_timeout");
@@ -590,13 +539,10 @@ Test(mpi, sigint_to_mpirun_saves_and_the_run_resumes, .timeout = 120)
     char *out = slurp(outp, NULL);
     cr_expect(!strstr(out, "signal 9") && !strstr(out, "Killed"), "%s", out);
     free(out);
-    expect_saved_and_resumable(outp, data, model);
+    expect_saved_and_resumable(outp, f.data, f.a);
     free(log);
     free(outp);
-    free(model);
-    free(data);
-    rm_rf(dir);
-    free(dir);
+    fix_free(&f);
 }
 
 /* The pid of the process of rank `rank` among the children of mpirun (-1 if none). */
@@ -635,10 +581,10 @@ static pid_t child_of_rank(pid_t parent, int rank)
    checkpoint load, and --resume continues from it. */
 Test(mpi, a_killed_process_ends_the_job_and_the_run_resumes)
 {
-    char *dir = sample_prepared_dir();
-    char *data = strf("%s/data", dir), *model = strf("%s/m.s2s", dir), *outp = strf("%s/out", dir);
-    char *log = strf("%s.log.jsonl", model);
-    const char *args[] = {"train", data, "-o", model, "--epochs", "100000", "--valid-every", "3", "--emb", "16",
+    Fix f = fix_new();
+    const char *model = f.a;
+    char *outp = strf("%s/out", f.dir), *log = strf("%s.log.jsonl", model);
+    const char *args[] = {"train", f.data, "-o", model, "--epochs", "100000", "--valid-every", "3", "--emb", "16",
                           "--hidden", "16", "--dec-hidden", "16", "--attn-size", "16", "--deep-out", "16",
                           "--threads", "1", "--quiet", NULL};
     pid_t pid = spawn_mpirun(2, args, outp);
@@ -671,8 +617,5 @@ Test(mpi, a_killed_process_ends_the_job_and_the_run_resumes)
     free(state);
     free(log);
     free(outp);
-    free(model);
-    free(data);
-    rm_rf(dir);
-    free(dir);
+    fix_free(&f);
 }
