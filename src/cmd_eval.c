@@ -146,7 +146,7 @@ int cmd_eval(int argc, char **argv)
     }
     Evaluation ev;
     const EvalNames names = {po.tsv, po.models, dm.n};
-    if (evaluate_run_cons(&ev, &mf, &names, &c, &po.d.to, (const char *const *)texts, tlens, cons, &e) != 0)
+    if (evaluate_run(&ev, &mf, &names, &c, &po.d.to, (const char *const *)texts, tlens, cons, &e) != 0)
         die_err(&e);
     ev.precision = precision_names[po.d.prec];
     if (po.by_length && evaluate_by_length(&ev, &c, &e) != 0)

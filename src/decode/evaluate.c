@@ -89,14 +89,8 @@ static int score(Evaluation *ev, const Corpus *c, Err *e)
 }
 
 int evaluate_run(Evaluation *ev, ModelFile *mf, const EvalNames *names, const Corpus *c,
-                 const TranslateOpts *o, Err *e)
-{
-    return evaluate_run_cons(ev, mf, names, c, o, NULL, NULL, NULL, e);
-}
-
-int evaluate_run_cons(Evaluation *ev, ModelFile *mf, const EvalNames *names, const Corpus *c,
-                      const TranslateOpts *o, const char *const *text, const size_t *text_len,
-                      const TranslateCons *cons, Err *e)
+                 const TranslateOpts *o, const char *const *text, const size_t *text_len,
+                 const TranslateCons *cons, Err *e)
 {
     memset(ev, 0, sizeof *ev);
     ev->text = text;

@@ -42,22 +42,21 @@ typedef struct Evaluation {
     char **hyp;            /* (sources) the translation of each distinct source */
     bool have_by_length;   /* by_length is filled (evaluate_by_length) */
     BylenBucket by_length[BYLEN_BUCKETS];
-    /* evaluate_run_cons: each corpus line's source text and constraints (the caller's) */
+    /* evaluate_run: each corpus line's source text and constraints (the caller's) */
     const char *const *text;
     const size_t *text_len;
     const TranslateCons *cons;
 } Evaluation;
 
-/* Translates and scores c with mf (its ensemble when names->nmodels > 1). Returns 0,
-   or -1 with e set ("NAME:LINE: ...", NAME the corpus's) and *ev empty. */
+/* Translates and scores c with mf (its ensemble when names->nmodels > 1). With text
+   not NULL, line i's source is text[i][0..text_len[i]) with the constraints cons[i]
+   (cons may be NULL: none; eval --constraints: the corpus's source column holds JSON
+   lines, which group the lines; the arrays are the caller's and must outlive ev); with
+   text NULL, the corpus's source column. Returns 0, or -1 with e set ("NAME:LINE:
+   ...", NAME the corpus's) and *ev empty. */
 int evaluate_run(Evaluation *ev, ModelFile *mf, const EvalNames *names, const Corpus *c,
-                 const TranslateOpts *o, Err *e);
-/* The same where line i's source is text[i][0..text_len[i]) with the constraints cons[i]
-   (eval --constraints: the corpus's source column holds JSON lines, which group the
-   lines; the arrays are the caller's and must outlive ev). */
-int evaluate_run_cons(Evaluation *ev, ModelFile *mf, const EvalNames *names, const Corpus *c,
-                      const TranslateOpts *o, const char *const *text, const size_t *text_len,
-                      const TranslateCons *cons, Err *e);
+                 const TranslateOpts *o, const char *const *text, const size_t *text_len,
+                 const TranslateCons *cons, Err *e);
 
 /* Fills ev->by_length from the translations of a finished evaluate_run of c: the
    distinct sources by their word count, each standing for its corpus lines. Returns

@@ -6,8 +6,6 @@
 
 #include "base/err.h"
 
-void ngram_init(NgramTable *t) { memset(t, 0, sizeof *t); }
-
 void ngram_free(NgramTable *t)
 {
     free(t->e);

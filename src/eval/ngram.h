@@ -34,7 +34,8 @@ typedef struct NgramEntry {
     uint64_t hash;             /* ngram_hash of the key */
 } NgramEntry;
 
-/* Open-addressing hash table; entries are stored densely in insertion order. */
+/* Open-addressing hash table; entries are stored densely in insertion order. An
+   all-zero table is empty and ready. */
 typedef struct NgramTable {
     NgramEntry *e;
     size_t len, cap;
@@ -42,7 +43,6 @@ typedef struct NgramTable {
     size_t nslots;   /* power of two, or 0 */
 } NgramTable;
 
-void ngram_init(NgramTable *t);
 void ngram_free(NgramTable *t);
 /* Forgets all entries (cost proportional to the number of entries). */
 void ngram_clear(NgramTable *t);

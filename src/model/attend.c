@@ -4,7 +4,6 @@
 #include <string.h>
 
 #include "base/err.h"
-#include "model/rnn.h"
 #include "nn/attention.h"
 #include "nn/linalg.h"
 #include "nn/ops.h"

@@ -41,20 +41,13 @@ const char *attn_name(AttnKind a) { return attn_names[a]; }
 const char *local_name(LocalKind l) { return local_names[l]; }
 const char *bridge_name(BridgeKind b) { return bridge_names[b]; }
 
-static int lookup(const char *const *names, int n, const char *s)
+int attn_from_name(const char *s)
 {
-    for (int i = 0; i < n; i++)
-        if (strcmp(names[i], s) == 0)
+    for (int i = 0; i < ATT_KINDS; i++)
+        if (strcmp(attn_names[i], s) == 0)
             return i;
     return -1;
 }
-
-int attn_from_name(const char *s) { return lookup(attn_names, ATT_KINDS, s); }
-int local_from_name(const char *s) { return lookup(local_names, LOCAL_KINDS, s); }
-int bridge_from_name(const char *s) { return lookup(bridge_names, BRIDGE_KINDS, s); }
-int arch_from_name(const char *s) { return lookup(arch_names, ARCH_KINDS, s); }
-int norm_from_name(const char *s) { return lookup(norm_names, NORM_KINDS, s); }
-int pos_from_name(const char *s) { return lookup(pos_names, POS_KINDS, s); }
 
 int model_key_size(const ModelConfig *c)
 {

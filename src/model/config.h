@@ -88,13 +88,8 @@ const char *cell_name(Cell c);
 const char *attn_name(AttnKind a);
 const char *local_name(LocalKind l);
 const char *bridge_name(BridgeKind b);
-/* Name lookups for options and the model file; -1 when unknown. */
+/* The attention kind named s (attn_names), or -1 when unknown. */
 int attn_from_name(const char *s);
-int local_from_name(const char *s);
-int bridge_from_name(const char *s);
-int arch_from_name(const char *s);
-int norm_from_name(const char *s);
-int pos_from_name(const char *s);
 
 /* Luong's path: every mechanism but Bahdanau's. */
 static inline bool model_luong(const ModelConfig *c) { return c->attention != ATT_BAHDANAU; }
