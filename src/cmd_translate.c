@@ -338,9 +338,10 @@ static void translate_chunk(const TrOpts *po, ModelFile *mf, const TranslateOpts
     buf_free(&pic);
     /* every head of the layer: the same search (deterministic), each head's weights */
     for (int h = 0; po->attention_heads && h < mf->model.cfg.heads; h++) {
-        model_show_attention(&mf->model, mf->model.show_layer, h);
+        TranslateOpts toh = *to;
+        toh.attention_head = h + 1;
         TranslateResult rh;
-        if (translate_run(mf, &in, to, &rh, NULL, &e) != 0)
+        if (translate_run(mf, &in, &toh, &rh, NULL, &e) != 0)
             die_err(&e);
         for (int i = 0; i < n; i++)
             if (rh.align && rh.align[i].nsrc)
@@ -440,8 +441,8 @@ static void translate_stream(const TrOpts *po, ModelFile *mf, const TranslateOpt
     free(lens);
 }
 
-/* --attention-layer and --attention-heads: checked against the model, the layer set. */
-static void set_attention_layer(const TrOpts *po, ModelFile *mf)
+/* --attention-layer and --attention-heads, checked against the model. */
+static void check_attention_layer(const TrOpts *po, const ModelFile *mf)
 {
     int layers = model_attention_layers(&mf->model);
     if ((po->attention_layer || po->attention_heads) && layers == 0)
@@ -450,7 +451,6 @@ static void set_attention_layer(const TrOpts *po, ModelFile *mf)
     if (po->attention_layer > layers)
         die_usage("translate: --attention-layer %d: %s has %d decoder layers", po->attention_layer,
                   po->model, layers);
-    model_show_attention(&mf->model, po->attention_layer - 1, -1);
 }
 
 int cmd_translate(int argc, char **argv)
@@ -462,7 +462,7 @@ int cmd_translate(int argc, char **argv)
                  po.input && strcmp(po.input, "-") != 0 ? po.input : NULL, &dm);
     Err e;
     ModelFile mf = dm.use;
-    set_attention_layer(&po, &mf);
+    check_attention_layer(&po, &mf);
     if (po.glossary_path) {
         TokOpts so = text_src_opts(&mf.text);
         if (glossary_load(po.glossary_path, &so, po.glossary_ignore_case, &po.glossary, &e) != 0)
@@ -471,6 +471,7 @@ int cmd_translate(int argc, char **argv)
     TranslateOpts to = po.d.to;
     to.nbest = po.d.to.nbest ? po.d.to.nbest : 1;
     to.attention = po.show_attention || po.svg_dir;
+    to.attention_layer = po.attention_layer;
     if (po.svg_dir && dir_ensure(po.svg_dir, &e) != 0)
         die_err(&e);
     if (!po.nsent && !po.input && !po.d.output && !po.constraints && !po.glossary && isatty(STDIN_FILENO) &&

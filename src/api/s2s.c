@@ -199,7 +199,6 @@ s2s_translator *s2s_translator_load(const char *const *paths, int npaths,
         fail(err, S2S_ERR_ARGUMENT, &e);
         return NULL;
     }
-    model_show_attention(&tr->use.model, o.attention_layer - 1, -1);
     if (o.glossary) {
         TokOpts so = text_src_opts(&tr->use.text);
         if (glossary_load(o.glossary, &so, o.glossary_ignore_case, &tr->glossary, &e) != 0) {
@@ -276,7 +275,7 @@ s2s_result *s2s_translate(const s2s_translator *tr, const char *const *texts, in
     TranslateOpts to = {.batch = o.batch, .max_len = o.max_len, .beam = o.beam, .nbest = o.nbest,
                         .alpha = o.length_penalty, .replace_unk = o.replace_unk != 0,
                         .attention = o.attention != 0, .split = o.split != 0,
-                        .copy_numbers = o.copy_numbers != 0};
+                        .copy_numbers = o.copy_numbers != 0, .attention_layer = o.attention_layer};
 
     /* The JSON texts of the constraints option, and the glossary's terms, as
        `s2s translate` reads them (cmd_translate.c). */

@@ -613,6 +613,7 @@ int beam_decode(Model *m, const PairSet *d, const BeamOpts *o, BeamOut *out, Err
     int B = decode_fit_batch(m, max_s, max_t, o->batch < nn ? o->batch : nn, K, REC_PER_T,
                              REC_PER_TS(o->attention));
     Work *w = work_new(m, B * K, max_s, max_t, false);
+    work_show_attention(w, o->attention_layer - 1, o->attention_head - 1);
     BatchBuf bb;
     batch_buf_init(&bb, B * K, max_s, 1);
     const PairSet src = {.n = n, .src = d->src, .src_len = d->src_len};

@@ -96,6 +96,8 @@ typedef struct BeamOpts {
     int max_len;    /* output limit, 0: 2·source tokens + 10 (decode_limit) */
     double alpha;   /* length penalty exponent, >= 0 */
     bool attention; /* keep every hypothesis's attention rows */
+    int attention_layer, attention_head; /* which attention, as in TranslateOpts: 1-based;
+                                            0, the last layer and its heads' mean */
     const BeamCons *const *cons; /* (d->n) each sentence's constraints or NULL; NULL: none */
 } BeamOpts;
 

@@ -520,7 +520,8 @@ static int run_lines(ModelFile *mf, const TranslateInput *in, const TranslateOpt
     }
     PairSet d = {.n = src.n, .src = src.line, .src_len = src.len};
     BeamOpts bo = {.beam = K, .nbest = N, .batch = o->batch, .max_len = o->max_len,
-                   .alpha = o->alpha, .attention = o->attention, .cons = cons.ptr};
+                   .alpha = o->alpha, .attention = o->attention, .attention_layer = o->attention_layer,
+                   .attention_head = o->attention_head, .cons = cons.ptr};
     BeamOut h;
     if (beam_decode(m, &d, &bo, &h, e) != 0)
         BUG("%s", e->msg); /* the ids come from the model's own vocabulary */

@@ -47,6 +47,10 @@ typedef struct TranslateOpts {
     bool attention;   /* fill TranslateResult.align */
     bool split;       /* with nbest 1 and without attention: split lines into sentences */
     bool copy_numbers; /* a source's numbers (words of digits) are constraints of its output */
+    /* the attention that align and replace_unk use, of a Transformer (model_attention_layers
+       > 0; other models have one): decoder layer, 1-based, 0 the last; and its head,
+       1-based, 0 the mean of the heads */
+    int attention_layer, attention_head;
 } TranslateOpts;
 
 /* Counts over one call (optional). */

@@ -38,7 +38,6 @@ static void model_start(Model *m, const ModelConfig *cfg)
     memset(m, 0, sizeof *m);
     m->cfg = *cfg;
     m->ops = model_ops_for(cfg);
-    m->show_layer = m->show_head = -1;
     param_layout_init(&m->layout, cfg);
 }
 

@@ -121,7 +121,7 @@ static void ens_quantize(Model *m, Precision p)
 /* The attention shown is the first member's. */
 static int ens_attention_layers(const Model *m) { return model_attention_layers(&ens(m)->member[0]); }
 
-static void ens_show_attention(Model *m) { model_show_attention(&ens(m)->member[0], m->show_layer, m->show_head); }
+static void ens_show_attention(Work *w) { work_show_attention(((EnsWork *)w)->member[0], w->show_layer, w->show_head); }
 
 static const ModelOps ensemble_ops = {
     .name = "ensemble",
@@ -151,7 +151,6 @@ void model_ensemble_init(Model *e, Model *members, int n)
     x->member = members;
     e->impl = x;
     e->ops = &ensemble_ops;
-    e->show_layer = e->show_head = -1;
 }
 
 void model_ensemble_free(Model *e)

@@ -28,14 +28,6 @@ void model_init_random(Model *m, Rng *rng)
 
 int model_max_positions(const Model *m) { return m->ops->max_positions(m); }
 
-void model_show_attention(Model *m, int layer, int head)
-{
-    m->show_layer = layer;
-    m->show_head = head;
-    if (m->ops->show_attention)
-        m->ops->show_attention(m);
-}
-
 int model_attention_layers(const Model *m) { return m->ops->attention_layers(m); }
 
 void model_quantize(Model *m, const real *W, int rows, int cols, Precision p)
@@ -109,6 +101,7 @@ void work_base_init(Work *w, const Model *m, const WorkShape *s)
     w->max_t = s->max_t;
     w->kind = s->kind;
     w->training = s->kind == WORK_TRAIN;
+    w->show_layer = w->show_head = -1;
 }
 
 double work_nll(const Work *w) { return w->nll; }
@@ -122,6 +115,14 @@ const real *work_logits(const Work *w)
 const real *work_step_logits(const Work *w) { return w->logits; }
 
 const real *work_step_attention(const Work *w) { return w->ops->step_attention(w); }
+
+void work_show_attention(Work *w, int layer, int head)
+{
+    w->show_layer = layer;
+    w->show_head = head;
+    if (w->ops->show_attention)
+        w->ops->show_attention(w);
+}
 
 /* ------------------------------------------------------------------ training */
 

@@ -81,10 +81,10 @@ typedef struct ModelOps {
     /* the decoder step's matrices in p (m->quant), after model_set_precision freed them */
     void (*quantize)(Model *m, Precision p);
     /* the layers whose attention over the source can be shown one at a time
-       (show_layer, show_head), 0 when the model has one attention; and what
-       model_show_attention does besides setting them (NULL: nothing) */
+       (work_show_attention), 0 when the model has one attention; and what
+       work_show_attention does besides setting the Work's choice (NULL: nothing) */
     int (*attention_layers)(const Model *m);
-    void (*show_attention)(Model *m);
+    void (*show_attention)(Work *w);
 } ModelOps;
 
 struct Model {
@@ -94,10 +94,6 @@ struct Model {
     real *params; /* (layout.total) */
     real *grads;  /* (layout.total), NULL when the model only translates */
     void *impl;   /* the kind's own: views of params and grads, an ensemble's members */
-    /* Which attention work_step_attention shows (ops->layered_attention; a display
-       setting, not part of the model): layer 0-based, -1 the last; head 0-based, -1 the
-       mean of the heads. */
-    int show_layer, show_head;
     bool params_borrowed; /* params belong to someone else (a mapped model file) */
     QSet quant; /* decoding: the decoder step's matrices in bf16 or int8
                    (model_set_precision); empty in f32 */
@@ -125,10 +121,6 @@ void model_init_random(Model *m, Rng *rng);
    the least of its members'), or 0 when there is no limit. */
 int model_max_positions(const Model *m);
 
-/* Which attention work_step_attention shows from now on: of decoder layer `layer`
-   (0-based, -1 the last) and head `head` (0-based, -1 the mean of the heads), for
-   models with model_attention_layers > 0. */
-void model_show_attention(Model *m, int layer, int head);
 /* The decoder layers whose attention can be shown one at a time; 0 when the model has
    one attention (the recurrent model). */
 int model_attention_layers(const Model *m);
@@ -168,6 +160,10 @@ void model_encode(Model *m, Work *w, const Batch *b);
 void model_decode_step(Model *m, Work *w, const Batch *b, const int *prev, int t);
 const real *work_step_logits(const Work *w);   /* (B,Vt) of the last step */
 const real *work_step_attention(const Work *w); /* (B,S) of the last step */
+/* Which attention work_step_attention shows from now on, for models with
+   model_attention_layers > 0: of decoder layer `layer` (0-based, -1 the last) and head
+   `head` (0-based, -1 the mean of the heads). A new Work shows -1, -1. */
+void work_show_attention(Work *w, int layer, int head);
 
 /*
  * Beam search moves rows around (decode/beam.h). model_expand_rows, after model_encode

@@ -63,7 +63,7 @@ typedef struct TfWork {
     real *dec_ln, *dec_mean, *dec_rstd;
     const real *memory;        /* (S,B,d) the encoder's output */
     const real *top;           /* (Nt,d) the decoder's output */
-    real *ashow;               /* (B,S) decoding: the attention shown (Model.show_layer,
+    real *ashow;               /* (B,S) decoding: the attention shown (Work.show_layer,
                                   show_head) */
     /* gradients (training) */
     real *dx, *dy, *dtmp, *dln;  /* (max(S,T)·B, d) */
@@ -561,11 +561,11 @@ static void tf_decode_step(Model *m, Work *base, const Batch *b, const int *prev
     CHECK(base->kind == WORK_DECODE && t == base->T);
     decoder_forward(m, w, b, prev, 1, t, NULL);
     /* the attention shown: a layer's weights over the source (the last by default),
-       one head's or the heads' mean (m->show_layer, m->show_head) */
+       one head's or the heads' mean (base->show_layer, base->show_head) */
     TfWork *tw = w;
     int B = b->B, S = b->S, H = m->cfg.heads;
-    int layer = m->show_layer >= 0 && m->show_layer < m->cfg.layers ? m->show_layer : m->cfg.layers - 1;
-    int head = m->show_head < H ? m->show_head : -1;
+    int layer = base->show_layer >= 0 && base->show_layer < m->cfg.layers ? base->show_layer : m->cfg.layers - 1;
+    int head = base->show_head < H ? base->show_head : -1;
     const real *a = tw->dec[layer].sub[1].a; /* (B,H,1,S) */
     for (int r = 0; r < B; r++)
         for (int j = 0; j < S; j++) {

@@ -29,6 +29,8 @@ struct Work {
     real *rows_tmp; /* scratch of the row moves (work_gather_rows) */
     size_t rows_tmp_len;
     int B, S, T;  /* the batch currently held */
+    int show_layer, show_head; /* decoding: the attention work_step_attention shows
+                                  (work_show_attention) */
 };
 
 /* Fills the common part of a kind's Work for model m and shape s. */

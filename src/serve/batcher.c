@@ -24,7 +24,8 @@ static bool same_opts(const TranslateOpts *a, const TranslateOpts *b)
     return a->batch == b->batch && a->max_len == b->max_len && a->beam == b->beam &&
            a->nbest == b->nbest && a->alpha == b->alpha && a->replace_unk == b->replace_unk &&
            a->attention == b->attention && a->split == b->split &&
-           a->copy_numbers == b->copy_numbers;
+           a->copy_numbers == b->copy_numbers && a->attention_layer == b->attention_layer &&
+           a->attention_head == b->attention_head;
 }
 
 static bool joins(const ServeJob *first, const ServeJob *j)

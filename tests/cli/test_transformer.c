@@ -352,6 +352,49 @@ Test(transformer, attention_of_a_chosen_layer_and_of_every_head)
     free(dir);
 }
 
+/* --attention-heads on stdin: every batch read draws the heads' mean and each head
+   afresh, so that line 2, in a batch of its own, gets the pictures it gets when both
+   lines are translated in one pass (-i FILE). */
+Test(transformer, every_batch_of_a_stream_draws_the_mean_and_each_head)
+{
+    char *dir = tmpdir_new();
+    char *model = strf("%s/m.s2s", dir), *in = strf("%s/in.txt", dir);
+    ModelConfig c = fixture_transformer(NORM_POST, POS_SINUSOIDAL, fixture_src_size(), fixture_tgt_size());
+    Model m;
+    fixture_model_from(&m, &c, 77);
+    fixture_save(model, &m, NULL);
+    model_free(&m);
+    const char *text = "the cat sleeps\nthe dog eats\n";
+    write_file(in, text);
+    char *svg[2] = {strf("%s/stream", dir), strf("%s/file", dir)};
+    RunResult r[2] = {
+        RUN_S2S(text, "translate", model, "--batch", "1", "--attention-svg", svg[0], "--attention-heads"),
+        RUN_S2S(NULL, "translate", model, "-i", in, "--batch", "1", "--attention-svg", svg[1], "--attention-heads"),
+    };
+    for (int k = 0; k < 2; k++)
+        cr_assert_eq(r[k].status, 0, "%s", r[k].err);
+    cr_expect_str_eq(r[0].out, r[1].out);
+    const char *names[] = {"0002.svg", "0002.h1.svg", "0002.h2.svg", "0002.h3.svg"};
+    for (int i = 0; i < 4; i++) {
+        char *a = strf("%s/%s", svg[0], names[i]), *b = strf("%s/%s", svg[1], names[i]);
+        char *x = slurp(a, NULL), *y = slurp(b, NULL);
+        cr_assert(x && y, "%s, %s", a, b);
+        cr_expect_str_eq(x, y, "%s", names[i]);
+        free(x);
+        free(y);
+        free(a);
+        free(b);
+    }
+    for (int k = 0; k < 2; k++) {
+        run_free(&r[k]);
+        free(svg[k]);
+    }
+    free(in);
+    free(model);
+    rm_rf(dir);
+    free(dir);
+}
+
 /* --resume of a Transformer run: the run's architecture decides which flags apply, a
    flag that differs from the run is refused, and 20 + 20 steps give the weights of 40
    straight (dropout on, the generators' states saved). */
