@@ -25,24 +25,52 @@ void decode_args_start(const DecodeArgs *d, const char *const *inputs, size_t n)
     nn_set_threads(d->threads);
 }
 
-void decode_models_load(DecodeModels *dm, const char *const *paths, int n, Precision prec)
+/* The file dm->files[i] (paths[i]) joins dm: checked against the first, its decoding
+   products in prec. */
+static void decode_models_add(DecodeModels *dm, int i, const char *const *paths, Precision prec)
+{
+    Err e;
+    if (i && model_match_for_ensemble(&dm->files[0], paths[0], &dm->files[i], paths[i], &e) != 0)
+        die_err(&e);
+    model_set_precision(&dm->files[i].model, prec);
+    dm->members[i] = dm->files[i].model;
+}
+
+static void decode_models_alloc(DecodeModels *dm, int n)
 {
     CHECK(n >= 1);
-    Err e;
     dm->n = n;
     dm->files = XNEW(ModelFile, n);
     dm->members = XNEW(Model, n);
+}
+
+static void decode_models_finish(DecodeModels *dm)
+{
+    dm->use = dm->files[0];
+    if (dm->n > 1)
+        model_ensemble_init(&dm->use.model, dm->members, dm->n);
+}
+
+void decode_models_load(DecodeModels *dm, const char *const *paths, int n, Precision prec)
+{
+    decode_models_alloc(dm, n);
     for (int i = 0; i < n; i++) {
+        Err e;
         if (model_file_load(&dm->files[i], paths[i], false, &e) != 0)
             die_err(&e);
-        if (i && model_match_for_ensemble(&dm->files[0], paths[0], &dm->files[i], paths[i], &e) != 0)
-            die_err(&e);
-        model_set_precision(&dm->files[i].model, prec);
-        dm->members[i] = dm->files[i].model;
+        decode_models_add(dm, i, paths, prec);
     }
-    dm->use = dm->files[0];
-    if (n > 1)
-        model_ensemble_init(&dm->use.model, dm->members, n);
+    decode_models_finish(dm);
+}
+
+void decode_models_take(DecodeModels *dm, const ModelFile *files, const char *const *paths, int n, Precision prec)
+{
+    decode_models_alloc(dm, n);
+    for (int i = 0; i < n; i++) {
+        dm->files[i] = files[i];
+        decode_models_add(dm, i, paths, prec);
+    }
+    decode_models_finish(dm);
 }
 
 void decode_start(const DecodeArgs *d, const char *const *models, int n, const char *input,

@@ -188,14 +188,11 @@ int cmd_serve(int argc, char **argv)
     }
 
     /* the pairs: files of one direction form an ensemble, in the order given */
-    Direction *dir = XNEW(Direction, npos);
+    ModelFile *mfs = XNEW(ModelFile, npos);
     for (int i = 0; i < npos; i++) {
-        ModelFile mf;
         Err e;
-        if (model_file_load(&mf, pos[i], false, &e) != 0)
+        if (model_file_load(&mfs[i], pos[i], false, &e) != 0)
             die_err(&e);
-        dir[i] = mf.text.dir;
-        model_file_free(&mf);
     }
     nn_set_threads(o.d.threads);
     DecodeModels *dms = XNEW(DecodeModels, npos);
@@ -206,15 +203,17 @@ int cmd_serve(int argc, char **argv)
         if (taken[i])
             continue;
         const char **group = XNEW(const char *, npos);
+        ModelFile *members = XNEW(ModelFile, npos);
         int n = 0;
         Buf name = {0};
         for (int k = i; k < npos; k++)
-            if (!taken[k] && !strcmp(dir[k].name, dir[i].name)) {
+            if (!taken[k] && !strcmp(mfs[k].text.dir.name, mfs[i].text.dir.name)) {
                 taken[k] = true;
+                members[n] = mfs[k];
                 group[n++] = pos[k];
                 buf_printf(&name, "%s%s", name.len ? " " : "", pos[k]);
             }
-        decode_models_load(&dms[npairs], group, n, o.d.prec);
+        decode_models_take(&dms[npairs], members, group, n, o.d.prec);
         pairs[npairs] = (ServePair){.model = &dms[npairs].use, .name = buf_take(&name)};
         if (o.glossary) {
             Glossary *gl;
@@ -225,10 +224,11 @@ int cmd_serve(int argc, char **argv)
             pairs[npairs].glossary = gl;
         }
         npairs++;
+        free(members);
         free(group);
     }
     free(taken);
-    free(dir);
+    free(mfs);
 
     FILE *log = stderr;
     if (o.log && !(log = fopen(o.log, "a")))

@@ -92,6 +92,9 @@ typedef struct DecodeModels {
     ModelFile use;
 } DecodeModels;
 void decode_models_load(DecodeModels *dm, const char *const *paths, int n, Precision prec);
+/* The same over files already loaded from paths (files[0..n), which dm takes over:
+   decode_models_free frees them). */
+void decode_models_take(DecodeModels *dm, const ModelFile *files, const char *const *paths, int n, Precision prec);
 void decode_models_free(DecodeModels *dm);
 
 /* Before decoding: refuses an output that is an input, the model or a binary file
