@@ -25,6 +25,20 @@ void strtab_free(StrTab *t)
     memset(t, 0, sizeof *t);
 }
 
+void strtab_clear(StrTab *t)
+{
+    /* each string's slot is on its probe path from its hash; emptied slots are passed
+       over, as the search is for the id itself */
+    for (uint32_t id = 0; id < t->n; id++) {
+        size_t i = (size_t)t->hash[id] & t->mask;
+        while (t->slot[i] != id + 1)
+            i = (i + 1) & t->mask;
+        t->slot[i] = 0;
+    }
+    t->n = 0;
+    buf_clear(&t->arena);
+}
+
 static void place(StrTab *t, uint32_t id)
 {
     size_t i = (size_t)t->hash[id] & t->mask;

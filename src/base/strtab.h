@@ -43,6 +43,9 @@ typedef struct StrTab {
 void strtab_init(StrTab *t, size_t expect, bool counts);
 /* Releases everything and leaves t empty (freeing it twice is harmless). */
 void strtab_free(StrTab *t);
+/* Forgets every string (ids start again at 0) and keeps the room: cost proportional to
+   the number of strings, for a table refilled many times. */
+void strtab_clear(StrTab *t);
 
 /* The hash the table uses (64 bits, a multiply-xorshift over 8-byte words; the
    length is mixed in first, so tails that read the same bytes differ by it). */

@@ -6,14 +6,8 @@
 #include <string.h>
 #include <utf8proc.h>
 
+#include "base/strtab.h"
 #include "eval/ngram.h"
-
-/* A token of the current segment, interned: equal strings share one id. */
-typedef struct Interned {
-    uint32_t off, len; /* in BleuScratch.text */
-    uint32_t slot;
-    uint64_t hash;
-} Interned;
 
 struct BleuScratch {
     Buf a, b;        /* tokenizer passes */
@@ -23,10 +17,7 @@ struct BleuScratch {
     size_t nids, capids;
     size_t *start;   /* per source: first index in ids; start[k+1]-start[k] = length */
     size_t capstart;
-    Interned *tok;   /* distinct tokens; id = index */
-    size_t ntok, captok;
-    uint32_t *slots; /* token index + 1; 0 empty */
-    size_t nslots;
+    StrTab toks;     /* the segment's distinct tokens: equal strings share one id */
     NgramTable ng;
 };
 
@@ -414,70 +405,16 @@ void bleu_free(BleuStats *s)
         buf_free(&sc->text);
         free(sc->ids);
         free(sc->start);
-        free(sc->tok);
-        free(sc->slots);
+        strtab_free(&sc->toks);
         ngram_free(&sc->ng);
         free(sc);
     }
     memset(s, 0, sizeof *s);
 }
 
-static uint64_t hash_bytes(const char *p, size_t n)
-{
-    uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
-    for (size_t i = 0; i < n; i++) {
-        h ^= (unsigned char)p[i];
-        h *= 0x100000001b3ull;
-    }
-    return h ^ (h >> 31);
-}
-
-static size_t tok_probe(const struct BleuScratch *sc, uint64_t h, const char *p, uint32_t len)
-{
-    size_t mask = sc->nslots - 1, i = (size_t)h & mask;
-    while (sc->slots[i]) {
-        const Interned *t = &sc->tok[sc->slots[i] - 1];
-        if (t->hash == h && t->len == len && memcmp(sc->text.data + t->off, p, len) == 0)
-            break;
-        i = (i + 1) & mask;
-    }
-    return i;
-}
-
-static uint32_t intern(struct BleuScratch *sc, uint32_t off, uint32_t len)
-{
-    if ((sc->ntok + 1) * 2 > sc->nslots) {
-        size_t nslots = sc->nslots ? sc->nslots * 2 : 256;
-        free(sc->slots);
-        sc->slots = xcalloc(nslots, sizeof *sc->slots);
-        sc->nslots = nslots;
-        for (size_t k = 0; k < sc->ntok; k++) {
-            Interned *t = &sc->tok[k];
-            size_t i = tok_probe(sc, t->hash, sc->text.data + t->off, t->len);
-            sc->slots[i] = (uint32_t)(k + 1);
-            t->slot = (uint32_t)i;
-        }
-    }
-    const char *p = sc->text.data + off;
-    uint64_t h = hash_bytes(p, len);
-    size_t i = tok_probe(sc, h, p, len);
-    if (sc->slots[i])
-        return sc->slots[i] - 1;
-    if (sc->ntok == sc->captok) {
-        sc->captok = sc->captok ? sc->captok * 2 : 256;
-        sc->tok = xrealloc_array(sc->tok, sc->captok, sizeof *sc->tok);
-    }
-    CHECK(sc->ntok < UINT32_MAX);
-    sc->tok[sc->ntok] = (Interned){off, len, (uint32_t)i, h};
-    sc->slots[i] = (uint32_t)(++sc->ntok);
-    return (uint32_t)(sc->ntok - 1);
-}
-
 static void clear_segment(struct BleuScratch *sc)
 {
-    for (size_t k = 0; k < sc->ntok; k++)
-        sc->slots[sc->tok[k].slot] = 0;
-    sc->ntok = 0;
+    strtab_clear(&sc->toks);
     sc->nids = 0;
     buf_clear(&sc->text);
     ngram_clear(&sc->ng);
@@ -490,7 +427,6 @@ static int add_source(struct BleuScratch *sc, const BleuOpts *o, const char *str
     long n = tok_opts(str, o, &sc->a, &sc->b, &sc->low, &sc->text, bad);
     if (n < 0)
         return -1;
-    CHECK(sc->text.len < UINT32_MAX);
     if (sc->nids + (size_t)n > sc->capids) {
         while (sc->nids + (size_t)n > sc->capids)
             sc->capids = sc->capids ? sc->capids * 2 : 256;
@@ -501,7 +437,7 @@ static int add_source(struct BleuScratch *sc, const BleuOpts *o, const char *str
         size_t j = i;
         while (j < sc->text.len && sc->text.data[j] != ' ')
             j++;
-        sc->ids[sc->nids++] = intern(sc, (uint32_t)i, (uint32_t)(j - i));
+        sc->ids[sc->nids++] = strtab_intern(&sc->toks, sc->text.data + i, j - i);
         i = j + 1;
     }
     buf_putc(&sc->text, ' '); /* keeps the next source's first token apart */
@@ -514,8 +450,10 @@ int bleu_add(BleuStats *s, const char *hyp, const char *const *refs, size_t nref
     if (kept == 0)
         return ngram_no_ref_error(e);
 
-    if (!s->scratch)
+    if (!s->scratch) {
         s->scratch = xcalloc(1, sizeof *s->scratch);
+        strtab_init(&s->scratch->toks, 128, false);
+    }
     struct BleuScratch *sc = s->scratch;
     clear_segment(sc);
     if (kept + 2 > sc->capstart) {

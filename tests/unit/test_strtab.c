@@ -51,3 +51,30 @@ Test(strtab, grows_and_counts)
     cr_assert_str_eq(strtab_str(&t, 19999), "word19999");
     strtab_free(&t);
 }
+
+/* strtab_clear forgets every string and keeps the room: refilled, a table gives the ids
+   a fresh one gives, grown or not, with colliding slots emptied in any order. */
+Test(strtab, clear_forgets_every_string)
+{
+    StrTab t;
+    strtab_init(&t, 4, false);
+    char s[32];
+    for (int round = 0; round < 3; round++) {
+        int n = round == 1 ? 5000 : 40; /* round 1 grows the slots, round 2 refills few */
+        for (int i = 0; i < n; i++) {
+            int len = snprintf(s, sizeof s, "r%d-%d", round % 2, n - i);
+            cr_assert_eq(strtab_intern(&t, s, (size_t)len), (uint32_t)i);
+        }
+        cr_assert_eq(strtab_size(&t), (size_t)n);
+        size_t nslot = t.mask + 1;
+        strtab_clear(&t);
+        cr_assert_eq(strtab_size(&t), 0);
+        cr_assert_eq(t.mask + 1, nslot, "the room is kept");
+        for (size_t i = 0; i < nslot; i++)
+            cr_assert_eq(t.slot[i], 0, "slot %zu still used", i);
+        cr_assert_eq(strtab_find(&t, "r0-1", 4), STRTAB_NONE);
+    }
+    cr_assert_eq(strtab_intern(&t, "chat", 4), 0);
+    cr_assert_str_eq(strtab_str(&t, 0), "chat");
+    strtab_free(&t);
+}
