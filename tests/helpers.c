@@ -296,9 +296,8 @@ char *dir_snapshot(const char *dir)
     return out;
 }
 
-int spawn_s2s(const char *const *args, const char *out_path)
+int spawn_prog(const char *const *argv, const char *out_path)
 {
-    const char *s2s = s2s_bin();
     pid_t pid = fork();
     if (pid == 0) {
         int fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -306,16 +305,21 @@ int spawn_s2s(const char *const *args, const char *out_path)
             _exit(127);
         dup2(fd, 1);
         dup2(fd, 2);
-        const char *argv[64];
-        int n = 0;
-        argv[n++] = s2s;
-        for (int i = 0; args[i] && n < 63; i++)
-            argv[n++] = args[i];
-        argv[n] = NULL;
         execv(argv[0], (char *const *)argv);
         _exit(127);
     }
     return (int)pid;
+}
+
+int spawn_s2s(const char *const *args, const char *out_path)
+{
+    const char *argv[64];
+    int n = 0;
+    argv[n++] = s2s_bin();
+    for (int i = 0; args[i] && n < 63; i++)
+        argv[n++] = args[i];
+    argv[n] = NULL;
+    return spawn_prog(argv, out_path);
 }
 
 int wait_exit(int pid)

@@ -63,8 +63,10 @@ int dir_count(const char *path);
    equal snapshots mean nothing was created, removed or changed below dir. */
 char *dir_snapshot(const char *dir);
 
-/* Starts s2s (path from $S2S) with args (NULL-terminated, without the program name),
-   stdout and stderr to out_path, without waiting. */
+/* Starts the program argv[0] (a path) with argv (NULL-terminated), stdout and stderr to
+   out_path, without waiting: its pid (-1 when fork failed). */
+int spawn_prog(const char *const *argv, const char *out_path);
+/* The same for s2s (path from $S2S) with args (without the program name). */
 int spawn_s2s(const char *const *args, const char *out_path);
 /* Waits for a child: its exit status, or 128+signal when killed. */
 int wait_exit(int pid);

@@ -147,6 +147,13 @@ int fixture_tgt_id(const char *tok)
     return -1;
 }
 
+void fixture_chain_text(Model *m)
+{
+    const int chain[] = {fixture_tgt_id("j'"), fixture_tgt_id("ai"), fixture_tgt_id("vu"),
+                         fixture_tgt_id("le"), fixture_tgt_id("chat"), fixture_tgt_id("!")};
+    fixture_chain(m, chain, 6, 3);
+}
+
 void fixture_save(const char *path, const Model *m, const char *history)
 {
     fixture_save_dir(path, m, history, DIRECTION_EN_FR);

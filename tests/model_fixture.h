@@ -35,6 +35,11 @@ ModelConfig fixture_transformer(NormKind norm, PosKind pos, int vs, int vt);
    logits tie and <pad>, id 0, wins). next is usually <eos>. */
 void fixture_chain(Model *m, const int *chain, int n, int next);
 
+/* fixture_chain of a text model (fixture_text_model) through the target tokens
+   j' ai vu le chat ! to <eos>: every line with a token translates to CHAIN_OUT. */
+void fixture_chain_text(Model *m);
+#define CHAIN_OUT "j'ai vu le chat !"
+
 /* Every weight zeroed, out.proj.bias[tok] = 1: tok wins every step. */
 void fixture_constant(Model *m, int tok);
 

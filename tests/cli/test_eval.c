@@ -12,8 +12,6 @@
 #include "helpers.h"
 #include "model_fixture.h"
 
-#define CHAIN_OUT "j'ai vu le chat !"
-
 typedef struct Fix {
     char *dir, *chain, *random, *tsv, *out;
 } Fix;
@@ -28,9 +26,7 @@ static Fix fix_new(const char *tsv)
     Model m;
     fixture_text_model(&m, 9);
     fixture_save(f.random, &m, NULL);
-    const int chain[] = {fixture_tgt_id("j'"), fixture_tgt_id("ai"), fixture_tgt_id("vu"),
-                         fixture_tgt_id("le"), fixture_tgt_id("chat"), fixture_tgt_id("!")};
-    fixture_chain(&m, chain, 6, 3);
+    fixture_chain_text(&m);
     fixture_save(f.chain, &m, NULL);
     model_free(&m);
     write_file(f.tsv, tsv);

@@ -16,9 +16,6 @@
 #include "model/rnn.h"
 #include "model_fixture.h"
 
-/* Every non-empty line translates to this with the chain model below. */
-#define CHAIN_OUT "j'ai vu le chat !"
-
 typedef struct Fix {
     char *dir;
     char *chain;  /* model file: the chain j' ai vu le chat ! <eos> */
@@ -33,9 +30,7 @@ static Fix fix_new(void)
     Model m;
     fixture_text_model(&m, 9); /* seed 9: varied, non-empty outputs */
     fixture_save(f.random, &m, NULL);
-    const int chain[] = {fixture_tgt_id("j'"), fixture_tgt_id("ai"), fixture_tgt_id("vu"),
-                         fixture_tgt_id("le"), fixture_tgt_id("chat"), fixture_tgt_id("!")};
-    fixture_chain(&m, chain, 6, 3);
+    fixture_chain_text(&m);
     fixture_save(f.chain, &m, NULL);
     model_free(&m);
     return f;

@@ -82,17 +82,8 @@ static pid_t spawn_mpirun(int np, const char *const *args, const char *out_path)
 {
     const char *argv[64];
     mpirun_argv(argv, np, args);
-    pid_t pid = fork();
+    pid_t pid = spawn_prog(argv, out_path);
     cr_assert(pid >= 0);
-    if (pid == 0) {
-        int fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        if (fd < 0)
-            _exit(127);
-        dup2(fd, 1);
-        dup2(fd, 2);
-        execv(argv[0], (char *const *)argv);
-        _exit(127);
-    }
     return pid;
 }
 

@@ -18,9 +18,7 @@ static Fix fix_chain(void)
 {
     Fix f;
     fixture_text_model(&f.m, 1);
-    const int chain[] = {fixture_tgt_id("j'"), fixture_tgt_id("ai"), fixture_tgt_id("vu"),
-                         fixture_tgt_id("le"), fixture_tgt_id("chat"), fixture_tgt_id("!")};
-    fixture_chain(&f.m, chain, 6, 3);
+    fixture_chain_text(&f.m);
     fixture_vocabs(&f.src, &f.tgt);
     f.tc = (TextConfig){.dir = DIRECTION_EN_FR, .keep_case = false};
     return f;
