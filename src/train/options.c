@@ -121,12 +121,13 @@ static const OptRow rows[] = {
      .help = "each epoch, segment the training split anew with\n"
              "every BPE merge left out with probability P, so that\n"
              "words are seen in their pieces (default 0; decoding\n"
-             "and validation keep the fixed segmentation)"},
+             "and validation keep the fixed segmentation;\n"
+             "docs/quality.md, \"New sentences\")"},
     {REAL("--token-dropout", OPT_DOUBLE, token_dropout, 0, 0.9), FIXED | OPT_KEY_OPTIONAL,
      .key = "token_dropout", .arg = "P",
      .help = "replace each source and decoder-input token of a\n"
              "training batch by <unk> with probability P (default 0;\n"
-             "never at validation or decoding)"},
+             "never at validation or decoding; docs/quality.md)"},
     {INT("--batch", batch.batch, 0, 1000000), FIXED | TRAIN_TOP, .key = "batch_size", .arg = "B",
      .help = "sentences per batch (default {}; 0: no limit)"},
     {LONG("--batch-tokens", batch.tokens, 0, 100000000), FIXED | TRAIN_TOP, .key = "batch_tokens", .arg = "N",

@@ -1,15 +1,16 @@
 /* End-to-end tests of `s2s train`: outputs, the log, repeatability, exact resume,
    and refusals. A small model (size 16) keeps each run well under a second. */
 #include <criterion/criterion.h>
-#include <sys/stat.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "helpers.h"
 #include "model_fixture.h"
+#include "base/buf.h"
 #include "base/crc32.h"
 #include "base/safetensors.h"
 #include "model/file.h"
@@ -334,6 +335,52 @@ Test(train, bpe_and_token_dropout_change_the_run_and_resume_exactly)
     run_free(&r);
     free(want); free(w);
     free(data); free(words);
+    rm_rf(dir);
+    free(dir);
+}
+
+/* The validations of the log at log_path: each one's step, loss and BLEU. */
+static char *valid_scores(const char *log_path)
+{
+    char *log = slurp(log_path, NULL);
+    cr_assert_not_null(log);
+    Buf out = {0};
+    for (char *at = strstr(log, "{\"event\": \"valid\""); at; at = strstr(at + 1, "{\"event\": \"valid\"")) {
+        long step;
+        char loss[32], bleu[32];
+        char *l = strstr(at, "\"loss\": "), *b = strstr(at, "\"bleu\": ");
+        cr_assert(l && b && sscanf(at, "{\"event\": \"valid\", \"step\": %ld,", &step) == 1);
+        cr_assert_eq(sscanf(l, "\"loss\": %31[^,]", loss), 1);
+        cr_assert_eq(sscanf(b, "\"bleu\": %31[^,]", bleu), 1);
+        buf_printf(&out, "%ld:%s:%s ", step, loss, bleu);
+    }
+    free(log);
+    buf_putc(&out, '\0');
+    return out.data;
+}
+
+/* BPE-dropout and token dropout are training's alone: at a rate of 0 the weights never
+   move, so runs with and without them (0.5 each) validate the same model, and their
+   validations are the same, while their training losses differ. */
+Test(train, bpe_and_token_dropout_are_off_at_validation)
+{
+    char *dir = sample_prepared_dir_with("300");
+    char *data = strf("%s/data", dir), *a = strf("%s/a.s2s", dir), *b = strf("%s/b.s2s", dir);
+#define STILL "--lr", "0", "--steps", "6", "--valid-every", "3", "--threads", "1", "--quiet", SMALL_MODEL
+    RunResult r = RUN_S2S(NULL, "train", data, "-o", a, "--bpe-dropout", "0.5", "--token-dropout", "0.5", STILL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    run_free(&r);
+    r = RUN_S2S(NULL, "train", data, "-o", b, STILL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    run_free(&r);
+#undef STILL
+    char *la = strf("%s.log.jsonl", a), *lb = strf("%s.log.jsonl", b);
+    char *va = valid_scores(la), *vb = valid_scores(lb), *sa = step_losses(la, 1), *sb = step_losses(lb, 1);
+    cr_expect(strstr(va, "3:") && strstr(va, "6:"), "%s", va);
+    cr_expect_str_eq(va, vb, "validation saw the dropouts");
+    cr_expect_str_neq(sa, sb, "the dropouts changed no training loss");
+    free(va); free(vb); free(sa); free(sb); free(la); free(lb);
+    free(a); free(b); free(data);
     rm_rf(dir);
     free(dir);
 }
