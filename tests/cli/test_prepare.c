@@ -27,26 +27,6 @@ static const char *const OUTPUTS[] = {"train.tsv", "valid.tsv", "test.tsv", "voc
 
 #define SPECIALS "<pad>\t0\n<unk>\t0\n<bos>\t0\n<eos>\t0\n"
 
-static void write_bytes(const char *path, const char *data, size_t len)
-{
-    FILE *fp = fopen(path, "wb");
-    cr_assert_not_null(fp);
-    fwrite(data, 1, len, fp);
-    fclose(fp);
-}
-
-static char *file_in(const char *dir, const char *name) { return strf("%s/%s", dir, name); }
-
-static void expect_file(const char *dir, const char *name, const char *want)
-{
-    char *path = file_in(dir, name);
-    char *got = slurp(path, NULL);
-    cr_assert_not_null(got, "%s missing", path);
-    cr_assert_str_eq(got, want, "%s:\n%s", name, got);
-    free(got);
-    free(path);
-}
-
 /* Runs prepare on corpus bytes that must fail; checks status, the whole stderr, empty
    stdout, and that no output directory appeared. */
 static void expect_failure(const char *data, size_t len, const char *const *extra, int status,
