@@ -53,7 +53,7 @@ static uint64_t get_u64(const unsigned char *p)
 /* The body (offsets, then ids) in pieces of at most sizeof buf bytes, to out. */
 typedef int (*Sink)(void *ctx, const unsigned char *p, size_t n);
 
-static int emit_body(const PairSet *s, Sink sink, void *ctx)
+static int emit_body(const IdsPairs *s, Sink sink, void *ctx)
 {
     unsigned char buf[1 << 16];
     size_t k = 0;
@@ -122,7 +122,18 @@ static int file_sink(void *ctx, const unsigned char *p, size_t n)
 
 static uint64_t body_bytes(uint64_t n, uint64_t nids) { return 8 * (2 * n + 1) + 4 * nids; }
 
-int ids_write(const char *path, const PairSet *set, const IdsPrint *print, Err *e)
+/* The longest source and target and the shortest target of set (0 when empty). */
+static void extent(const IdsPairs *set, int ext[3])
+{
+    ext[0] = ext[1] = ext[2] = 0;
+    for (int i = 0; i < set->n; i++) {
+        ext[0] = set->src_len[i] > ext[0] ? set->src_len[i] : ext[0];
+        ext[1] = set->tgt_len[i] > ext[1] ? set->tgt_len[i] : ext[1];
+        ext[2] = i == 0 || set->tgt_len[i] < ext[2] ? set->tgt_len[i] : ext[2];
+    }
+}
+
+int ids_write(const char *path, const IdsPairs *set, const IdsPrint *print, Err *e)
 {
     unsigned char h[IDS_HEADER] = {0};
     memcpy(h, IDS_MAGIC, 8);
@@ -137,7 +148,7 @@ int ids_write(const char *path, const PairSet *set, const IdsPrint *print, Err *
     put_u32(h + AT_PRINT + 8, print->bpe[0]);
     put_u32(h + AT_PRINT + 12, print->bpe[1]);
     int ext[3];
-    pair_extent(set, &ext[0], &ext[1], &ext[2]);
+    extent(set, ext);
     for (int k = 0; k < 3; k++)
         put_u32(h + AT_EXTENT + 4 * k, (uint32_t)ext[k]);
     put_u32(h + AT_BLOCK, IDS_BLOCK);

@@ -12,7 +12,6 @@
 #include <stdint.h>
 
 #include "base/err.h"
-#include "data/batch.h"
 
 #define IDS_MAGIC "s2s-ids\n" /* 8 bytes, no NUL */
 #define IDS_VERSION 2u
@@ -48,8 +47,18 @@ typedef struct IdsView {
     unsigned char *checked; /* one bit a block: its checksum was found right */
 } IdsView;
 
+/* Pairs in memory to write: pair i is src[i][0..src_len[i]) -> tgt[i][0..tgt_len[i])
+   (the arrays of a Split, data/prepared.h). */
+typedef struct IdsPairs {
+    int n;
+    int *const *src;
+    const int *src_len;
+    int *const *tgt;
+    const int *tgt_len;
+} IdsPairs;
+
 /* Writes set (every pair with both sides) to path atomically. */
-int ids_write(const char *path, const PairSet *set, const IdsPrint *print, Err *e);
+int ids_write(const char *path, const IdsPairs *set, const IdsPrint *print, Err *e);
 
 /* Reads the header of len bytes at data (name, kept, for messages): magic, version, and a
    size that matches the counts. Fills v; nothing after the header is read. */

@@ -289,7 +289,8 @@ int prepared_write_ids(const char *dir, Err *e)
         rc = load_split(&sp, dir, prepared_files[s], &d, e);
         if (rc == 0) {
             char *path = path_join(dir, prepared_ids_files[s]);
-            rc = ids_write(path, &sp.set, &print, e);
+            IdsPairs pairs = {sp.set.n, sp.src, sp.src_len, sp.tgt, sp.tgt_len};
+            rc = ids_write(path, &pairs, &print, e);
             free(path);
         }
         split_free(&sp);

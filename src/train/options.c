@@ -23,6 +23,21 @@ _Static_assert(sizeof(Arch) == sizeof(int) && sizeof(Cell) == sizeof(int) && siz
                "OPT_ENUM fields are ints");
 
 static const char *const cell_names[] = {"gru", "lstm"};
+
+TrainOpts train_opts_default(void)
+{
+    return (TrainOpts){
+        .cfg = model_config_default(),
+        .batch = {.batch = 64, .tokens = 0, .chunk = 0},
+        .lr = 1e-3, .beta1 = OPTIM_BETA1, .beta2 = OPTIM_BETA2, .eps = OPTIM_EPS,
+        .weight_decay = 0, .clip = 1.0,
+        .sched = SCHED_PLATEAU, .warmup = 0, .sched_patience = 2000, .min_delta = 0.1,
+        .epochs = 10, .valid_every = 1000, .patience = 0,
+        .seed = 1, .log_every = 100, .progress = -1,
+        .bpe = TRAIN_BPE, .direction = DIRECTION_EN_FR, .precision = TRAIN_PREC_F32,
+    };
+}
+
 const char *const train_precision_names[TRAIN_PREC_KINDS] = {"auto", "f32", "bf16"};
 
 /* as cmd_opt_direction (commands.h), which this library layer does not reach */

@@ -22,20 +22,6 @@
 
 volatile int train_stop_requested;
 
-TrainOpts train_opts_default(void)
-{
-    return (TrainOpts){
-        .cfg = model_config_default(),
-        .batch = {.batch = 64, .tokens = 0, .chunk = 0},
-        .lr = 1e-3, .beta1 = OPTIM_BETA1, .beta2 = OPTIM_BETA2, .eps = OPTIM_EPS,
-        .weight_decay = 0, .clip = 1.0,
-        .sched = SCHED_PLATEAU, .warmup = 0, .sched_patience = 2000, .min_delta = 0.1,
-        .epochs = 10, .valid_every = 1000, .patience = 0,
-        .seed = 1, .log_every = 100, .progress = -1,
-        .bpe = TRAIN_BPE, .direction = DIRECTION_EN_FR, .precision = TRAIN_PREC_F32,
-    };
-}
-
 /* Removes the temporary files (PATH.tmp.PID, base/file.h) that a killed run left
    beside MODEL, MODEL.last and MODEL.state, when their process is gone. */
 static void remove_stale_temporaries(const char *model)

@@ -162,7 +162,7 @@ static uint64_t u64_at(const unsigned char *p)
 static uint32_t u32_at(const unsigned char *p) { return (uint32_t)u64_at(p) & 0xffffffffu; }
 
 /* The bytes ids_write writes for set (through a file in a directory of its own, removed). */
-static unsigned char *written(const PairSet *set, const IdsPrint *print, size_t *len)
+static unsigned char *written(const IdsPairs *set, const IdsPrint *print, size_t *len)
 {
     char *dir = tmpdir_new(), *path = strf("%s/x.ids", dir);
     Err e;
@@ -181,7 +181,7 @@ Test(ids, layout_of_a_small_file)
     int s0[] = {5, 6}, t0[] = {7}, s1[] = {8}, t1[] = {9, 10, 4};
     int *src[] = {s0, s1}, *tgt[] = {t0, t1};
     int sl[] = {2, 1}, tl[] = {1, 3};
-    PairSet set = {.n = 2, .src = src, .src_len = sl, .tgt = tgt, .tgt_len = tl};
+    IdsPairs set = {.n = 2, .src = src, .src_len = sl, .tgt = tgt, .tgt_len = tl};
     IdsPrint print = {{0x11111111u, 0x22222222u}, {0, 0x33333333u}};
     size_t len;
     unsigned char *d = written(&set, &print, &len);
@@ -213,10 +213,10 @@ Test(ids, layout_of_a_small_file)
     IdsView v;
     cr_assert_eq(ids_view(&v, d, len, "x.ids", &e), 0, "%s", e.msg);
     cr_assert_eq(ids_open(&v, &print, (size_t[2]){9, 11}, &e), 0, "%s", e.msg);
-    PairSet back = {.n = 2, .ids = &v};
+    PairSet back = {.n = 2, .ids = &v}, mem = {.n = 2, .src = src, .src_len = sl, .tgt = tgt, .tgt_len = tl};
     for (int i = 0; i < 2; i++) {
         cr_assert_eq(ids_pair_check(&v, (size_t)i, &e), 0, "%s", e.msg);
-        expect_same_pair(&back, &set, i);
+        expect_same_pair(&back, &mem, i);
     }
     ids_close(&v);
     cr_assert_eq(ids_open(&v, &print, (size_t[2]){9, 10}, &e), 0, "%s", e.msg);
@@ -245,7 +245,7 @@ Test(ids, a_damaged_block_is_found_when_its_pairs_are_read)
         for (int k = 0; k < tl[i]; k++)
             tgt[i][k] = 4 + (i * 3 + k) % 30;
     }
-    PairSet set = {.n = N, .src = src, .src_len = sl, .tgt = tgt, .tgt_len = tl};
+    IdsPairs set = {.n = N, .src = src, .src_len = sl, .tgt = tgt, .tgt_len = tl};
     IdsPrint print = {{1, 2}, {0, 0}};
     size_t len;
     unsigned char *d = written(&set, &print, &len);
