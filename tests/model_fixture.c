@@ -249,3 +249,9 @@ void expect_same_weights(const char *a, const char *b)
     model_file_free(&x);
     model_file_free(&y);
 }
+
+void fixture_load_file(const char *path, ModelFile *mf)
+{
+    Err e;
+    cr_assert_eq(model_file_load(mf, path, false, &e), 0, "%s", e.msg);
+}

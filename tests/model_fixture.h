@@ -55,6 +55,9 @@ void fixture_vocabs(Vocab **src, Vocab **tgt);
 void fixture_text_model(Model *m, uint64_t seed);
 /* Id of a target token of the fixture vocabulary. */
 int fixture_tgt_id(const char *tok);
+/* Loads the model file at path into mf, failing the test (with the message) when it
+   cannot. */
+void fixture_load_file(const char *path, ModelFile *mf);
 
 /* Sharpens the output layer (weights x4) and picks the <eos> bias, on a grid around its
    value (base + k/10, -10 <= k <= 20), whose greedy outputs of the sources

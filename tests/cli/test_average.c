@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "helpers.h"
+#include "model_fixture.h"
 #include "model/file.h"
 
 #define SMALL_RNN "--arch", "rnn", "--emb", "16", "--hidden", "16", "--dec-hidden", "16", "--attn-size", "16", \
@@ -16,12 +17,6 @@ static int count_lines(const char *s)
     for (; *s; s++)
         n += *s == '\n';
     return n;
-}
-
-static void load(const char *path, ModelFile *mf)
-{
-    Err e;
-    cr_assert_eq(model_file_load(mf, path, false, &e), 0, "%s", e.msg);
 }
 
 /* Trains a small model on the prepared sample for `steps` steps with `seed`. */
@@ -57,10 +52,10 @@ Test(average, two_copies_give_the_model_and_two_models_their_mean)
     run_free(&r);
 
     ModelFile ma, mb, maa, mab;
-    load(a, &ma);
-    load(b, &mb);
-    load(aa, &maa);
-    load(ab, &mab);
+    fixture_load_file(a, &ma);
+    fixture_load_file(b, &mb);
+    fixture_load_file(aa, &maa);
+    fixture_load_file(ab, &mab);
     size_t n = ma.model.layout.total, same = 0, mean = 0, moved = 0;
     for (size_t i = 0; i < n; i++) {
         same += memcmp(&maa.model.params[i], &ma.model.params[i], sizeof(real)) == 0;

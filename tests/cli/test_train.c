@@ -27,12 +27,6 @@ static int count_lines_with(const char *text, const char *needle)
     return n;
 }
 
-static void load_params(const char *path, ModelFile *mf)
-{
-    Err e;
-    cr_assert_eq(model_file_load(mf, path, false, &e), 0, "%s", e.msg);
-}
-
 /* The "loss" values of the step lines of a log, concatenated. */
 static char *step_losses(const char *log_path, long from)
 {
@@ -80,13 +74,13 @@ Test(train, writes_model_last_state_and_log)
     cr_expect(strstr(log, "{\"event\": \"stop\", \"reason\": \"steps\", \"step\": 12,"), "%s", log);
     /* the model file says what produced it */
     ModelFile mf;
-    load_params(model, &mf);
+    fixture_load_file(model, &mf);
     cr_expect_eq(mf.model.cfg.emb, 16);
     cr_expect(strstr(mf.history, "\"steps\": "), "%s", mf.history);
     model_file_free(&mf);
     ModelFile last;
     char *lastp = strf("%s.last", model);
-    load_params(lastp, &last);
+    fixture_load_file(lastp, &last);
     cr_expect(strncmp(last.history, "{\"steps\": 12,", 13) == 0, "%s", last.history);
     model_file_free(&last);
     free(lastp);
@@ -771,7 +765,7 @@ static void expect_recorded_run(const char *const *extra, const char *losses, un
     cr_expect_str_eq(got, losses);
     char *last = strf("%s.last", model);
     ModelFile mf;
-    load_params(last, &mf);
+    fixture_load_file(last, &mf);
     unsigned c = crc32_update(0, mf.model.params, mf.model.layout.total * sizeof(real));
     cr_expect_eq(c, crc, "weights CRC-32 %08x, recorded %08x", c, crc);
     cr_log_info("losses %s crc %08x", got, c);
