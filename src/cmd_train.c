@@ -263,11 +263,11 @@ static const char *parse_args(int argc, char **argv, TrainOpts *o, int *seen)
 static void base_arch(TrainOpts *o, const int *seen)
 {
     const ModelConfig *b = &o->base->model.cfg;
-    Arch other = b->arch == ARCH_RNN ? ARCH_TRANSFORMER : ARCH_RNN;
-    int k = first_given(seen, recipes[other].rows, NULL, NULL);
-    if (k >= 0)
-        die_usage("train: option %s does not apply to %s, a %s", table->rows[k].name, o->init,
-                  b->arch == ARCH_RNN ? "recurrent model" : "Transformer");
+    int k;
+    for (int other = 0; other < ARCH_KINDS; other++)
+        if (other != (int)b->arch && (k = first_given(seen, recipes[other].rows, NULL, NULL)) >= 0)
+            die_usage("train: option %s does not apply to %s, a %s", table->rows[k].name, o->init,
+                      model_ops_for(b)->title);
     TrainOpts want = *o;
     want.cfg = *b;
     unsigned shape[2] = {TRAIN_SHAPE, recipes[b->arch].rows};

@@ -8,12 +8,14 @@
 #include "model/rnn.h"
 #include "model/transformer.h"
 
-const ModelOps *model_ops_for(const ModelConfig *c)
+const ModelOps *model_kind_ops(Arch arch)
 {
     static const ModelOps *const kinds[ARCH_KINDS] = {[ARCH_RNN] = &rnn_ops, [ARCH_TRANSFORMER] = &tf_ops};
-    CHECK(c->arch >= 0 && c->arch < ARCH_KINDS);
-    return kinds[c->arch];
+    CHECK(arch >= 0 && arch < ARCH_KINDS);
+    return kinds[arch];
 }
+
+const ModelOps *model_ops_for(const ModelConfig *c) { return model_kind_ops(c->arch); }
 
 int model_config_check(const ModelConfig *c, Err *e) { return model_ops_for(c)->check(c, e); }
 

@@ -2,6 +2,8 @@
 
 #include <string.h>
 
+#include "base/buf.h"
+
 ModelConfig model_config_default(void)
 {
     return (ModelConfig){
@@ -86,3 +88,71 @@ int model_config_check_common(const ModelConfig *c, Err *e)
     return 0;
 }
 
+/* ------------------------------------------------------------------ s2s.config (model/file.h) */
+
+int cfg_str(const JsonVal *root, const char *key, const char *const *allowed, int n,
+            const char *where, Err *e)
+{
+    const JsonVal *v = json_get(root, key);
+    if (v->type == JSON_STRING)
+        for (int i = 0; i < n; i++)
+            if (strcmp(v->u.str.s, allowed[i]) == 0)
+                return i;
+    Buf b = {0};
+    for (int i = 0; i < n; i++)
+        buf_printf(&b, "%s\"%s\"", i ? " or " : "", allowed[i]);
+    err_set(e, "%s: '%s' must be %s", where, key, b.data);
+    buf_free(&b);
+    return -1;
+}
+
+int cfg_int(const JsonVal *root, const char *key, int lo, int hi, int *out, const char *where, Err *e)
+{
+    const JsonVal *v = json_get(root, key);
+    if (v->type != JSON_NUMBER || !v->is_int || v->u.num.i < lo || v->u.num.i > hi)
+        return err_set(e, "%s: '%s' must be an integer in %d..%d", where, key, lo, hi);
+    *out = (int)v->u.num.i;
+    return 0;
+}
+
+int cfg_bool(const JsonVal *root, const char *key, bool *out, const char *where, Err *e)
+{
+    const JsonVal *v = json_get(root, key);
+    if (v->type != JSON_BOOL)
+        return err_set(e, "%s: '%s' must be true or false", where, key);
+    *out = v->b;
+    return 0;
+}
+
+int cfg_unit(const JsonVal *root, const char *key, float *out, const char *where, Err *e)
+{
+    const JsonVal *v = json_get(root, key);
+    if (v->type != JSON_NUMBER || !(v->u.num.d >= 0 && v->u.num.d < 1))
+        return err_set(e, "%s: '%s' must be a number in [0, 1)", where, key);
+    *out = (float)v->u.num.d;
+    return 0;
+}
+
+int cfg_ints(const JsonVal *root, const IntKey *keys, ModelConfig *c, const char *where, Err *e)
+{
+    for (const IntKey *k = keys; k->key; k++)
+        if (cfg_int(root, k->key, k->lo, k->hi, (int *)((char *)c + k->off), where, e))
+            return -1;
+    return 0;
+}
+
+int cfg_common(const JsonVal *root, ModelConfig *c, const char *where, Err *e)
+{
+    return cfg_bool(root, "tie_embeddings", &c->tie_embeddings, where, e) ||
+                   cfg_unit(root, "dropout", &c->dropout, where, e) ||
+                   cfg_unit(root, "label_smoothing", &c->label_smoothing, where, e)
+               ? -1
+               : 0;
+}
+
+void cfg_put_common(const ModelConfig *c, JsonWriter *w)
+{
+    json_put_f32(w, "dropout", c->dropout);
+    json_put_f32(w, "label_smoothing", c->label_smoothing);
+    json_put_bool(w, "tie_embeddings", c->tie_embeddings);
+}

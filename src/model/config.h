@@ -3,9 +3,11 @@
 #define S2S_MODEL_CONFIG_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "base/buf.h"
 #include "base/err.h"
+#include "base/json.h"
 
 #define MODEL_MAX_LAYERS 4 /* recurrent layers */
 #define TF_MAX_LAYERS 12   /* Transformer layers per stack */
@@ -110,5 +112,32 @@ int model_key_size(const ModelConfig *c);
 int model_dec_in_size(const ModelConfig *c);
 /* Width of the input of out.pre: [s; c; y] on Bahdanau's path, [c; s] on Luong's. */
 int model_pre_in_size(const ModelConfig *c);
+
+/*
+ * Reading the s2s.config object (model/file.h): each kind's ModelOps config_get reads
+ * its own keys with these; each one fills e ("WHERE: 'KEY' must be ...") and returns
+ * -1 when the key's value is not what it must be (the key must be present).
+ */
+/* The index in allowed[0..n) of the string value of key, or -1. */
+int cfg_str(const JsonVal *root, const char *key, const char *const *allowed, int n,
+            const char *where, Err *e);
+int cfg_int(const JsonVal *root, const char *key, int lo, int hi, int *out, const char *where, Err *e);
+int cfg_bool(const JsonVal *root, const char *key, bool *out, const char *where, Err *e);
+/* A number in [0, 1). */
+int cfg_unit(const JsonVal *root, const char *key, float *out, const char *where, Err *e);
+/* The integer keys of s2s.config: each one's range and field of ModelConfig. */
+typedef struct IntKey {
+    const char *key;
+    int lo, hi;
+    size_t off;
+} IntKey;
+#define INT_KEY(k, lo, hi, field) {k, lo, hi, offsetof(ModelConfig, field)}
+/* Every key of keys (ended by a NULL key) into its field of c, in order; the first bad
+   one is the error. */
+int cfg_ints(const JsonVal *root, const IntKey *keys, ModelConfig *c, const char *where, Err *e);
+/* The keys every kind has (tie_embeddings, dropout, label_smoothing), read; and
+   written, in the order of the file (dropout, label_smoothing, tie_embeddings). */
+int cfg_common(const JsonVal *root, ModelConfig *c, const char *where, Err *e);
+void cfg_put_common(const ModelConfig *c, JsonWriter *w);
 
 #endif

@@ -23,36 +23,7 @@ void model_config_json(const ModelConfig *c, const TextConfig *t, Buf *out)
     JsonWriter w;
     json_writer_init(&w, out, JSON_LINE);
     json_open_object(&w, NULL);
-    if (c->arch == ARCH_TRANSFORMER) {
-        json_put_str(&w, "arch", "transformer");
-        json_put_int(&w, "layers", c->layers);
-        json_put_int(&w, "model_dim", c->model_dim);
-        json_put_int(&w, "heads", c->heads);
-        json_put_int(&w, "ff", c->ff);
-        json_put_str(&w, "norm", norm_names[c->norm]);
-        json_put_str(&w, "positions", pos_names[c->positions]);
-        json_put_int(&w, "max_positions", c->max_positions);
-        if (c->share_embeddings) /* written only when true: files without it read as before */
-            json_put_bool(&w, "share_embeddings", true);
-    } else {
-        json_put_str(&w, "cell", cell_name(c->cell));
-        json_put_int(&w, "layers", c->layers);
-        json_put_bool(&w, "bidir", c->bidir);
-        json_put_int(&w, "emb", c->emb);
-        json_put_int(&w, "hidden", c->hidden);
-        json_put_int(&w, "dec_hidden", c->dec_hidden);
-        json_put_int(&w, "attn", c->attn);
-        json_put_str(&w, "attention", attn_name(c->attention));
-        json_put_int(&w, "heads", c->heads);
-        json_put_str(&w, "local", local_name(c->local));
-        json_put_int(&w, "window", c->window);
-        json_put_bool(&w, "input_feed", c->input_feed);
-        json_put_str(&w, "bridge", bridge_name(c->bridge));
-        json_put_int(&w, "deep_out", c->deep_out);
-    }
-    json_put_f32(&w, "dropout", c->dropout);
-    json_put_f32(&w, "label_smoothing", c->label_smoothing);
-    json_put_bool(&w, "tie_embeddings", c->tie_embeddings);
+    model_ops_for(c)->config_put(c, &w);
     json_put_str(&w, "direction", t->dir.name);
     json_put_str(&w, "src_lang", t->dir.src.code);
     json_put_str(&w, "tgt_lang", t->dir.tgt.code);
@@ -60,20 +31,8 @@ void model_config_json(const ModelConfig *c, const TextConfig *t, Buf *out)
     json_close(&w);
 }
 
-/* The keys of each architecture, NULL-terminated. A recurrent model's file may lack
-   "arch" and the keys added with the attention variants (files written before them):
-   they get the defaults (Bahdanau, linear bridge). */
-static const char *const rnn_keys[] = {
-    "arch", "cell", "layers", "bidir", "emb", "hidden", "dec_hidden", "attn", "attention", "heads",
-    "local", "window", "input_feed", "bridge", "deep_out", "dropout", "label_smoothing",
-    "tie_embeddings", "direction", "src_lang", "tgt_lang", "keep_case", NULL,
-};
-static const char *const rnn_optional[] = {"arch", "heads", "local", "window", "input_feed", "bridge", NULL};
-static const char *const tf_keys[] = {
-    "arch", "layers", "model_dim", "heads", "ff", "norm", "positions", "max_positions", "dropout",
-    "label_smoothing", "tie_embeddings", "share_embeddings", "direction", "src_lang", "tgt_lang", "keep_case", NULL,
-};
-static const char *const tf_optional[] = {"share_embeddings", NULL};
+/* The keys that follow each kind's (ModelOps config_keys): the tokenizer's. */
+static const char *const text_keys[] = {"direction", "src_lang", "tgt_lang", "keep_case", NULL};
 
 static bool in_list(const char *const *list, const char *key)
 {
@@ -83,108 +42,24 @@ static bool in_list(const char *const *list, const char *key)
     return false;
 }
 
-/* Every key of root is in keys and every key of keys not in optional is in root. */
-static int check_keys(const JsonVal *root, const char *const *keys, const char *const *optional,
-                      const char *where, Err *e)
+/* Every key of root is in the kind's keys or text_keys, and every key of them but the
+   kind's optional ones is in root. */
+static int check_keys(const JsonVal *root, const ModelOps *o, const char *where, Err *e)
 {
     for (size_t i = 0; i < json_len(root); i++) {
         const JsonKey *k = json_key_at(root, i);
-        if (!in_list(keys, k->s)) {
+        if (!in_list(o->config_keys, k->s) && !in_list(text_keys, k->s)) {
             char shown[64];
             return err_set(e, "%s: unknown key '%s'", where, json_show(shown, sizeof shown, k->s, k->len));
         }
     }
-    for (; *keys; keys++)
-        if (!json_get(root, *keys) && !in_list(optional, *keys))
-            return err_set(e, "%s: missing key '%s'", where, *keys);
+    for (const char *const *key = o->config_keys; *key; key++)
+        if (!json_get(root, *key) && !in_list(o->config_optional, *key))
+            return err_set(e, "%s: missing key '%s'", where, *key);
+    for (const char *const *key = text_keys; *key; key++)
+        if (!json_get(root, *key))
+            return err_set(e, "%s: missing key '%s'", where, *key);
     return 0;
-}
-
-
-static int cfg_str(const JsonVal *root, const char *key, const char *const *allowed, int n,
-                   const char *where, Err *e)
-{
-    const JsonVal *v = json_get(root, key);
-    if (v->type == JSON_STRING)
-        for (int i = 0; i < n; i++)
-            if (strcmp(v->u.str.s, allowed[i]) == 0)
-                return i;
-    Buf b = {0};
-    for (int i = 0; i < n; i++)
-        buf_printf(&b, "%s\"%s\"", i ? " or " : "", allowed[i]);
-    err_set(e, "%s: '%s' must be %s", where, key, b.data);
-    buf_free(&b);
-    return -1;
-}
-
-static int cfg_int(const JsonVal *root, const char *key, int lo, int hi, int *out,
-                   const char *where, Err *e)
-{
-    const JsonVal *v = json_get(root, key);
-    if (v->type != JSON_NUMBER || !v->is_int || v->u.num.i < lo || v->u.num.i > hi)
-        return err_set(e, "%s: '%s' must be an integer in %d..%d", where, key, lo, hi);
-    *out = (int)v->u.num.i;
-    return 0;
-}
-
-static int cfg_bool(const JsonVal *root, const char *key, bool *out, const char *where, Err *e)
-{
-    const JsonVal *v = json_get(root, key);
-    if (v->type != JSON_BOOL)
-        return err_set(e, "%s: '%s' must be true or false", where, key);
-    *out = v->b;
-    return 0;
-}
-
-static int cfg_unit(const JsonVal *root, const char *key, float *out, const char *where, Err *e)
-{
-    const JsonVal *v = json_get(root, key);
-    if (v->type != JSON_NUMBER || !(v->u.num.d >= 0 && v->u.num.d < 1))
-        return err_set(e, "%s: '%s' must be a number in [0, 1)", where, key);
-    *out = (float)v->u.num.d;
-    return 0;
-}
-
-/* The integer keys of s2s.config: each one's range and field. */
-typedef struct IntKey {
-    const char *key;
-    int lo, hi;
-    size_t off;
-} IntKey;
-
-#define INT_KEY(k, lo, hi, field) {k, lo, hi, offsetof(ModelConfig, field)}
-
-static const IntKey rnn_ints[] = {
-    INT_KEY("layers", 1, MODEL_MAX_LAYERS, layers), INT_KEY("emb", 1, 8192, emb),
-    INT_KEY("hidden", 1, 8192, hidden),           INT_KEY("dec_hidden", 1, 8192, dec_hidden),
-    INT_KEY("attn", 1, 8192, attn),               INT_KEY("deep_out", 1, 8192, deep_out),
-    {NULL, 0, 0, 0},
-};
-
-static const IntKey tf_ints[] = {
-    INT_KEY("layers", 1, TF_MAX_LAYERS, layers), INT_KEY("model_dim", 1, 8192, model_dim),
-    INT_KEY("heads", 1, 8192, heads),            INT_KEY("ff", 1, 65536, ff),
-    INT_KEY("max_positions", 0, 65536, max_positions),
-    {NULL, 0, 0, 0},
-};
-
-/* Every key of keys into its field of c, in order; the first bad one is the error. */
-static int cfg_ints(const JsonVal *root, const IntKey *keys, ModelConfig *c, const char *where, Err *e)
-{
-    for (const IntKey *k = keys; k->key; k++)
-        if (cfg_int(root, k->key, k->lo, k->hi, (int *)((char *)c + k->off), where, e))
-            return -1;
-    return 0;
-}
-
-/* The keys that end both architectures' configurations. */
-static int cfg_common(const JsonVal *root, ModelConfig *c, const char *where, Err *e)
-{
-    return cfg_bool(root, "tie_embeddings", &c->tie_embeddings, where, e) ||
-                   cfg_unit(root, "dropout", &c->dropout, where, e) ||
-                   cfg_unit(root, "label_smoothing", &c->label_smoothing, where, e)
-               ? -1
-               : 0;
 }
 
 /* A language code in canonical form (text/lang.h); -1 with e set when the value is not. */
@@ -219,81 +94,6 @@ static int parse_text(const JsonVal *root, TextConfig *out, const char *where, E
     return 0;
 }
 
-static int parse_rnn(const JsonVal *root, ModelConfig *c, const char *where, Err *e)
-{
-    ModelConfig n = *c;
-    n.arch = ARCH_RNN;
-    static const char *const cells[] = {"gru", "lstm"};
-    int cell = cfg_str(root, "cell", cells, 2, where, e);
-    int att = cell < 0 ? -1 : cfg_str(root, "attention", attn_names, ATT_KINDS, where, e);
-    if (att < 0)
-        return -1;
-    n.cell = cell == 0 ? CELL_GRU : CELL_LSTM;
-    n.attention = (AttnKind)att;
-    n.heads = 1;
-    n.local = LOCAL_NONE;
-    n.window = 0;
-    n.input_feed = false;
-    n.bridge = BRIDGE_LINEAR;
-    if (json_get(root, "local")) {
-        int lk = cfg_str(root, "local", local_names, LOCAL_KINDS, where, e);
-        if (lk < 0)
-            return -1;
-        n.local = (LocalKind)lk;
-    }
-    if (json_get(root, "bridge")) {
-        int bk = cfg_str(root, "bridge", bridge_names, BRIDGE_KINDS, where, e);
-        if (bk < 0)
-            return -1;
-        n.bridge = (BridgeKind)bk;
-    }
-    if ((json_get(root, "heads") && cfg_int(root, "heads", 1, 8192, &n.heads, where, e)) ||
-        (json_get(root, "window") && cfg_int(root, "window", 0, 8192, &n.window, where, e)) ||
-        (json_get(root, "input_feed") && cfg_bool(root, "input_feed", &n.input_feed, where, e)))
-        return -1;
-    if (cfg_ints(root, rnn_ints, &n, where, e) || cfg_bool(root, "bidir", &n.bidir, where, e) ||
-        cfg_common(root, &n, where, e))
-        return -1;
-    const char *bad = NULL;
-    if (n.attention != ATT_MULTIHEAD && n.heads != 1)
-        bad = "'heads' must be 1 unless 'attention' is \"multihead\"";
-    else if (n.attn % n.heads != 0)
-        bad = "'heads' must divide 'attn'";
-    else if (!model_luong(&n) && (n.local != LOCAL_NONE || n.input_feed))
-        bad = "'local' and 'input_feed' need a Luong-path 'attention'";
-    else if ((n.local == LOCAL_NONE) != (n.window == 0))
-        bad = "'window' must be 0 without 'local' and at least 1 with it";
-    if (bad)
-        return err_set(e, "%s: %s", where, bad);
-    if (n.tie_embeddings && n.deep_out != n.emb)
-        return err_set(e, "%s: 'tie_embeddings' needs 'deep_out' equal to 'emb' (%d != %d)", where,
-                       n.deep_out, n.emb);
-    *c = n;
-    return 0;
-}
-
-static int parse_transformer(const JsonVal *root, ModelConfig *c, const char *where, Err *e)
-{
-    ModelConfig n = model_config_transformer();
-    n.src_vocab = c->src_vocab;
-    n.tgt_vocab = c->tgt_vocab;
-    int norm = cfg_str(root, "norm", norm_names, NORM_KINDS, where, e);
-    int pos = norm < 0 ? -1 : cfg_str(root, "positions", pos_names, POS_KINDS, where, e);
-    if (pos < 0)
-        return -1;
-    n.norm = (NormKind)norm;
-    n.positions = (PosKind)pos;
-    if (cfg_ints(root, tf_ints, &n, where, e) || cfg_common(root, &n, where, e) ||
-        (json_get(root, "share_embeddings") && cfg_bool(root, "share_embeddings", &n.share_embeddings, where, e)))
-        return -1;
-    if (n.model_dim % n.heads != 0)
-        return err_set(e, "%s: 'heads' must divide 'model_dim'", where);
-    if ((n.positions == POS_LEARNED) != (n.max_positions > 0))
-        return err_set(e, "%s: 'max_positions' must be 0 with sinusoidal positions and at least 1 with learned ones", where);
-    *c = n;
-    return 0;
-}
-
 int model_config_parse(ModelConfig *c, TextConfig *t, const char *json, size_t len,
                        const char *where, Err *e)
 {
@@ -309,13 +109,11 @@ int model_config_parse(ModelConfig *c, TextConfig *t, const char *json, size_t l
         err_set(e, "%s: expected a JSON object", where);
         goto out;
     }
-    int arch = ARCH_RNN;
+    int arch = ARCH_RNN; /* files written before "arch" hold recurrent models */
     if (json_get(root, "arch") && (arch = cfg_str(root, "arch", arch_names, ARCH_KINDS, where, e)) < 0)
         goto out;
-    bool tf = arch == ARCH_TRANSFORMER;
-    if (check_keys(root, tf ? tf_keys : rnn_keys, tf ? tf_optional : rnn_optional, where, e) ||
-        (tf ? parse_transformer(root, &n, where, e) : parse_rnn(root, &n, where, e)) ||
-        parse_text(root, &nt, where, e))
+    const ModelOps *o = model_kind_ops((Arch)arch);
+    if (check_keys(root, o, where, e) || o->config_get(root, &n, where, e) || parse_text(root, &nt, where, e))
         goto out;
     *c = n;
     *t = nt;

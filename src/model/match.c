@@ -38,8 +38,7 @@ static int config_diff(const ModelFile *a, const char *an, const ModelFile *b, c
 {
     if (!text_only && a->model.cfg.arch != b->model.cfg.arch)
         return err_set(e, "%s is a %s, %s a %s: the architectures differ", bn,
-                       b->model.cfg.arch == ARCH_TRANSFORMER ? "Transformer" : "recurrent model", an,
-                       a->model.cfg.arch == ARCH_TRANSFORMER ? "Transformer" : "recurrent model");
+                       model_ops_for(&b->model.cfg)->title, an, model_ops_for(&a->model.cfg)->title);
     Buf ja = {0}, jb = {0};
     model_config_json(&a->model.cfg, &a->text, &ja);
     model_config_json(&b->model.cfg, &b->text, &jb);

@@ -55,6 +55,18 @@ typedef struct Model Model;
    operation (an ensemble decodes only). */
 typedef struct ModelOps {
     const char *name;
+    /* what messages call a model of the kind ("Transformer", "recurrent model") */
+    const char *title;
+    /* its part of the s2s.config object (model/file.h), which the file's keys common
+       to every kind follow: its keys in the order written (NULL-terminated) and those
+       a file may lack; config_put writes them, config_get reads and checks them into c
+       (the kind's fields and the common ones, which it reads with cfg_common; c's
+       vocabulary sizes are kept), filling e (messages start with where) and returning
+       -1 when a value is bad. NULL for an ensemble, which no file holds. */
+    const char *const *config_keys;
+    const char *const *config_optional;
+    void (*config_put)(const ModelConfig *c, JsonWriter *w);
+    int (*config_get)(const JsonVal *root, ModelConfig *c, const char *where, Err *e);
     /* configuration and parameters: the checks of its options; the parameter walk, its
        tensors in the order of the PyTorch module's state_dict, which also points the
        fields of views (a struct of views_size bytes: m->impl holds the weights' and
@@ -99,7 +111,8 @@ struct Model {
                    (model_set_precision); empty in f32 */
 };
 
-/* The kind's operations for a configuration (model/build.c). */
+/* The operations of the kind arch (model/build.c), and those of a configuration's. */
+const ModelOps *model_kind_ops(Arch arch);
 const ModelOps *model_ops_for(const ModelConfig *c);
 /* Checks sizes and option combinations of the configuration's kind; the message names
    the option. */

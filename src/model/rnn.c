@@ -561,6 +561,11 @@ static int rnn_attention_layers(const Model *m) { return 0; }
 
 const ModelOps rnn_ops = {
     .name = "rnn",
+    .title = "recurrent model",
+    .config_keys = rnn_config_keys,
+    .config_optional = rnn_config_optional,
+    .config_put = rnn_config_put,
+    .config_get = rnn_config_get,
     .check = rnn_check,
     .walk = rnn_walk,
     .views_size = sizeof(Weights),

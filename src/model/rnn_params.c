@@ -161,3 +161,94 @@ void rnn_quantize(Model *m, Precision p)
     model_quantize(m, w->pre_w, c->deep_out, model_pre_in_size(c), p);
     model_quantize(m, w->proj_w, c->tgt_vocab, c->deep_out, p);
 }
+
+/* ------------------------------------------------------------------ s2s.config */
+
+/* A recurrent model's keys in s2s.config, in the order written. Its file may lack
+   "arch" and the keys added with the attention variants (files written before them):
+   they get the defaults (Bahdanau, linear bridge). */
+const char *const rnn_config_keys[] = {
+    "arch", "cell", "layers", "bidir", "emb", "hidden", "dec_hidden", "attn", "attention", "heads",
+    "local", "window", "input_feed", "bridge", "deep_out", "dropout", "label_smoothing",
+    "tie_embeddings", NULL,
+};
+const char *const rnn_config_optional[] = {"arch", "heads", "local", "window", "input_feed", "bridge", NULL};
+
+void rnn_config_put(const ModelConfig *c, JsonWriter *w)
+{
+    json_put_str(w, "cell", cell_name(c->cell));
+    json_put_int(w, "layers", c->layers);
+    json_put_bool(w, "bidir", c->bidir);
+    json_put_int(w, "emb", c->emb);
+    json_put_int(w, "hidden", c->hidden);
+    json_put_int(w, "dec_hidden", c->dec_hidden);
+    json_put_int(w, "attn", c->attn);
+    json_put_str(w, "attention", attn_name(c->attention));
+    json_put_int(w, "heads", c->heads);
+    json_put_str(w, "local", local_name(c->local));
+    json_put_int(w, "window", c->window);
+    json_put_bool(w, "input_feed", c->input_feed);
+    json_put_str(w, "bridge", bridge_name(c->bridge));
+    json_put_int(w, "deep_out", c->deep_out);
+    cfg_put_common(c, w);
+}
+
+static const IntKey rnn_ints[] = {
+    INT_KEY("layers", 1, MODEL_MAX_LAYERS, layers), INT_KEY("emb", 1, 8192, emb),
+    INT_KEY("hidden", 1, 8192, hidden),           INT_KEY("dec_hidden", 1, 8192, dec_hidden),
+    INT_KEY("attn", 1, 8192, attn),               INT_KEY("deep_out", 1, 8192, deep_out),
+    {NULL, 0, 0, 0},
+};
+
+int rnn_config_get(const JsonVal *root, ModelConfig *c, const char *where, Err *e)
+{
+    ModelConfig n = *c;
+    n.arch = ARCH_RNN;
+    static const char *const cells[] = {"gru", "lstm"};
+    int cell = cfg_str(root, "cell", cells, 2, where, e);
+    int att = cell < 0 ? -1 : cfg_str(root, "attention", attn_names, ATT_KINDS, where, e);
+    if (att < 0)
+        return -1;
+    n.cell = cell == 0 ? CELL_GRU : CELL_LSTM;
+    n.attention = (AttnKind)att;
+    n.heads = 1;
+    n.local = LOCAL_NONE;
+    n.window = 0;
+    n.input_feed = false;
+    n.bridge = BRIDGE_LINEAR;
+    if (json_get(root, "local")) {
+        int lk = cfg_str(root, "local", local_names, LOCAL_KINDS, where, e);
+        if (lk < 0)
+            return -1;
+        n.local = (LocalKind)lk;
+    }
+    if (json_get(root, "bridge")) {
+        int bk = cfg_str(root, "bridge", bridge_names, BRIDGE_KINDS, where, e);
+        if (bk < 0)
+            return -1;
+        n.bridge = (BridgeKind)bk;
+    }
+    if ((json_get(root, "heads") && cfg_int(root, "heads", 1, 8192, &n.heads, where, e)) ||
+        (json_get(root, "window") && cfg_int(root, "window", 0, 8192, &n.window, where, e)) ||
+        (json_get(root, "input_feed") && cfg_bool(root, "input_feed", &n.input_feed, where, e)))
+        return -1;
+    if (cfg_ints(root, rnn_ints, &n, where, e) || cfg_bool(root, "bidir", &n.bidir, where, e) ||
+        cfg_common(root, &n, where, e))
+        return -1;
+    const char *bad = NULL;
+    if (n.attention != ATT_MULTIHEAD && n.heads != 1)
+        bad = "'heads' must be 1 unless 'attention' is \"multihead\"";
+    else if (n.attn % n.heads != 0)
+        bad = "'heads' must divide 'attn'";
+    else if (!model_luong(&n) && (n.local != LOCAL_NONE || n.input_feed))
+        bad = "'local' and 'input_feed' need a Luong-path 'attention'";
+    else if ((n.local == LOCAL_NONE) != (n.window == 0))
+        bad = "'window' must be 0 without 'local' and at least 1 with it";
+    if (bad)
+        return err_set(e, "%s: %s", where, bad);
+    if (n.tie_embeddings && n.deep_out != n.emb)
+        return err_set(e, "%s: 'tie_embeddings' needs 'deep_out' equal to 'emb' (%d != %d)", where,
+                       n.deep_out, n.emb);
+    *c = n;
+    return 0;
+}

@@ -45,5 +45,10 @@ void rnn_walk(ParamWalk *w, void *views, const ModelConfig *c);
 void rnn_init_random(Model *m, Rng *rng);
 int rnn_max_positions(const Model *m);
 void rnn_quantize(Model *m, Precision p);
+/* Its part of s2s.config (ModelOps config_keys, config_put, config_get). */
+extern const char *const rnn_config_keys[];
+extern const char *const rnn_config_optional[];
+void rnn_config_put(const ModelConfig *c, JsonWriter *w);
+int rnn_config_get(const JsonVal *root, ModelConfig *c, const char *where, Err *e);
 
 #endif

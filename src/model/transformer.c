@@ -603,6 +603,11 @@ static int tf_attention_layers(const Model *m) { return m->cfg.layers; }
 
 const ModelOps tf_ops = {
     .name = "transformer",
+    .title = "Transformer",
+    .config_keys = tf_config_keys,
+    .config_optional = tf_config_optional,
+    .config_put = tf_config_put,
+    .config_get = tf_config_get,
     .check = tf_check,
     .walk = tf_walk,
     .views_size = sizeof(TfWeights),

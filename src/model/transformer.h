@@ -42,5 +42,10 @@ void tf_walk(ParamWalk *w, void *views, const ModelConfig *c);
 void tf_init_random(Model *m, Rng *rng);
 int tf_max_positions(const Model *m);
 void tf_quantize(Model *m, Precision p);
+/* Its part of s2s.config (ModelOps config_keys, config_put, config_get). */
+extern const char *const tf_config_keys[];
+extern const char *const tf_config_optional[];
+void tf_config_put(const ModelConfig *c, JsonWriter *w);
+int tf_config_get(const JsonVal *root, ModelConfig *c, const char *where, Err *e);
 
 #endif

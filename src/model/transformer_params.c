@@ -144,3 +144,56 @@ void tf_quantize(Model *m, Precision p)
     }
     model_quantize(m, w->proj_w, c->tgt_vocab, d, p);
 }
+
+/* ------------------------------------------------------------------ s2s.config */
+
+/* The Transformer's keys in s2s.config, in the order written. */
+const char *const tf_config_keys[] = {
+    "arch", "layers", "model_dim", "heads", "ff", "norm", "positions", "max_positions",
+    "share_embeddings", "dropout", "label_smoothing", "tie_embeddings", NULL,
+};
+const char *const tf_config_optional[] = {"share_embeddings", NULL};
+
+void tf_config_put(const ModelConfig *c, JsonWriter *w)
+{
+    json_put_str(w, "arch", "transformer");
+    json_put_int(w, "layers", c->layers);
+    json_put_int(w, "model_dim", c->model_dim);
+    json_put_int(w, "heads", c->heads);
+    json_put_int(w, "ff", c->ff);
+    json_put_str(w, "norm", norm_names[c->norm]);
+    json_put_str(w, "positions", pos_names[c->positions]);
+    json_put_int(w, "max_positions", c->max_positions);
+    if (c->share_embeddings) /* written only when true: files without it read as before */
+        json_put_bool(w, "share_embeddings", true);
+    cfg_put_common(c, w);
+}
+
+static const IntKey tf_ints[] = {
+    INT_KEY("layers", 1, TF_MAX_LAYERS, layers), INT_KEY("model_dim", 1, 8192, model_dim),
+    INT_KEY("heads", 1, 8192, heads),            INT_KEY("ff", 1, 65536, ff),
+    INT_KEY("max_positions", 0, 65536, max_positions),
+    {NULL, 0, 0, 0},
+};
+
+int tf_config_get(const JsonVal *root, ModelConfig *c, const char *where, Err *e)
+{
+    ModelConfig n = model_config_transformer();
+    n.src_vocab = c->src_vocab;
+    n.tgt_vocab = c->tgt_vocab;
+    int norm = cfg_str(root, "norm", norm_names, NORM_KINDS, where, e);
+    int pos = norm < 0 ? -1 : cfg_str(root, "positions", pos_names, POS_KINDS, where, e);
+    if (pos < 0)
+        return -1;
+    n.norm = (NormKind)norm;
+    n.positions = (PosKind)pos;
+    if (cfg_ints(root, tf_ints, &n, where, e) || cfg_common(root, &n, where, e) ||
+        (json_get(root, "share_embeddings") && cfg_bool(root, "share_embeddings", &n.share_embeddings, where, e)))
+        return -1;
+    if (n.model_dim % n.heads != 0)
+        return err_set(e, "%s: 'heads' must divide 'model_dim'", where);
+    if ((n.positions == POS_LEARNED) != (n.max_positions > 0))
+        return err_set(e, "%s: 'max_positions' must be 0 with sinusoidal positions and at least 1 with learned ones", where);
+    *c = n;
+    return 0;
+}

@@ -558,7 +558,7 @@ static void say_start(Trainer *t, const ModelConfig *cfg, int threads, bool bf16
     else
         snprintf(who, sizeof who, "%d thread%s", threads, threads == 1 ? "" : "s");
     trainer_say(t, "train: %s%s%s%s, %d pairs (valid %d), %zu parameters, %s, %s products%s",
-                cfg->arch == ARCH_TRANSFORMER ? "Transformer" : "recurrent model",
+                model_ops_for(cfg)->title,
                 o->arch_by ? " (selected by " : "", o->arch_by ? o->arch_by : "", o->arch_by ? ")" : "",
                 t->data.train.set.n, t->data.valid.set.n, t->m.layout.total, who, bf16 ? "bf16" : "fp32",
                 o->resume ? "; resuming" : "");
