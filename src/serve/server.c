@@ -18,31 +18,10 @@
 #include "decode/align.h"
 #include "decode/constraints.h"
 #include "serve/batcher.h"
+#include "serve/conns.h"
 #include "serve/form.h"
 #include "serve/server.h"
 #include "text/lang.h"
-
-/* One connection, from its accept to its close. While it has no request in progress
-   it waits in one of the server's two lists, oldest first: `fresh` (it has sent no
-   complete request head yet) or `kept` (kept alive after an answer). */
-typedef struct Conn {
-    struct Conn *prev, *next;
-    struct ConnList *list;    /* the list it waits in, or NULL while a request is in progress */
-    int fd;
-    unsigned char addr[16];   /* its address as counted (addr_key) */
-    double since;             /* when it began to wait: its accept, or its last answer */
-    bool closing;             /* shut down by the server, not yet closed by libmicrohttpd */
-} Conn;
-
-typedef struct ConnList {
-    Conn *head, *tail;
-} ConnList;
-
-/* The open connections of an address (addr_key), in an open-addressing table. */
-typedef struct AddrCount {
-    unsigned char key[16];
-    int n; /* 0: an empty slot */
-} AddrCount;
 
 struct Server {
     ServeConfig c;
@@ -50,17 +29,7 @@ struct Server {
     ServeBatcher *batcher;
     int port;
     atomic_long inflight, requests;
-    long conns;               /* open connections (the polling thread's alone) */
-    AddrCount *addrs;         /* (naddrs, a power of two) the polling thread's alone */
-    size_t naddrs;
-    uint64_t addr_seed;
-    pthread_mutex_t conn_mu;  /* the lists, closing and each Conn's list and closing */
-    ConnList fresh, kept;
-    long closing;             /* connections shut down, not yet closed */
-    atomic_long refused, evicted, timed_out, idle_closed;
-    pthread_t sweeper;
-    pthread_cond_t sweep_cv;  /* (conn_mu) signalled to stop the sweeper */
-    bool sweeping;            /* (conn_mu) */
+    ServeConns *conns;
     atomic_bool stopping;
     pthread_mutex_t log_mu;
 };
@@ -178,244 +147,19 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
     log_line(s, "libmicrohttpd: %s", msg);
 }
 
-/* ---- connections ---- */
-
-/* libmicrohttpd's own limit stays this far above max_conns, so that the accept policy
-   sees every new connection (at its own limit libmicrohttpd stops accepting, leaving
-   new clients waiting in the backlog) and connections shut down but not yet closed
-   have room. */
-enum { CONN_SLACK = 64 };
-
-/* The address a connection counts against: an IPv4 address as its IPv4-mapped IPv6
-   form, an IPv6 address by its /64 prefix (what one host or one network is given). */
-static void addr_key(const struct sockaddr *a, unsigned char key[16])
-{
-    memset(key, 0, 16);
-    if (a->sa_family == AF_INET) {
-        key[10] = key[11] = 0xff;
-        memcpy(key + 12, &((const struct sockaddr_in *)a)->sin_addr, 4);
-    } else if (a->sa_family == AF_INET6) {
-        const unsigned char *b = ((const struct sockaddr_in6 *)a)->sin6_addr.s6_addr;
-        static const unsigned char mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-        if (!memcmp(b, mapped, 12))
-            memcpy(key, b, 16);
-        else
-            memcpy(key, b, 8);
-    }
-}
-
-static size_t addr_home(const Server *s, const unsigned char *key)
-{
-    uint64_t h = s->addr_seed;
-    for (int i = 0; i < 16; i++)
-        h = (h ^ key[i]) * 0x100000001b3ULL;
-    h ^= h >> 29;
-    return (size_t)h & (s->naddrs - 1);
-}
-
-/* The slot that holds key, or the empty slot where it would go. */
-static size_t addr_slot(const Server *s, const unsigned char *key)
-{
-    size_t i = addr_home(s, key);
-    while (s->addrs[i].n && memcmp(s->addrs[i].key, key, 16) != 0)
-        i = (i + 1) & (s->naddrs - 1);
-    return i;
-}
-
-/* Adds d (+1 or -1) to the count of key; a count that reaches 0 leaves the table
-   (linear probing's backward shift, so that no slot is left marked deleted). */
-static void addr_add(Server *s, const unsigned char *key, int d)
-{
-    size_t mask = s->naddrs - 1, i = addr_slot(s, key);
-    if (d > 0) {
-        memcpy(s->addrs[i].key, key, 16);
-        s->addrs[i].n += d;
-        return;
-    }
-    if (!s->addrs[i].n || (s->addrs[i].n += d) > 0)
-        return;
-    for (size_t j = i;;) {
-        s->addrs[i].n = 0;
-        size_t home;
-        do {
-            j = (j + 1) & mask;
-            if (!s->addrs[j].n)
-                return;
-            home = addr_home(s, s->addrs[j].key);
-        } while (i <= j ? i < home && home <= j : i < home || home <= j);
-        s->addrs[i] = s->addrs[j];
-        i = j;
-    }
-}
-
-static void list_append(ConnList *l, Conn *c)
-{
-    c->list = l;
-    c->next = NULL;
-    c->prev = l->tail;
-    if (l->tail)
-        l->tail->next = c;
-    else
-        l->head = c;
-    l->tail = c;
-}
-
-static void list_remove(Conn *c)
-{
-    ConnList *l = c->list;
-    if (!l)
-        return;
-    if (c->prev)
-        c->prev->next = c->next;
-    else
-        l->head = c->next;
-    if (c->next)
-        c->next->prev = c->prev;
-    else
-        l->tail = c->prev;
-    c->list = NULL;
-    c->prev = c->next = NULL;
-}
-
-/* Shuts a waiting connection down (conn_mu held): its client sees the connection
-   closed, and libmicrohttpd, reading its end, closes it (notify_connection). Only the
-   polling thread closes a connection's descriptor, and only after the notification
-   that takes it out of the lists, so fd is still this connection's. */
-static void conn_shut(Server *s, Conn *c, atomic_long *count)
-{
-    list_remove(c);
-    c->closing = true;
-    s->closing++;
-    shutdown(c->fd, SHUT_RDWR);
-    atomic_fetch_add(count, 1);
-}
-
-/* A connection whose request head is in leaves its list; false when the server has
-   already shut it down. */
-static bool conn_busy(Server *s, struct MHD_Connection *conn)
-{
-    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-    Conn *c = ci ? ci->socket_context : NULL;
-    if (!c)
-        return true;
-    pthread_mutex_lock(&s->conn_mu);
-    bool open = !c->closing;
-    list_remove(c);
-    pthread_mutex_unlock(&s->conn_mu);
-    /* while a request is in progress, libmicrohttpd closes the connection after
-       idle_timeout seconds without traffic; a waiting connection has no timeout of
-       libmicrohttpd's (the sweeper's deadlines instead), which keeps it in the list
-       that libmicrohttpd does not walk whole at each event */
-    if (open)
-        MHD_set_connection_option(conn, MHD_CONNECTION_OPTION_TIMEOUT, (unsigned)s->c.idle_timeout);
-    return open;
-}
-
-/* An answered connection that libmicrohttpd keeps open waits for its next request. */
-static void conn_kept(Server *s, struct MHD_Connection *conn)
-{
-    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-    Conn *c = ci ? ci->socket_context : NULL;
-    if (!c)
-        return;
-    MHD_set_connection_option(conn, MHD_CONNECTION_OPTION_TIMEOUT, 0u);
-    pthread_mutex_lock(&s->conn_mu);
-    if (!c->closing && !c->list) {
-        c->since = clock_now();
-        list_append(&s->kept, c);
-    }
-    pthread_mutex_unlock(&s->conn_mu);
-}
-
-/* A new connection: refused (closed at once) when its address has max_conns_per_ip
-   open, or when max_conns are open and none of them waits; otherwise accepted, and at
-   max_conns the oldest waiting connection, a fresh one first, is shut down for it.
-   Connections shut down and not yet closed may take half of CONN_SLACK more; beyond,
-   a new one is refused until libmicrohttpd has closed them (within its next turn). */
-static enum MHD_Result accept_policy(void *cls, const struct sockaddr *addr, socklen_t len)
-{
-    Server *s = cls;
-    unsigned char key[16];
-    addr_key(addr, key);
-    if (s->addrs[addr_slot(s, key)].n >= s->c.max_conns_per_ip) {
-        atomic_fetch_add(&s->refused, 1);
-        return MHD_NO;
-    }
-    enum MHD_Result ok = MHD_YES;
-    pthread_mutex_lock(&s->conn_mu);
-    bool full = s->conns - s->closing >= s->c.max_conns;
-    Conn *old = !full ? NULL : s->fresh.head ? s->fresh.head : s->kept.head;
-    if ((full && !old) || s->conns >= (long)s->c.max_conns + CONN_SLACK / 2) {
-        atomic_fetch_add(&s->refused, 1);
-        ok = MHD_NO;
-    } else if (old) {
-        conn_shut(s, old, &s->evicted);
-    }
-    pthread_mutex_unlock(&s->conn_mu);
-    return ok;
-}
+/* ---- connections (serve/conns.h) ---- */
 
 static void notify_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
                               enum MHD_ConnectionNotificationCode code)
 {
     Server *s = cls;
     if (code == MHD_CONNECTION_NOTIFY_STARTED) {
-        Conn *c = XCNEW(Conn, 1);
-        const union MHD_ConnectionInfo *fd = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
-        const union MHD_ConnectionInfo *ad = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-        c->fd = fd ? fd->connect_fd : -1;
-        if (ad)
-            addr_key(ad->client_addr, c->addr);
-        addr_add(s, c->addr, 1);
-        pthread_mutex_lock(&s->conn_mu);
-        c->since = clock_now();
-        list_append(&s->fresh, c);
-        pthread_mutex_unlock(&s->conn_mu);
-        *socket_context = c;
-        s->conns++;
+        serve_conns_opened(s->conns, conn, socket_context);
         serve_batcher_expect(s->batcher, 1);
         return;
     }
-    Conn *c = *socket_context;
-    if (c) {
-        pthread_mutex_lock(&s->conn_mu);
-        list_remove(c);
-        if (c->closing)
-            s->closing--;
-        pthread_mutex_unlock(&s->conn_mu);
-        addr_add(s, c->addr, -1);
-        free(c);
-        *socket_context = NULL;
-    }
-    s->conns--;
+    serve_conns_closed(s->conns, socket_context);
     serve_batcher_expect(s->batcher, -1);
-}
-
-/* The sweeper thread: shuts down a fresh connection head_timeout seconds after its
-   accept and a kept one idle_timeout seconds after its last answer. Each list is in
-   the order of its deadlines; it looks again at the next one, at most 0.1 s later
-   (a connection that joins a list has a later deadline than any before it). */
-static void *sweep(void *arg)
-{
-    Server *s = arg;
-    pthread_mutex_lock(&s->conn_mu);
-    while (s->sweeping) {
-        double now = clock_now(), next = now + 0.1;
-        while (s->fresh.head && s->fresh.head->since + s->c.head_timeout <= now)
-            conn_shut(s, s->fresh.head, &s->timed_out);
-        while (s->kept.head && s->kept.head->since + s->c.idle_timeout <= now)
-            conn_shut(s, s->kept.head, &s->idle_closed);
-        if (s->fresh.head && s->fresh.head->since + s->c.head_timeout < next)
-            next = s->fresh.head->since + s->c.head_timeout;
-        if (s->kept.head && s->kept.head->since + s->c.idle_timeout < next)
-            next = s->kept.head->since + s->c.idle_timeout;
-        /* the condition variable's clock is clock_now's (CLOCK_MONOTONIC) */
-        struct timespec at = {.tv_sec = (time_t)next};
-        at.tv_nsec = (long)((next - (double)at.tv_sec) * 1e9);
-        pthread_cond_timedwait(&s->sweep_cv, &s->conn_mu, &at);
-    }
-    pthread_mutex_unlock(&s->conn_mu);
-    return NULL;
 }
 
 /* ---- languages ---- */
@@ -769,11 +513,7 @@ static enum MHD_Result answer_get(Req *r)
     json_put_int(&w, "texts", st.texts);
     json_put_double(&w, "decoding_seconds", "%.3f", st.busy);
     json_open_object(&w, "connections");
-    json_put_int(&w, "open", s->conns);
-    json_put_int(&w, "refused", atomic_load(&s->refused));
-    json_put_int(&w, "evicted", atomic_load(&s->evicted));
-    json_put_int(&w, "timed_out", atomic_load(&s->timed_out));
-    json_put_int(&w, "idle_closed", atomic_load(&s->idle_closed));
+    serve_conns_health(s->conns, &w);
     json_close(&w);
     json_close(&w);
     return send_json(r, 200, &b);
@@ -785,7 +525,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
     Server *s = cls;
     Req *r = *con_cls;
     if (!r) {
-        if (!conn_busy(s, conn)) /* past its deadline: already shut down */
+        if (!serve_conns_busy(s->conns, conn)) /* past its deadline: already shut down */
             return MHD_NO;
         r = XCNEW(Req, 1);
         *con_cls = r;
@@ -883,11 +623,11 @@ static void completed(void *cls, struct MHD_Connection *conn, void **con_cls, en
     Server *s = cls;
     Req *r = *con_cls;
     if (why == MHD_REQUEST_TERMINATED_COMPLETED_OK)
-        conn_kept(s, conn);
+        serve_conns_kept(s->conns, conn);
     if (!r)
         return;
     if (r->answer == 408 || why == MHD_REQUEST_TERMINATED_TIMEOUT_REACHED)
-        atomic_fetch_add(&s->timed_out, 1);
+        serve_conns_timed_out(s->conns);
     if (r->submitted) /* the connection may send another */
         serve_batcher_expect(s->batcher, 1);
     double ms = (clock_now() - r->t0) * 1e3;
@@ -920,7 +660,7 @@ static void completed(void *cls, struct MHD_Connection *conn, void **con_cls, en
 
 long serve_files_needed(int max_conns)
 {
-    return (long)max_conns + CONN_SLACK + 64;
+    return (long)max_conns + SERVE_CONN_SLACK + 64;
 }
 
 Server *serve_start(const ServeConfig *c, Err *e)
@@ -935,21 +675,15 @@ Server *serve_start(const ServeConfig *c, Err *e)
     Server *s = XCNEW(Server, 1);
     s->c = *c;
     pthread_mutex_init(&s->log_mu, NULL);
-    pthread_mutex_init(&s->conn_mu, NULL);
-    /* at most max_conns + CONN_SLACK addresses, in a table at most half full */
-    s->naddrs = 64;
-    while (s->naddrs < 2 * ((size_t)c->max_conns + CONN_SLACK))
-        s->naddrs *= 2;
-    s->addrs = XCNEW(AddrCount, s->naddrs);
-    s->addr_seed = 0xcbf29ce484222325ULL ^ (uint64_t)(clock_now() * 1e9) ^ ((uint64_t)getpid() << 32);
+    s->conns = serve_conns_create(c->max_conns, c->max_conns_per_ip, c->head_timeout, c->idle_timeout);
     s->batcher = serve_batcher_start(c->batch_texts, c->batch_wait_ms);
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
     if (ai->ai_family == AF_INET6)
         flags |= MHD_USE_IPv6;
-    s->d = MHD_start_daemon(flags, (uint16_t)c->port, accept_policy, s, handle, s,
+    s->d = MHD_start_daemon(flags, (uint16_t)c->port, serve_conns_accept, s->conns, handle, s,
                             MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s,
                             MHD_OPTION_SOCK_ADDR, ai->ai_addr,
-                            MHD_OPTION_CONNECTION_LIMIT, (unsigned)c->max_conns + CONN_SLACK,
+                            MHD_OPTION_CONNECTION_LIMIT, (unsigned)c->max_conns + SERVE_CONN_SLACK,
                             MHD_OPTION_NOTIFY_CONNECTION, notify_connection, s,
                             MHD_OPTION_NOTIFY_COMPLETED, completed, s,
                             MHD_OPTION_END);
@@ -958,22 +692,14 @@ Server *serve_start(const ServeConfig *c, Err *e)
         serve_batcher_stop(s->batcher);
         serve_batcher_free(s->batcher);
         pthread_mutex_destroy(&s->log_mu);
-        pthread_mutex_destroy(&s->conn_mu);
-        free(s->addrs);
+        serve_conns_free(s->conns);
         free(s);
         return err_set(e, "cannot listen on %s:%d (the port is in use, or the address is not this machine's)",
                        c->host, c->port), NULL;
     }
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT);
     s->port = info ? info->port : c->port;
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&s->sweep_cv, &ca);
-    pthread_condattr_destroy(&ca);
-    s->sweeping = true;
-    if (pthread_create(&s->sweeper, NULL, sweep, s) != 0)
-        die("cannot start the thread that closes late connections");
+    serve_conns_start(s->conns);
     return s;
 }
 
@@ -994,16 +720,10 @@ void serve_stop(Server *s, double grace)
         usleep(10000);
     /* what is still queued is decoded and its connections resumed before they close */
     serve_batcher_stop(s->batcher);
-    pthread_mutex_lock(&s->conn_mu);
-    s->sweeping = false;
-    pthread_cond_signal(&s->sweep_cv);
-    pthread_mutex_unlock(&s->conn_mu);
-    pthread_join(s->sweeper, NULL);
-    pthread_cond_destroy(&s->sweep_cv);
+    serve_conns_stop(s->conns);
     MHD_stop_daemon(s->d);
     serve_batcher_free(s->batcher);
     pthread_mutex_destroy(&s->log_mu);
-    pthread_mutex_destroy(&s->conn_mu);
-    free(s->addrs);
+    serve_conns_free(s->conns);
     free(s);
 }
