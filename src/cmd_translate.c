@@ -302,6 +302,14 @@ static void translate_chunk(const TrOpts *po, ModelFile *mf, const TranslateOpts
                 texts[i] = xstrndup(lines[i], lens[i]);
                 tlens[i] = lens[i];
             } else if (cons_parse_line(lines[i], lens[i], &texts[i], &tlens[i], &cons[i], &e) != 0) {
+                for (int k = 0; k <= i; k++) /* the lines before, and what this one had */
+                    translate_cons_free(&cons[k]);
+                for (int k = 0; k < i; k++)
+                    free(texts[k]);
+                free(cons);
+                free(texts);
+                free(tlens);
+                free(line_no);
                 die("%s:%ld: %s", chunk->name, first + i + 1, e.msg);
             }
             if (po->glossary)
