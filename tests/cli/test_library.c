@@ -103,6 +103,8 @@ static char *pkg_config(const Inst *in, const char *args)
     expect_success(&r, "pkg-config");
     char *out = strdup(r.out);
     run_free(&r);
+    for (int k = 4; k < n - 1; k++) /* add_words' copies, not "s2s" */
+        free((char *)argv[k]);
     return out;
 }
 
@@ -130,6 +132,8 @@ static void compile(const Inst *in, const char *src, const char *exe, bool stati
     expect_success(&r, "cc");
     cr_expect_str_eq(r.err, "", "cc: %s", r.err);
     run_free(&r);
+    for (int k = 9; k < n; k++) /* add_words' copies and the static library's path */
+        free((char *)argv[k]);
     free(cflags);
     free(libs);
 }
