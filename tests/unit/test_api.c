@@ -112,13 +112,13 @@ static char *translate_text(const s2s_translator *tr, const Texts *x, const s2s_
     return s;
 }
 
-Test(api, translations_equal_the_commands_at_1_and_2_threads, .timeout = 120)
+Test(api, translations_equal_the_commands_at_1_and_2_threads)
 {
     Texts x = texts_new();
     const char *models[] = {RNN, TF};
     for (int m = 0; m < 2; m++)
         for (int threads = 1; threads <= 2; threads++) {
-            char th[8];
+            char th[16];
             snprintf(th, sizeof th, "%d", threads);
             s2s_translator_options o = s2s_translator_options_default();
             o.threads = threads;
@@ -159,7 +159,7 @@ Test(api, translations_equal_the_commands_at_1_and_2_threads, .timeout = 120)
     free(x.data);
 }
 
-Test(api, an_ensemble_equals_the_commands, .timeout = 60)
+Test(api, an_ensemble_equals_the_commands)
 {
     Texts x = texts_new();
     s2s_error err;
@@ -193,7 +193,7 @@ Test(api, an_ensemble_equals_the_commands, .timeout = 60)
     free(x.data);
 }
 
-Test(api, constraints_and_glossary_equal_the_commands, .timeout = 60)
+Test(api, constraints_and_glossary_equal_the_commands)
 {
     char *dir = tmpdir_new();
     const char *lines[] = {"{\"text\": \"I have a cat.\", \"constraints\": [\"chien\"]}", "I have a car.",
@@ -289,7 +289,7 @@ Test(api, errors_are_values_with_the_commands_message)
     s2s_translator_free(tr);
 }
 
-Test(api, two_models_in_one_process_do_not_disturb_each_other, .timeout = 60)
+Test(api, two_models_in_one_process_do_not_disturb_each_other)
 {
     Texts x = texts_new();
     s2s_translator *a = load(RNN, NULL);
@@ -352,7 +352,7 @@ static void *job_run(void *arg)
 
 /* One translator used by four threads at once, and a second by two more: every call's
    result is the one it gets alone. */
-Test(api, one_model_on_several_threads_at_once, .timeout = 120)
+Test(api, one_model_on_several_threads_at_once)
 {
     Texts x = texts_new();
     s2s_translator_options o = s2s_translator_options_default();
