@@ -358,7 +358,7 @@ static void expect_refused(const char *root, const char *dir, const char *want, 
     free(model);
 }
 
-Test(ids, damaged_truncated_foreign_other_version_or_other_vocabulary_refused, .timeout = 600)
+Test(ids, damaged_truncated_foreign_other_version_or_other_vocabulary_refused)
 {
     char *root = tmpdir_new();
     char *dir = prepare(root, "d", NULL);
@@ -485,7 +485,7 @@ static void expect_same_run(const char *const *prep, const char *const *model_ar
     free(root);
 }
 
-Test(ids, training_is_bit_identical_mapped_or_from_the_text, .timeout = 600)
+Test(ids, training_is_bit_identical_mapped_or_from_the_text)
 {
     expect_same_run(NULL, (const char *const[]){SMALL_MODEL, NULL});
     expect_same_run((const char *const[]){"--bpe", "150", NULL},

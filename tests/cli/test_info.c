@@ -183,7 +183,7 @@ Test(cli_info, missing_foreign_and_corrupt_files)
 /* What is not a regular file is refused at once, without waiting for a writer or
    reading endless data: a FIFO (no writer), a device, a directory. translate and
    average load models the same way. */
-Test(cli_info, a_pipe_a_device_or_a_directory_is_refused_at_once, .timeout = 30)
+Test(cli_info, a_pipe_a_device_or_a_directory_is_refused_at_once)
 {
     char *dir = tmpdir_new(), *fifo = strf("%s/fifo.s2s", dir);
     cr_assert_eq(mkfifo(fifo, 0600), 0);

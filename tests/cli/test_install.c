@@ -103,7 +103,7 @@ static char *complete(const char *script, const char *cwd, const char *const *wo
 }
 #define COMPLETE(script, cwd, ...) complete((script), (cwd), (const char *const[]){__VA_ARGS__, NULL})
 
-Test(install, pages_completion_install_and_uninstall, .timeout = 120)
+Test(install, pages_completion_install_and_uninstall)
 {
     need("/usr/bin/man", "man-db");
     need("/usr/bin/groff", "groff-base");

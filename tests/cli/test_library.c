@@ -171,7 +171,7 @@ static char *missing_model_message(void)
     return m;
 }
 
-Test(library, c_programs_against_the_installed_copy, .timeout = 300)
+Test(library, c_programs_against_the_installed_copy)
 {
     Inst in = install();
     char *dir = tmpdir_new(), *src = strf("%s/translate.c", dir), *exe = strf("%s/translate", dir),
@@ -261,7 +261,7 @@ Test(library, c_programs_against_the_installed_copy, .timeout = 300)
     inst_free(&in);
 }
 
-Test(library, python_module_against_the_installed_copy, .timeout = 300)
+Test(library, python_module_against_the_installed_copy)
 {
     if (!file_exists("/usr/bin/python3"))
         cr_skip_test("/usr/bin/python3 is not installed (apt-get install python3): not tested");

@@ -355,7 +355,7 @@ static void run_case(const char *tag, const char *config, int seed)
     run_case_scaled(tag, config, seed, INIT_SCALE);
 }
 
-TestSuite(parity, .timeout = 600);
+TestSuite(parity);
 
 Test(parity, gru_1_layer)
 {

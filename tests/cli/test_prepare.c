@@ -656,7 +656,7 @@ Test(cli_prepare, help_on_stdout)
     run_free(&r);
 }
 
-Test(cli_prepare, full_corpus, .timeout = 600)
+Test(cli_prepare, full_corpus)
 {
     const char *fra = fra_corpus();
     if (!fra)

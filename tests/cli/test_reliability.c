@@ -369,7 +369,7 @@ Test(reliability, a_second_sigint_exits_at_once_and_files_stay_whole)
 /* Under an address-space limit (ulimit -v 120000) too small for OpenBLAS's worker
    threads (128 MiB each), the commands that do no matrix products still end, exit 0,
    at once (they start no worker): tokenize, the help. */
-Test(reliability, commands_without_matrix_products_run_under_a_small_memory_limit, .timeout = 60)
+Test(reliability, commands_without_matrix_products_run_under_a_small_memory_limit)
 {
 #if defined(__SANITIZE_ADDRESS__)
     cr_skip_test("AddressSanitizer reserves more address space than any such limit");
@@ -389,7 +389,7 @@ Test(reliability, commands_without_matrix_products_run_under_a_small_memory_limi
    and line, exit 1, within seconds and under a memory limit far below what reading it
    whole would take (the limit is left out under AddressSanitizer, which reserves more
    address space than any such limit). */
-Test(reliability, endless_input_is_refused_after_a_bounded_read, .timeout = 300)
+Test(reliability, endless_input_is_refused_after_a_bounded_read)
 {
     char *dir = tmpdir_new(), *model = strf("%s/m.s2s", dir), *pz = strf("%s/p", dir);
     /* a foreign file of 1 GiB (sparse) given as a model: its first 8 bytes refuse it */
@@ -446,7 +446,7 @@ Test(reliability, endless_input_is_refused_after_a_bounded_read, .timeout = 300)
    BLAS thread needs, one line and exit 1 at once; above it, as many BLAS threads as fit
    take their buffers first, so the command either runs (eval) or stops in one line when
    its own allocations do not fit (train) — never hangs. */
-Test(reliability, matrix_commands_under_a_memory_limit_run_or_stop_in_one_line, .timeout = 300)
+Test(reliability, matrix_commands_under_a_memory_limit_run_or_stop_in_one_line)
 {
 #if defined(__SANITIZE_ADDRESS__)
     cr_skip_test("AddressSanitizer reserves more address space than any such limit");

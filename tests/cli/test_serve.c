@@ -246,7 +246,7 @@ Test(serve, native_endpoint_scores_nbest_and_attention)
 
 /* Clients that send their headers, wait, then their bodies all together: the server
    sees them all arriving and decodes them in one batch or a few. */
-Test(serve, concurrent_requests_are_batched_and_each_gets_what_translate_gives, .timeout = 600)
+Test(serve, concurrent_requests_are_batched_and_each_gets_what_translate_gives)
 {
     NEED_CURL();
     Fix f = fix_new();
@@ -450,7 +450,7 @@ Test(serve, bad_requests_get_one_json_error_and_others_are_still_answered)
     fix_free(&f);
 }
 
-Test(serve, slow_and_idle_clients_do_not_stall_the_others, .timeout = 120)
+Test(serve, slow_and_idle_clients_do_not_stall_the_others)
 {
     NEED_CURL();
     Fix f = fix_new();

@@ -102,7 +102,7 @@ static bool files_for(long n)
     return rl.rlim_cur == RLIM_INFINITY || (long)rl.rlim_cur >= n;
 }
 
-Test(serve_conns, one_address_gets_its_share_and_the_others_are_answered, .timeout = 120)
+Test(serve_conns, one_address_gets_its_share_and_the_others_are_answered)
 {
     ServeModel f = serve_model_new();
     ServeProc p = SERVE_START(f.enfr);
@@ -152,7 +152,7 @@ Test(serve_conns, one_address_gets_its_share_and_the_others_are_answered, .timeo
     serve_model_free(&f);
 }
 
-Test(serve_conns, at_the_ceiling_the_oldest_waiting_connection_makes_room, .timeout = 120)
+Test(serve_conns, at_the_ceiling_the_oldest_waiting_connection_makes_room)
 {
     ServeModel f = serve_model_new();
     ServeProc p = SERVE_START(f.enfr, "--max-conns", "20", "--max-conns-per-ip", "100", "--head-timeout", "60");
@@ -276,7 +276,7 @@ Test(serve_conns, a_late_head_is_closed_after_the_head_timeout_a_kept_connection
 /* 2,000 connections that send nothing, 16 from each of 125 addresses: a request is
    answered within a second, and the server's memory grows by at most
    IDLE_CONN_BOUND_KB a connection. */
-Test(serve_conns, two_thousand_idle_connections_cost_what_the_docs_say, .timeout = 300)
+Test(serve_conns, two_thousand_idle_connections_cost_what_the_docs_say)
 {
     enum { N = 2000, PER = 16 };
     if (!files_for(N + 200))
@@ -324,7 +324,7 @@ Test(serve_conns, two_thousand_idle_connections_cost_what_the_docs_say, .timeout
 /* Under an open-file limit of 1,024 (or the hard limit, when lower) the default
    ceiling comes down to what it holds, saying so, and a --max-conns it cannot hold is
    refused in one line. */
-Test(serve_conns, the_open_file_limit_bounds_the_ceiling, .timeout = 120)
+Test(serve_conns, the_open_file_limit_bounds_the_ceiling)
 {
     struct rlimit rl;
     getrlimit(RLIMIT_NOFILE, &rl);

@@ -57,7 +57,7 @@ static bool member_bool(const JsonVal *o, const char *key)
     return v->b;
 }
 
-Test(serve_page, the_web_page_in_chromium_shows_what_translate_gives, .timeout = 180)
+Test(serve_page, the_web_page_in_chromium_shows_what_translate_gives)
 {
     if (access(CHROMIUM, X_OK) != 0 || access(CHROMEDRIVER, X_OK) != 0)
         cr_skip_test(CHROMIUM " or " CHROMEDRIVER " is not installed (apt-get install chromium chromium-driver): "
@@ -131,7 +131,7 @@ static RunResult run_client(const char *node, int port, const char *key, const c
     return r;
 }
 
-Test(serve_page, the_npm_libretranslate_client_gets_what_translate_gives, .timeout = 120)
+Test(serve_page, the_npm_libretranslate_client_gets_what_translate_gives)
 {
     char *node = in_path("node");
     if (!node)

@@ -133,7 +133,7 @@ Test(cli_tokenize, help)
 }
 
 /* The whole Tatoeba file (both columns on each line) gives one line per line. */
-Test(cli_tokenize, full_corpus, .timeout = 600)
+Test(cli_tokenize, full_corpus)
 {
     const char *path = fra_corpus();
     if (!path)

@@ -36,7 +36,7 @@ static int run_capture(const char *cmd, char **out)
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
-Test(torch_ref, selftest_passes, .timeout = 600)
+Test(torch_ref, selftest_passes)
 {
     skip_without_torch();
     char *cmd = strf("'%s' scripts/torch_ref.py selftest 2>&1", python_bin());
@@ -48,7 +48,7 @@ Test(torch_ref, selftest_passes, .timeout = 600)
     free(cmd);
 }
 
-Test(torch_ref, parity_names_a_missing_model, .timeout = 600)
+Test(torch_ref, parity_names_a_missing_model)
 {
     skip_without_torch();
     char *dir = tmpdir_new();
@@ -69,7 +69,7 @@ Test(torch_ref, parity_names_a_missing_model, .timeout = 600)
 
 /* torch_ref.py train takes the direction of the prepared data (and refuses a --config
    that says another). */
-Test(torch_ref, train_takes_the_direction_of_the_data, .timeout = 600)
+Test(torch_ref, train_takes_the_direction_of_the_data)
 {
     skip_without_torch();
     char *dir = tmpdir_new();

@@ -164,13 +164,13 @@ static void same_tokens_as_the_reference(bool shared)
     free(dir);
 }
 
-Test(transformer, s2s_and_the_pytorch_reference_translate_to_the_same_tokens, .timeout = 600)
+Test(transformer, s2s_and_the_pytorch_reference_translate_to_the_same_tokens)
 {
     same_tokens_as_the_reference(false);
 }
 
 /* --share-embeddings --tie-embeddings: one table, in s2s and in the reference. */
-Test(transformer, with_one_embedding_table_the_same_tokens_as_the_reference, .timeout = 600)
+Test(transformer, with_one_embedding_table_the_same_tokens_as_the_reference)
 {
     same_tokens_as_the_reference(true);
 }
@@ -398,7 +398,7 @@ Test(transformer, every_batch_of_a_stream_draws_the_mean_and_each_head)
 /* --resume of a Transformer run: the run's architecture decides which flags apply, a
    flag that differs from the run is refused, and 20 + 20 steps give the weights of 40
    straight (dropout on, the generators' states saved). */
-Test(transformer, resume_continues_exactly_and_refuses_a_changed_size, .timeout = 600)
+Test(transformer, resume_continues_exactly_and_refuses_a_changed_size)
 {
     char *dir = tmpdir_new();
     char *a = strf("%s/a.s2s", dir), *b = strf("%s/b.s2s", dir);
@@ -447,7 +447,7 @@ Test(transformer, resume_continues_exactly_and_refuses_a_changed_size, .timeout 
    two after 60 minutes), warmed up over 800 steps or a tenth of the budget and then decayed as a cosine to the
    end of the budget (docs/quality.md); an option of the recurrent model alone selects
    that model, with its plateau schedule. */
-Test(transformer, is_the_default_and_a_recurrent_option_selects_the_rnn, .timeout = 600)
+Test(transformer, is_the_default_and_a_recurrent_option_selects_the_rnn)
 {
     char *dir = tmpdir_new();
     char *t = strf("%s/t.s2s", dir), *r = strf("%s/r.s2s", dir);

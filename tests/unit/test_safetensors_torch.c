@@ -24,7 +24,7 @@ static void teardown(void)
     free(tmp);
 }
 
-TestSuite(safetensors_torch, .init = setup, .fini = teardown, .timeout = 60);
+TestSuite(safetensors_torch, .init = setup, .fini = teardown);
 
 typedef struct Proc {
     int status;
