@@ -216,7 +216,7 @@ Test(library, c_programs_against_the_installed_copy)
     strcpy(q, "Two sentences here. And a second one!\n\n");
     write_file(lines, text);
     for (int threads = 1; threads <= 2; threads++) {
-        char th[4];
+        char th[16];
         snprintf(th, sizeof th, "%d", threads);
         RunResult ta = RUN_S2S(NULL, "translate", RNN, "-i", lines, "--threads", th);
         RunResult tb = RUN_S2S(NULL, "translate", TF, "-i", lines, "--threads", th);
