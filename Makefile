@@ -52,7 +52,7 @@ TEST_BIN := $(BUILD)/s2s-tests
 # Gradient checks: the engine and model sources (float in libs2s.a) are compiled a
 # second time with real = double into $(BUILD)/double/ and linked, with the base
 # objects and tests/gradcheck/, into a second Criterion binary.
-NUM_SRC  := $(sort $(filter-out src/model/file.c src/model/match.c,$(shell find src/nn src/model -name '*.c' 2>/dev/null)))
+NUM_SRC  := $(sort $(filter-out src/model/file.c src/model/match.c src/model/ct2_export.c,$(shell find src/nn src/model -name '*.c' 2>/dev/null)))
 BASE_OBJ := $(filter $(BUILD)/src/base/%,$(LIB_OBJ))
 GC_SRC   := $(sort $(shell find tests/gradcheck -name '*.c' 2>/dev/null))
 GC_OBJ   := $(NUM_SRC:%.c=$(BUILD)/double/%.o) $(GC_SRC:%.c=$(BUILD)/double/%.o)

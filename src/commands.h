@@ -18,6 +18,7 @@ int cmd_eval(int argc, char **argv);
 int cmd_score(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_average(int argc, char **argv);
+int cmd_export(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 
 /* OPT_PARSE parsers (base/opt.h): an ISO 639 code into a Lang, a --direction

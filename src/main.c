@@ -31,6 +31,7 @@ static const struct command commands[] = {
     {"serve", cmd_serve, "serve models over HTTP: LibreTranslate's API and a web page"},
     {"score", cmd_score, "BLEU and chrF of a hypothesis file against reference files"},
     {"average", cmd_average, "average the weights of model files of one configuration"},
+    {"export", cmd_export, "write a model in CTranslate2's format"},
     {"info", cmd_info, "show a model file's configuration, sizes and training summary"},
     {"tokenize", cmd_tokenize, "tokenize or detokenize text on stdin, line by line"},
     {NULL, NULL, NULL},
