@@ -33,7 +33,7 @@ static const OptTable table = {
             "built on CTranslate2 can then run it, quantized as it loads it (int8 and others).\n"
             "DIR must not exist or be an empty directory; it appears only when every file is\n"
             "complete. A recurrent model, or several MODEL files (an ensemble), are refused:\n"
-            "CTranslate2 has no such model kind. docs/ctranslate2.md has the details.\n"
+            "CTranslate2 has no such model kind. docs/cli/export.md has the details.\n"
             "\n",
     .foot = "",
 };

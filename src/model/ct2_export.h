@@ -1,5 +1,5 @@
 /*
- * A Transformer model file in CTranslate2's model format (docs/ctranslate2.md): a
+ * A Transformer model file in CTranslate2's model format (docs/cli/export.md): a
  * directory with model.bin (CTranslate2's binary layout, version 6, "TransformerSpec"
  * revision 7), config.json, the vocabularies as JSON lists (shared_vocabulary.json when
  * both sides have one vocabulary, else source_ and target_vocabulary.json), the BPE codes

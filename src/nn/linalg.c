@@ -4,6 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/cores.h"
 #include "base/err.h"
 #include "nn/bf16.h"
 #include "nn/ops.h"
@@ -244,10 +245,8 @@ void nn_blas_limit(int n)
 
 int nn_set_threads(int n)
 {
-    if (n <= 0) {
-        long c = sysconf(_SC_NPROCESSORS_ONLN);
-        n = c > 0 ? (int)c : 1;
-    }
+    if (n <= 0)
+        n = cores_free();
     int blas = blas_cap > 0 && blas_cap < n ? blas_cap : n;
     blas_threads = blas;
     openblas_set_num_threads(split ? 1 : blas);

@@ -68,7 +68,8 @@ void nn_linear_backward(real *dx,        // (N,In) or NULL
                         const LinearShape *s);
 
 /* Threads used by the matrix products (OpenBLAS) and by nn/parallel.h's pool; n <= 0:
-   every online core.
+   the cores free now (base/cores.h: the usable ones less those other processes keep
+   busy).
    Returns the number set. */
 int nn_set_threads(int n);
 /* Under an address-space limit that holds n BLAS threads (src/main.c): caps the BLAS

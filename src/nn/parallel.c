@@ -9,20 +9,28 @@
 
 #define MAX_THREADS 64
 
+/* The parts of a job are claimed, one at a time, by whichever thread comes first: the
+   caller and the workers alike. A worker the scheduler has put aside (another process
+   wants the core) then holds nothing up: the caller, or a free worker, takes the parts
+   it has not started, and the caller waits only for parts that are running. The claim
+   word packs the job's generation, its number of parts and the next part:
+   generation << 16 | parts << 8 | next. A thread that claims part k with a
+   compare-and-swap on the word it read knows the job is still the one whose function it
+   read (a job's fields are rewritten only after all its parts are done, which needs
+   part k). */
 static struct {
     pthread_mutex_t mu;
     pthread_cond_t start, done;
     int threads;  /* used by nn_parallel_for */
     int workers;  /* started so far */
-    /* the job of the current generation: written by the caller before the generation's
-       release, read by every worker after it; not rewritten before every worker has
-       counted itself off `pending` */
+    /* the job: written by the caller before the generation's release, read by every
+       thread after it; not rewritten before all its parts are done */
     atomic_ulong generation;
-    ParFn fn;
-    void *ctx;
-    size_t n;
-    int parts;
-    atomic_int pending;     /* workers yet to finish (or skip) this generation's job */
+    atomic_ullong claim;
+    _Atomic(ParFn) fn;
+    _Atomic(void *) ctx;
+    atomic_size_t n;
+    atomic_int left;        /* parts not yet done */
     int sleepers;           /* workers waiting on `start` (under mu) */
     bool busy;              /* a caller's job is running (under mu): another caller,
                                from another thread, runs its job alone */
@@ -33,6 +41,10 @@ static struct {
     .done = PTHREAD_COND_INITIALIZER,
     .threads = 1,
 };
+
+/* Tests: a worker that wakes for a job first sleeps this long (nanoseconds), as one
+   the scheduler has put aside would. */
+static atomic_long worker_delay_ns;
 
 /* nn_parallel_spin: how long a thread polls before it sleeps, in nanoseconds (0: at once) */
 static atomic_long spin_ns;
@@ -79,13 +91,38 @@ static void run_part(ParFn fn, void *ctx, size_t n, int parts, int k)
         fn(ctx, lo, hi);
 }
 
+/* Claims and runs parts of the current job until none is left to claim; signals the
+   caller when it finished the last one. */
+static void run_parts(void)
+{
+    for (;;) {
+        unsigned long long w = atomic_load_explicit(&pool.claim, memory_order_acquire);
+        int parts = (int)((w >> 8) & 0xff), k = (int)(w & 0xff);
+        if (k >= parts)
+            return;
+        ParFn fn = atomic_load_explicit(&pool.fn, memory_order_relaxed);
+        void *ctx = atomic_load_explicit(&pool.ctx, memory_order_relaxed);
+        size_t n = atomic_load_explicit(&pool.n, memory_order_relaxed);
+        if (!atomic_compare_exchange_weak_explicit(&pool.claim, &w, w + 1, memory_order_acq_rel,
+                                                   memory_order_acquire))
+            continue;
+        run_part(fn, ctx, n, parts, k);
+        if (atomic_fetch_sub_explicit(&pool.left, 1, memory_order_acq_rel) == 1 &&
+            atomic_load(&pool.main_waits)) {
+            pthread_mutex_lock(&pool.mu);
+            pthread_cond_signal(&pool.done);
+            pthread_mutex_unlock(&pool.mu);
+        }
+    }
+}
+
 /* The generation at each worker's start (written under mu before it starts): its first
    job is the next one. */
 static unsigned long born[MAX_THREADS];
 
 static void *worker(void *arg)
 {
-    int id = (int)(size_t)arg; /* 1 .. MAX_THREADS-1; part id of this worker */
+    int id = (int)(size_t)arg; /* 1 .. MAX_THREADS-1 */
     unsigned long seen = born[id];
     for (;;) {
         if (!poll_until(&pool.generation, seen, NULL)) {
@@ -98,15 +135,17 @@ static void *worker(void *arg)
             pthread_mutex_unlock(&pool.mu);
         }
         seen = atomic_load(&pool.generation);
-        if (id < pool.parts)
-            run_part(pool.fn, pool.ctx, pool.n, pool.parts, id);
-        if (atomic_fetch_sub(&pool.pending, 1) == 1 && atomic_load(&pool.main_waits)) {
-            pthread_mutex_lock(&pool.mu);
-            pthread_cond_signal(&pool.done);
-            pthread_mutex_unlock(&pool.mu);
-        }
+        long delay = atomic_load_explicit(&worker_delay_ns, memory_order_relaxed);
+        if (delay > 0)
+            nanosleep(&(struct timespec){.tv_sec = delay / 1000000000L, .tv_nsec = delay % 1000000000L}, NULL);
+        run_parts();
     }
     return NULL;
+}
+
+void nn_parallel_test_delay_workers(long ns)
+{
+    atomic_store(&worker_delay_ns, ns > 0 ? ns : 0);
 }
 
 void nn_parallel_spin(long ns)
@@ -163,24 +202,26 @@ void nn_parallel_for(size_t n, size_t grain, ParFn fn, void *ctx)
         fn(ctx, 0, n);
         return;
     }
-    CHECK(atomic_load(&pool.pending) == 0);
+    CHECK(atomic_load(&pool.left) == 0);
     pool.busy = true;
-    pool.fn = fn;
-    pool.ctx = ctx;
-    pool.n = n;
-    pool.parts = parts;
-    atomic_store(&pool.pending, pool.workers); /* every worker counts itself off, working or not */
-    atomic_fetch_add(&pool.generation, 1);
+    atomic_store_explicit(&pool.fn, fn, memory_order_relaxed);
+    atomic_store_explicit(&pool.ctx, ctx, memory_order_relaxed);
+    atomic_store_explicit(&pool.n, n, memory_order_relaxed);
+    atomic_store(&pool.left, parts);
+    unsigned long gen = atomic_load(&pool.generation) + 1;
+    atomic_store_explicit(&pool.claim, (unsigned long long)gen << 16 | (unsigned long long)parts << 8,
+                          memory_order_release);
+    atomic_store_explicit(&pool.generation, gen, memory_order_release);
     if (pool.sleepers > 0)
         pthread_cond_broadcast(&pool.start);
     pthread_mutex_unlock(&pool.mu);
 
-    run_part(fn, ctx, n, parts, 0);
+    run_parts();
 
-    if (atomic_load(&pool.pending) > 0 && !poll_until(NULL, 0, &pool.pending)) {
+    if (atomic_load(&pool.left) > 0 && !poll_until(NULL, 0, &pool.left)) {
         pthread_mutex_lock(&pool.mu);
         atomic_store(&pool.main_waits, true);
-        while (atomic_load(&pool.pending) > 0)
+        while (atomic_load(&pool.left) > 0)
             pthread_cond_wait(&pool.done, &pool.mu);
         atomic_store(&pool.main_waits, false);
         pthread_mutex_unlock(&pool.mu);

@@ -3,7 +3,9 @@
  * optimiser, the softmax rows) and, in training, the products themselves
  * (nn_products_on_pool, nn/linalg.h): nn_parallel_for splits [0, n) into as many
  * contiguous ranges as there are threads (at most one per `grain` items) and runs fn on
- * each, the calling thread taking the first range. Workers sleep on a condition variable
+ * each. The ranges go to whichever thread claims them first, the calling one included:
+ * on a busy machine a worker the scheduler has put aside holds nothing up, since the
+ * caller takes the ranges it has not started. Workers sleep on a condition variable
  * between calls, so they never compete with OpenBLAS's threads for the cores, unless
  * nn_parallel_spin lets them poll first (when no other threads want the cores).
  *
@@ -32,6 +34,10 @@ void nn_parallel_spin(long ns);
 
 /* fn(ctx, lo, hi) over a partition of [0, n); returns when every range is done. */
 void nn_parallel_for(size_t n, size_t grain, ParFn fn, void *ctx);
+
+/* Tests: from now on a worker woken for a job sleeps ns nanoseconds before it claims a
+   range, as one the scheduler has put aside would (0: not at all, the default). */
+void nn_parallel_test_delay_workers(long ns);
 
 /* Block size of reductions: a sum over [0, n) is the ordered sum of the partial sums of
    blocks [k·NN_PAR_BLOCK, (k+1)·NN_PAR_BLOCK), whatever the number of threads. */

@@ -11,7 +11,8 @@
 
 #include "helpers.h"
 
-static const char *const commands[] = {"prepare", "train", "translate", "eval", "score", "average", "info", "tokenize", "serve"};
+static const char *const commands[] = {"prepare", "train", "translate", "eval", "score", "average", "export", "info",
+                                       "tokenize", "serve"};
 enum { NCMD = sizeof commands / sizeof *commands };
 
 /* Options named on the pages that are not s2s's. */

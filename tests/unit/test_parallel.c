@@ -3,6 +3,7 @@
    number of threads. */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -226,6 +227,52 @@ Test(parallel, polling_threads_run_every_job)
     }
     for (int i = 0; i < N; i++)
         cr_assert_eq(seen[i], 2 * (JOBS + 50), "index %d seen %d times", i, seen[i]);
+    free(seen);
+    nn_parallel_set_threads(1);
+}
+
+/* Which thread ran each range of a job. */
+typedef struct Runners {
+    pthread_t who[8];
+    int ranges;
+} Runners;
+
+static void note_runner(void *ctx, size_t lo, size_t hi)
+{
+    Runners *r = ctx;
+    for (size_t i = lo; i < hi; i++)
+        r->who[i] = pthread_self();
+    __atomic_add_fetch(&r->ranges, 1, __ATOMIC_RELAXED);
+}
+
+/* A worker that has not started its range (asleep for 2 s after its wake-up, as one the
+   scheduler has put aside on a busy machine) holds nothing up: the caller takes every
+   range and returns without waiting for it; later jobs still use the workers. */
+Test(parallel, a_held_up_worker_does_not_hold_the_job)
+{
+    nn_parallel_set_threads(2);
+    Runners r = {0};
+    nn_parallel_for(2, 1, note_runner, &r); /* the worker started and asleep */
+    nn_parallel_test_delay_workers(2000000000L);
+    memset(&r, 0, sizeof r);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    nn_parallel_for(2, 1, note_runner, &r);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    nn_parallel_test_delay_workers(0);
+    double s = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    cr_expect_eq(r.ranges, 2);
+    cr_expect(pthread_equal(r.who[0], pthread_self()) && pthread_equal(r.who[1], pthread_self()),
+              "the caller ran both ranges");
+    cr_expect(s < 1.0, "the call waited %.2f s for the held-up worker", s);
+    /* the worker wakes, finds nothing to claim, and takes part in the jobs after */
+    struct timespec nap = {2, 200000000};
+    nanosleep(&nap, NULL);
+    int *seen = calloc(1000, sizeof *seen);
+    for (int j = 0; j < 200; j++)
+        nn_parallel_for(1000, 1, count_visits, seen);
+    for (int i = 0; i < 1000; i++)
+        cr_assert_eq(seen[i], 200, "index %d seen %d times", i, seen[i]);
     free(seen);
     nn_parallel_set_threads(1);
 }
