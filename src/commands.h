@@ -31,7 +31,7 @@ int cmd_opt_direction(const char *value, void *field);
 typedef struct DecodeArgs {
     TranslateOpts to;    /* beam, length penalty, unknown-word replacement, limits */
     const char *output;  /* -o/--output FILE, or NULL */
-    int threads;         /* 0: all cores */
+    int threads;         /* 0: the cores free now (base/cores.h) */
     Precision prec;      /* --precision: the vocabulary projection's weights */
 } DecodeArgs;
 
@@ -80,7 +80,7 @@ DecodeArgs decode_args_default(void);
              "memory but decodes slower than f32 on a CPU without\n"                                      \
              "bf16 arithmetic)"},                                                                          \
     {.name = "--threads", .kind = OPT_INT, .off = offsetof(T, d.threads), .min = 1, .max = 1024,          \
-     .arg = "N", .help = "threads (default: all cores)"}
+     .arg = "N", .help = "threads (default: the cores other processes leave free)"}
 
 /* The model files translate and eval decode with: one, or an ensemble of several with
    the same vocabularies and tokenizer settings (model/match.h). use is what decoding

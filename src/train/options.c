@@ -201,8 +201,7 @@ static const OptRow rows[] = {
     {.name = "--seed", .kind = OPT_U64, AT(seed), .min = 0, .max = LONG_MAX, FIXED | TRAIN_TOP, .key = "seed",
      .arg = "S", .help = "seed of initialisation, batches and dropout (default {})"},
     {INT("--threads", threads, 1, 1024), CHANGE, .arg = "N",
-     .help = "threads (default: all cores; under mpirun, per process,\n"
-             "the cores shared by the host's processes)"},
+     .help = "threads (default: the cores other processes leave\nfree; under mpirun, per process, the cores shared\nby the host's processes)"},
     {ENUM("--precision", precision, train_precision_names, 0, TRAIN_PREC_KINDS - 1), CHANGE | OPT_KEY_OPTIONAL,
      .key = "precision", .arg = "P",
      .choices = "auto, f32 or bf16",

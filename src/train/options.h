@@ -37,7 +37,7 @@ typedef struct TrainOpts {
     long valid_every;  /* steps; 0: at epoch ends only */
     int patience;      /* stop after this many validations without a better BLEU; 0: never */
     long valid_max;    /* at most this many valid pairs are decoded for BLEU (0: all) */
-    int threads;       /* <= 0: all cores, shared by the run's processes on a host */
+    int threads;       /* <= 0: the free cores (base/cores.h), or under mpirun the host's cores shared by its processes */
     TrainPrecision precision; /* of the matrix products (nn/bf16.h) */
     uint64_t seed;
     bool resume;
