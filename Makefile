@@ -235,6 +235,8 @@ $(BENCH_BIN): $(BENCH_OBJ) $(BUILD)/libs2s.a
 bench: $(BIN) $(BENCH_BIN)
 	BENCH=$(BENCH_BIN) S2S=./$(BIN) PYTHON=$(PYTHON) bench/run.sh
 	S2S=./$(BIN) bench/serve.sh
+	S2S=./$(BIN) bench/ct2.sh
+	S2S=./$(BIN) bench/busy.sh
 
 # Fuzzing. `make fuzz` compiles the library with clang, libFuzzer's coverage
 # instrumentation, ASan and UBSan into build/fuzz/ (apart from the gcc builds) and
