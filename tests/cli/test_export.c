@@ -479,3 +479,90 @@ Test(export, refusals_leave_nothing_behind)
     rm_rf(dir);
     free(dir);
 }
+
+/* CTranslate2 itself, where a build of it is at hand ($CT2_ROOT, default bench/ct2: its
+   bin/ct2-translator and lib/): it loads the export and its greedy search in float32
+   gives the same translations as s2s translate --precision f32 --beam 1 on every
+   source of data/sample.tsv. Skipped, saying so, where there is no build. */
+Test(export, ctranslate2_decodes_the_export_as_s2s_does)
+{
+    const char *root = getenv("CT2_ROOT") ? getenv("CT2_ROOT") : "bench/ct2";
+    char *bin = strf("%s/bin/ct2-translator", root);
+    if (access(bin, X_OK) != 0) {
+        free(bin);
+        cr_skip_test("no CTranslate2 build at %s (bin/ct2-translator; bench/README.md): not tested", root);
+    }
+    char *dir = tmpdir_new();
+    char *model = strf("%s/m.s2s", dir), *out = strf("%s/ct2", dir);
+    RunResult r = RUN_S2S(NULL, "train", "data/sample.tsv", "-o", model, "--arch", "transformer", "--model-dim",
+                          "32", "--ff", "64", "--layers", "2", "--heads", "4", "--steps", "150", "--valid-every",
+                          "0", "--threads", "1", "--quiet");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    run_free(&r);
+    r = RUN_S2S(NULL, "export", "--ctranslate2", model, out);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    run_free(&r);
+
+    /* the sources, one a line */
+    size_t len;
+    char *tsv = slurp("data/sample.tsv", &len);
+    Buf src = {0};
+    int lines = 0;
+    for (char *p = tsv; *p;) {
+        char *tab = strchr(p, '\t'), *nl = strchr(p, '\n');
+        cr_assert(tab && nl && tab < nl);
+        buf_append(&src, p, (size_t)(tab - p));
+        buf_putc(&src, '\n');
+        lines++;
+        p = nl + 1;
+    }
+    char *src_path = strf("%s/src.txt", dir), *tok_path = strf("%s/src.tok", dir);
+    write_file(src_path, src.data);
+    char *bpe = strf("%s/source.bpe", out);
+    r = RUN_S2S(src.data, "tokenize", "--lang", "en", "--bpe", bpe);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    write_file(tok_path, r.out);
+    run_free(&r);
+
+    r = RUN_S2S(NULL, "translate", model, "-i", src_path, "--precision", "f32", "--beam", "1", "--no-split",
+                "--no-copy-numbers", "--threads", "1");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    char *s2s_out = strf("%s", r.out);
+    run_free(&r);
+    char *libs = strf("LD_LIBRARY_PATH=%s/lib", root);
+    r = RUN_PROG(NULL, "/usr/bin/env", libs, bin, "--model", out, "--src", tok_path, "--beam_size", "1",
+                 "--compute_type", "float32", "--intra_threads", "1", "--batch_size", "16");
+    cr_assert_eq(r.status, 0, "ct2-translator: %s", r.err);
+    RunResult d = RUN_S2S(r.out, "tokenize", "--lang", "fr", "--detok");
+    run_free(&r);
+    cr_assert_eq(d.status, 0, "%s", d.err);
+    cr_expect_eq(count_newlines(d.out), lines);
+    /* line by line: the first difference named */
+    int same = 0, k = 0;
+    const char *a = s2s_out, *b = d.out;
+    while (*a && *b) {
+        const char *ea = strchr(a, '\n'), *eb = strchr(b, '\n');
+        cr_assert(ea && eb);
+        if ((size_t)(ea - a) == (size_t)(eb - b) && memcmp(a, b, (size_t)(ea - a)) == 0)
+            same++;
+        else
+            cr_expect_fail("line %d: s2s '%.*s', CTranslate2 '%.*s'", k + 1, (int)(ea - a), a, (int)(eb - b), b);
+        a = ea + 1;
+        b = eb + 1;
+        k++;
+    }
+    cr_expect_eq(same, lines, "%d of %d lines the same", same, lines);
+    run_free(&d);
+    free(libs);
+    free(s2s_out);
+    free(bpe);
+    free(tok_path);
+    free(src_path);
+    buf_free(&src);
+    free(tsv);
+    free(out);
+    free(model);
+    rm_rf(dir);
+    free(dir);
+    free(bin);
+}
