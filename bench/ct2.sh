@@ -70,7 +70,7 @@ s2s_cmd() { # INPUT BATCH BEAM PRECISION THREADS
 }
 ct2_cmd() { # INPUT BATCH BEAM COMPUTE INTRA INTER
     echo "$ct2/bin/ct2-translator" --model "$out/model" --src "$1" --batch_size "$2" --beam_size "$3" \
-        --compute_type "$4" --intra_threads "$5" --inter_threads "$6" --max_decoding_length 256
+        --compute_type "$4" --intra_threads "$5" --inter_threads "$6" --max_decoding_length 256 --min_decoding_length 0
 }
 # the best sentences/s of a command line over the runs, its start left out: "RATE KB SETTING"
 best_of() { # SETTING CMD-WITH-INPUT CMD-WITH-EMPTY

@@ -375,7 +375,9 @@ static void tokenization_txt(const ModelFile *mf, const char *name, Buf *out)
     buf_printf(out,
                "s2s translate also splits a line into sentences and translates them apart, and\n"
                "requires every number of a source in its translation (s2s translate --help);\n"
-               "s2s translate --no-split --no-copy-numbers decodes as CTranslate2 does.\n");
+               "s2s translate --no-split --no-copy-numbers decodes as CTranslate2 does with\n"
+               "--min_decoding_length 0 (CTranslate2 refuses <eos> as the first token unless\n"
+               "told) and the same length limit (s2s: twice the source's tokens and 10).\n");
 }
 
 /* ------------------------------------------------------------------ the directory */
