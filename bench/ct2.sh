@@ -84,11 +84,12 @@ best_of() { # SETTING CMD-WITH-INPUT CMD-WITH-EMPTY
     done
     printf '%.1f %d %s\n' "$best" "$kb" "$setting"
 }
-bleu() { "$s2s" score "$1" "$out/ref.txt" | head -1 | sed 's/.* = \([0-9.]*\) .*/\1/'; }
+bleu() { "$s2s" score "$1" "$out/ref.txt" | head -1 | sed 's/^[^=]* = \([0-9.]*\) .*/\1/'; }
 
 table=$out/results.md
 {
-    echo "Decoding against CTranslate2 ($("$ct2/bin/ct2-translator" --help 2>&1 | head -0)$(basename "$(realpath "$ct2")")), $(basename "$model"), the first $n sentences of its test split"
+    ver=$(ls "$ct2"/lib/libctranslate2.so.*.*.* 2> /dev/null | head -1 | sed 's/.*libctranslate2\.so\.//')
+    echo "Decoding against CTranslate2 ${ver:-(version unknown)}, $(basename "$model"), the first $n sentences of its test split"
     echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores; flags: $(grep -m1 -o -w -E 'avx512f|avx512_bf16|avx512_vnni|avx2' /proc/cpuinfo | sort -u | tr '\n' ' ')"
     echo
     echo "| decoding | batch | weights | s2s sent/s | CTranslate2 sent/s | ratio | s2s peak MiB | CT2 peak MiB | s2s BLEU | CT2 BLEU | lines differing |"
