@@ -13,6 +13,8 @@
 #   make install  ./s2s, the pages, the completion, the docs, the library with its header,
 #                 s2s.pc and the Python module under PREFIX (/usr/local), staged under
 #                 DESTDIR when given; make uninstall removes them
+#   make deb      the Debian packages s2s, libs2s0, libs2s-dev and python3-s2s in build/deb/
+#                 (debhelper: debian/, scripts/build-deb.sh), checked by lintian when installed
 
 PKGS      := openblas libutf8proc libedit zlib libmicrohttpd
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
@@ -67,7 +69,7 @@ VEC_OBJ    := $(NUM_SRC:%.c=$(BUILD)/%.o) $(NUM_SRC:%.c=$(BUILD)/double/%.o) $(B
               $(NUM_SRC:%.c=$(BUILD)/pic/%.o)
 $(VEC_OBJ): CFLAGS_ALL += $(NUM_CFLAGS)
 
-.PHONY: all test test-mpi asan asan-mpi bench clean check-deps fuzz fuzz-targets fuzz-run fuzz-seeds man install uninstall lib
+.PHONY: all test test-mpi asan asan-mpi bench clean check-deps fuzz fuzz-targets fuzz-run fuzz-seeds man install uninstall lib deb
 all: $(BIN)
 
 check-deps:
@@ -222,6 +224,13 @@ install: $(BIN) man lib
 
 uninstall:
 	scripts/install.sh uninstall --prefix "$(PREFIX)" --destdir "$(DESTDIR)"
+
+# The Debian packages, built by debian/rules (make install into debian/tmp) in a copy of
+# the source tree under DEB_DIR, where they land; tests/cli/test_deb.c installs them into
+# a scratch root. make clean removes them with build/.
+DEB_DIR := build/deb
+deb:
+	scripts/build-deb.sh $(DEB_DIR)
 
 # The benchmark driver (bench/bench.c, bench/flops.c) links with the library; run.sh
 # builds nothing itself and writes bench/results.md.
