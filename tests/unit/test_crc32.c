@@ -18,6 +18,39 @@ static uint32_t crc_bitwise(const unsigned char *p, size_t n)
     return ~c;
 }
 
+/* The same continuing from crc, as crc32_update continues. */
+static uint32_t crc_bitwise_from(uint32_t crc, const unsigned char *p, size_t n)
+{
+    uint32_t c = ~crc;
+    for (size_t i = 0; i < n; i++) {
+        c ^= p[i];
+        for (int k = 0; k < 8; k++)
+            c = (c & 1) ? (c >> 1) ^ 0xEDB88320u : c >> 1;
+    }
+    return ~c;
+}
+
+/* Every length from 0 to 1,100 bytes (the folding's 64- and 16-byte steps and every
+   remainder), at four alignments, from several starting checksums: the definition's
+   value. */
+Test(crc32, folding_equals_the_definition_for_every_length_and_alignment)
+{
+    enum { N = 1100 };
+    unsigned char *buf = malloc(N + 4);
+    Rng r;
+    rng_seed(&r, 7);
+    for (size_t i = 0; i < N + 4; i++)
+        buf[i] = (unsigned char)rng_below(&r, 256);
+    const uint32_t starts[] = {0, 0xFFFFFFFFu, 0x12345678u};
+    for (size_t n = 0; n <= N; n++)
+        for (int off = 0; off < 4; off++)
+            for (int s = 0; s < 3; s++) {
+                uint32_t want = crc_bitwise_from(starts[s], buf + off, n), got = crc32_update(starts[s], buf + off, n);
+                cr_assert_eq(got, want, "n %zu offset %d start %08x: %08x, expected %08x", n, off, starts[s], got, want);
+            }
+    free(buf);
+}
+
 Test(crc32, check_values)
 {
     cr_assert_eq(crc32_update(0, "", 0), 0u);
