@@ -32,6 +32,10 @@ struct Server {
     ServeConns *conns;
     atomic_bool stopping;
     pthread_mutex_t log_mu;
+    /* libmicrohttpd's own lines (a line per connection a client drops): at most
+       MHD_LOG_BURST a minute, the rest counted (under log_mu) */
+    time_t mhd_minute;
+    long mhd_shown, mhd_left_out;
 };
 
 enum Route { R_NONE, R_TRANSLATE, R_NATIVE, R_LANGUAGES, R_SETTINGS, R_HEALTH, R_PAGE, R_PREFLIGHT };
@@ -136,6 +140,11 @@ static void log_line(Server *s, const char *fmt, ...)
     va_end(ap);
 }
 
+/* libmicrohttpd's lines: MHD_LOG_BURST in any minute, then none until the next minute,
+   whose first line is preceded by how many were left out: a client that opens and drops
+   connections by the thousand cannot fill the log. */
+enum { MHD_LOG_BURST = 10 };
+
 static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
     Server *s = cls;
@@ -144,7 +153,26 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
     size_t n = strlen(msg);
     while (n && (msg[n - 1] == '\n' || msg[n - 1] == '\r'))
         msg[--n] = '\0';
-    log_line(s, "libmicrohttpd: %s", msg);
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    long left_out = 0;
+    bool show;
+    pthread_mutex_lock(&s->log_mu);
+    if (ts.tv_sec - s->mhd_minute >= 60) {
+        left_out = s->mhd_left_out;
+        s->mhd_minute = ts.tv_sec;
+        s->mhd_shown = s->mhd_left_out = 0;
+    }
+    show = s->mhd_shown < MHD_LOG_BURST;
+    if (show)
+        s->mhd_shown++;
+    else
+        s->mhd_left_out++;
+    pthread_mutex_unlock(&s->log_mu);
+    if (left_out > 0)
+        log_line(s, "libmicrohttpd: %ld more of its lines left out in the minute before", left_out);
+    if (show)
+        log_line(s, "libmicrohttpd: %s", msg);
 }
 
 /* ---- connections (serve/conns.h) ---- */
