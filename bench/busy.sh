@@ -7,7 +7,8 @@
 # keeps one core busy, started in its own session), and with the default --threads (what
 # base/cores.c picks there). Each cell is the median over $BENCH_BUSY_RUNS (3) runs of the
 # run's target tokens per second after its first 50 steps (from MODEL.log.jsonl). $S2S_OLD,
-# when set, is another s2s binary measured the same way in the same run (an A/B).
+# when set, is another s2s binary measured the same way in the same run (an A/B);
+# $BENCH_BUSY_ARCHS (default "rnn transformer") picks the models.
 # Prints a Markdown table and writes it to bench/out/busy/results.md.
 set -eu
 cd "$(dirname "$0")/.."
@@ -53,7 +54,7 @@ bins=("$s2s")
     echo "| --- | --- | --- | --- | --- | --- | --- |"
 } > "$out/results.md"
 for bin in "${bins[@]}"; do
-    for arch in rnn transformer; do
+    for arch in ${BENCH_BUSY_ARCHS:-rnn transformer}; do
         a1=$(cell "$bin" "$arch" 1)
         a2=$(cell "$bin" "$arch" 2)
         start_busy
