@@ -1,6 +1,8 @@
 #include "decode/beam.h"
 
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +10,7 @@
 #include "decode/plan.h"
 #include "nn/loss.h"
 #include "nn/ops.h"
+#include "nn/parallel.h"
 #include "text/vocab.h"
 
 /* Bytes the search records per row and output step (token, back-pointer, source
@@ -580,50 +583,42 @@ static void deliver(Search *s, int nb, BeamOut *out)
     }
 }
 
-int beam_decode(Model *m, const PairSet *d, const BeamOpts *o, BeamOut *out, Err *e)
+/* One decoding stream: its own activations, batch buffer and search, taking the next
+   batch of the plan until none is left. Two streams decode a file's batches side by
+   side, each on one core: a batch is the same batch whichever stream takes it, so the
+   output is the same as one stream's. */
+typedef struct Stream {
+    Model *m;
+    const BeamOpts *o;
+    const PairSet *src;
+    const int *order;
+    int nn, B, K, max_s, max_t;
+    atomic_int *next; /* the plan's next batch, by its first position */
+    BeamOut *out;
+    bool alone;       /* this thread's loops without the pool (two streams) */
+} Stream;
+
+static void *stream_run(void *arg)
 {
-    CHECK(o->beam >= 1 && o->nbest >= 0 && o->nbest <= o->beam && o->batch >= 1 &&
-          o->max_len >= 0 && o->alpha >= 0 && d->n >= 0);
-    memset(out, 0, sizeof *out);
-    const ModelConfig *c = &m->cfg;
-    const int n = d->n, K = o->beam;
-
-    int *order = XNEW(int, n);
-    int nn, max_s, max_t;
-    if (decode_plan(m, d, o->max_len, order, &nn, &max_s, &max_t, e) != 0) {
-        free(order);
-        return -1;
-    }
-    out->n = n;
-    out->count = XCNEW(int, n);
-    out->hyps = XCNEW(BeamHyp *, n);
-    for (int i = 0; i < n; i++) {
-        if (pair_src_len(d, i) == 0) {
-            out->count[i] = 1;
-            out->hyps[i] = XCNEW(BeamHyp, 1);
-            out->hyps[i][0].ids = XNEW(int, 1);
-            out->hyps[i][0].src_pos = XNEW(int, 1);
-        }
-    }
-    if (nn == 0) {
-        free(order);
-        return 0;
-    }
-
-    int B = decode_fit_batch(m, max_s, max_t, o->batch < nn ? o->batch : nn, K, REC_PER_T,
-                             REC_PER_TS(o->attention));
-    Work *w = work_new(m, B * K, max_s, max_t, false);
+    const Stream *st = arg;
+    nn_parallel_alone(st->alone);
+    Model *m = st->m;
+    const BeamOpts *o = st->o;
+    const int B = st->B, K = st->K;
+    Work *w = work_new(m, B * K, st->max_s, st->max_t, false);
     work_show_attention(w, o->attention_layer - 1, o->attention_head - 1);
     BatchBuf bb;
-    batch_buf_init(&bb, B * K, max_s, 1);
-    const PairSet src = {.n = n, .src = d->src, .src_len = d->src_len};
+    batch_buf_init(&bb, B * K, st->max_s, 1);
     Search s;
-    search_init(&s, o, B, max_s, max_t, c->tgt_vocab);
+    search_init(&s, o, B, st->max_s, st->max_t, m->cfg.tgt_vocab);
 
-    for (int k = 0; k < nn; k += B) {
-        int nb = nn - k < B ? nn - k : B, R = nb * K;
+    for (;;) {
+        int k = atomic_fetch_add(st->next, B);
+        if (k >= st->nn)
+            break;
+        int nb = st->nn - k < B ? st->nn - k : B, R = nb * K;
         Batch b;
-        batch_fill(&b, &bb, &src, order + k, nb);
+        batch_fill(&b, &bb, st->src, st->order + k, nb);
         for (int i = 0; i < nb; i++)
             s.sent[i] = (Sent){.id = bb.rows[i], .len = b.src_len[i],
                                .lim = decode_limit(m, b.src_len[i], o->max_len), .width = K, .nlive = 1,
@@ -666,11 +661,64 @@ int beam_decode(Model *m, const PairSet *d, const BeamOpts *o, BeamOut *out, Err
             else
                 model_select_rows(m, w, &b, s.from, t + 1);
         }
-        deliver(&s, nb, out);
+        deliver(&s, nb, st->out); /* each sentence's own entries of out */
     }
     search_free(&s);
     batch_buf_free(&bb);
     work_free(w);
+    nn_parallel_alone(false);
+    return NULL;
+}
+
+int beam_decode(Model *m, const PairSet *d, const BeamOpts *o, BeamOut *out, Err *e)
+{
+    CHECK(o->beam >= 1 && o->nbest >= 0 && o->nbest <= o->beam && o->batch >= 1 &&
+          o->max_len >= 0 && o->alpha >= 0 && d->n >= 0);
+    memset(out, 0, sizeof *out);
+    const int n = d->n, K = o->beam;
+
+    int *order = XNEW(int, n);
+    int nn, max_s, max_t;
+    if (decode_plan(m, d, o->max_len, order, &nn, &max_s, &max_t, e) != 0) {
+        free(order);
+        return -1;
+    }
+    out->n = n;
+    out->count = XCNEW(int, n);
+    out->hyps = XCNEW(BeamHyp *, n);
+    for (int i = 0; i < n; i++) {
+        if (pair_src_len(d, i) == 0) {
+            out->count[i] = 1;
+            out->hyps[i] = XCNEW(BeamHyp, 1);
+            out->hyps[i][0].ids = XNEW(int, 1);
+            out->hyps[i][0].src_pos = XNEW(int, 1);
+        }
+    }
+    if (nn == 0) {
+        free(order);
+        return 0;
+    }
+
+    int B = decode_fit_batch(m, max_s, max_t, o->batch < nn ? o->batch : nn, K, REC_PER_T,
+                             REC_PER_TS(o->attention));
+    const PairSet src = {.n = n, .src = d->src, .src_len = d->src_len};
+    atomic_int next = 0;
+    Stream st = {.m = m, .o = o, .src = &src, .order = order, .nn = nn, .B = B, .K = K,
+                 .max_s = max_s, .max_t = max_t, .next = &next, .out = out};
+    /* Two streams where there are two threads or more, more than one batch and int8
+       weights, each decoding on one thread: the products of a decoder step are too small
+       to share well between cores, two batches at once share them fully. Not in f32,
+       whose products are OpenBLAS's: two callers at once wait for its one pool of
+       threads (greedy at batch 1 went from 130 to 67 sentences/s; docs/cli/translate.md) */
+    pthread_t second;
+    bool int8 = m->quant.n > 0 && m->quant.q[0].prec == PREC_INT8;
+    bool two = o->streams != 1 && int8 && nn_parallel_threads() >= 2 && nn > B;
+    st.alone = two;
+    if (two && pthread_create(&second, NULL, stream_run, &st) != 0)
+        two = st.alone = false;
+    stream_run(&st);
+    if (two)
+        pthread_join(second, NULL);
     free(order);
     return 0;
 }

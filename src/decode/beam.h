@@ -99,6 +99,10 @@ typedef struct BeamOpts {
     int attention_layer, attention_head; /* which attention, as in TranslateOpts: 1-based;
                                             0, the last layer and its heads' mean */
     const BeamCons *const *cons; /* (d->n) each sentence's constraints or NULL; NULL: none */
+    int streams; /* 0: two batches decoded at once, each on one thread, where the pool has
+                    two threads or more, there is more than one batch and the decoder's
+                    weights are int8; 1: one at a time, its products shared by the
+                    threads. The same output either way. */
 } BeamOpts;
 
 typedef struct BeamHyp {

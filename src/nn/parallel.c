@@ -143,6 +143,14 @@ static void *worker(void *arg)
     return NULL;
 }
 
+/* nn_parallel_alone: this thread runs its loops by itself */
+static _Thread_local bool alone;
+
+void nn_parallel_alone(bool on)
+{
+    alone = on;
+}
+
 void nn_parallel_test_delay_workers(long ns)
 {
     atomic_store(&worker_delay_ns, ns > 0 ? ns : 0);
@@ -188,6 +196,10 @@ void nn_parallel_for(size_t n, size_t grain, ParFn fn, void *ctx)
 {
     if (n == 0)
         return;
+    if (alone) {
+        fn(ctx, 0, n);
+        return;
+    }
     if (grain < 1)
         grain = 1;
     size_t most = (n + grain - 1) / grain;

@@ -19,6 +19,7 @@
 #ifndef S2S_NN_PARALLEL_H
 #define S2S_NN_PARALLEL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 typedef void (*ParFn)(void *ctx, size_t lo, size_t hi);
@@ -34,6 +35,10 @@ void nn_parallel_spin(long ns);
 
 /* fn(ctx, lo, hi) over a partition of [0, n); returns when every range is done. */
 void nn_parallel_for(size_t n, size_t grain, ParFn fn, void *ctx);
+
+/* From now on the calling thread runs its loops by itself, without the pool (on), or
+   as before (off): two decoding streams each on one thread (decode/beam.c). */
+void nn_parallel_alone(bool on);
 
 /* Tests: from now on a worker woken for a job sleeps ns nanoseconds before it claims a
    range, as one the scheduler has put aside would (0: not at all, the default). */

@@ -10,6 +10,7 @@
 #include "base/rng.h"
 #include "decode/beam.h"
 #include "decode/greedy.h"
+#include "nn/parallel.h"
 #include "model_fixture.h"
 
 enum { VS = 13, VT = 15 };
@@ -651,5 +652,66 @@ Test(beam, norm_and_source_limits)
     cr_assert(k1 <= g1 && k1 > g1 * 9 / 10, "%d %d", k1, g1);
     int k5 = beam_max_src_len(&m, 0, 5, false), k5a = beam_max_src_len(&m, 0, 5, true);
     cr_assert(k5 < decode_max_src_len(&m, 0) && k5a < k5 && k5a > 100, "%d %d", k5, k5a);
+    model_free(&m);
+}
+
+/* Two decoding streams (the default where the pool has two threads and the weights are
+   int8: two batches at once, each on one thread) give exactly one stream's output:
+   scores to the bit, every token, attention rows; for the recurrent model and the
+   Transformer, greedy and beam 4, batches of 3 over 40 sentences (in f32, one stream
+   either way). */
+static void expect_identical(const BeamOut *a, const BeamOut *b, const int *src_len, const char *what)
+{
+    cr_assert_eq(a->n, b->n);
+    for (int i = 0; i < a->n; i++) {
+        cr_assert_eq(a->count[i], b->count[i], "%s: sentence %d", what, i);
+        for (int k = 0; k < a->count[i]; k++) {
+            const BeamHyp *x = &a->hyps[i][k], *y = &b->hyps[i][k];
+            cr_assert(x->len == y->len && x->eos == y->eos, "%s: sentence %d hyp %d", what, i, k);
+            cr_assert(memcmp(x->ids, y->ids, (size_t)x->len * sizeof(int)) == 0, "%s: %d/%d", what, i, k);
+            cr_assert(x->score == y->score && x->logprob == y->logprob, "%s: %d/%d: %.17g vs %.17g", what, i, k,
+                      x->score, y->score);
+            if (x->attn)
+                cr_assert(memcmp(x->attn, y->attn, (size_t)(x->len + x->eos) * (size_t)src_len[i] * sizeof(float)) == 0,
+                          "%s: %d/%d: attention", what, i, k);
+        }
+    }
+}
+
+static void check_streams(Model *m, const char *what)
+{
+    Srcs s = srcs_random(40, 9, VS, 77);
+    for (int K = 1; K <= 4; K += 3) {
+        PairSet d = {.n = s.n, .src = s.ids, .src_len = s.len};
+        BeamOpts one = {.beam = K, .nbest = 1, .batch = 3, .streams = 1, .attention = true};
+        BeamOpts two = one;
+        two.streams = 0;
+        BeamOut a, b;
+        Err e;
+        nn_parallel_set_threads(2);
+        cr_assert_eq(beam_decode(m, &d, &one, &a, &e), 0, "%s", e.msg);
+        cr_assert_eq(beam_decode(m, &d, &two, &b, &e), 0, "%s", e.msg);
+        nn_parallel_set_threads(1);
+        expect_identical(&a, &b, s.len, what);
+        beam_out_free(&a);
+        beam_out_free(&b);
+    }
+    srcs_free(&s);
+}
+
+Test(beam, two_streams_decode_as_one)
+{
+    Model m;
+    ModelConfig c = fixture_config(CELL_GRU, 1, true, VS, VT);
+    fixture_model_from(&m, &c, 5);
+    check_streams(&m, "gru f32");
+    model_set_precision(&m, PREC_INT8);
+    check_streams(&m, "gru int8");
+    model_free(&m);
+    ModelConfig t = fixture_transformer(NORM_POST, POS_SINUSOIDAL, VS, VT);
+    fixture_model_from(&m, &t, 6);
+    check_streams(&m, "transformer f32");
+    model_set_precision(&m, PREC_INT8);
+    check_streams(&m, "transformer int8");
     model_free(&m);
 }
