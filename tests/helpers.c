@@ -354,3 +354,80 @@ bool bf16_on_or_refused(void)
     cr_assert_eq(nn_precision(), PREC_BF16);
     return true;
 }
+
+void add_words(const char **argv, int *n, int max, const char *s)
+{
+    char *copy = strdup(s), *save = NULL;
+    for (char *w = strtok_r(copy, " \t\n", &save); w; w = strtok_r(NULL, " \t\n", &save)) {
+        cr_assert_lt(*n, max - 1);
+        argv[(*n)++] = strdup(w);
+    }
+    free(copy);
+}
+
+char *readme_block(const char *heading, const char *lang)
+{
+    char *readme = slurp("README.md", NULL);
+    cr_assert(readme);
+    const char *h = strstr(readme, heading);
+    cr_assert(h, "README.md has no '%s'", heading);
+    char *fence = strf("```%s\n", lang);
+    const char *start = strstr(h, fence);
+    cr_assert(start, "no %s block after '%s'", lang, heading);
+    start += strlen(fence);
+    const char *end = strstr(start, "\n```\n");
+    cr_assert(end);
+    char *block = strndup(start, (size_t)(end - start) + 1);
+    free(fence);
+    free(readme);
+    return block;
+}
+
+char *pc_config(const PcTree *t, const char *args)
+{
+    const char *argv[24] = {"/usr/bin/env"};
+    int n = 1;
+    for (int i = 0; i < t->n_env; i++)
+        argv[n++] = t->env[i];
+    argv[n++] = "pkg-config";
+    int first = n;
+    add_words(argv, &n, 24, args);
+    argv[n++] = "s2s";
+    argv[n] = NULL;
+    RunResult r = run_prog(NULL, argv);
+    expect_success(&r, "pkg-config");
+    char *out = strdup(r.out);
+    run_free(&r);
+    for (int k = first; k < n - 1; k++) /* add_words' copies, not "s2s" */
+        free((char *)argv[k]);
+    return out;
+}
+
+void pc_compile(const PcTree *t, const char *extra, const char *src, const char *exe, bool static_lib)
+{
+    const char *argv[64] = {"/usr/bin/env", "cc", "-std=c11", "-Wall", "-Wextra", "-Werror", "-o", exe, src};
+    int n = 9;
+    if (extra)
+        add_words(argv, &n, 64, extra);
+    char *cflags = pc_config(t, "--cflags"), *libs;
+    add_words(argv, &n, 64, cflags);
+    if (static_lib) {
+        argv[n++] = strf("%s/libs2s.a", t->libdir);
+        libs = pc_config(t, "--static --libs");
+        char *p = strstr(libs, "-ls2s ");
+        if (p)
+            memset(p, ' ', 5);
+    } else {
+        libs = pc_config(t, "--libs");
+    }
+    add_words(argv, &n, 64, libs);
+    argv[n] = NULL;
+    RunResult r = run_prog(NULL, argv);
+    expect_success(&r, "cc");
+    cr_expect_str_eq(r.err, "", "cc: %s", r.err);
+    run_free(&r);
+    for (int k = 9; k < n; k++) /* add_words' copies and the static library's path */
+        free((char *)argv[k]);
+    free(cflags);
+    free(libs);
+}

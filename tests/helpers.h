@@ -89,4 +89,25 @@ const char *fra_corpus(void);
    instructions, checks that bf16 is refused with its message and stays fp32, and false. */
 bool bf16_on_or_refused(void);
 
+/* Appends the space-separated words of s to argv (at *n, below max - 1) as strdup'd
+   strings. */
+void add_words(const char **argv, int *n, int max, const char *s);
+
+/* The fenced block of language lang after the README heading `heading`. */
+char *readme_block(const char *heading, const char *lang);
+
+/* An s2s installed under a root directory (make install DESTDIR=, or unpacked
+   packages): its library directory, and the environment (n_env of "VAR=value") that
+   points pkg-config at its s2s.pc. */
+typedef struct PcTree {
+    const char *libdir;
+    char *const *env;
+    int n_env;
+} PcTree;
+/* pkg-config ARGS s2s against the tree: its output. */
+char *pc_config(const PcTree *t, const char *args);
+/* cc -std=c11 -Wall -Wextra -Werror with extra flags (NULL: none) and the tree's s2s.pc,
+   src into exe (static_lib: libs2s.a); no output on stderr. */
+void pc_compile(const PcTree *t, const char *extra, const char *src, const char *exe, bool static_lib);
+
 #endif

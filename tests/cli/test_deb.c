@@ -125,81 +125,6 @@ static void root_free(Root *rt)
         free(rt->pc_env[i]);
 }
 
-/* Appends the space-separated words of s to argv (at *n), as strdup'd strings. */
-static void add_words(const char **argv, int *n, int max, const char *s)
-{
-    char *copy = strdup(s), *save = NULL;
-    for (char *w = strtok_r(copy, " \t\n", &save); w; w = strtok_r(NULL, " \t\n", &save)) {
-        cr_assert_lt(*n, max - 1);
-        argv[(*n)++] = strdup(w);
-    }
-    free(copy);
-}
-
-/* pkg-config ARGS s2s against the unpacked root: its output. */
-static char *pkg_config(const Root *rt, const char *args)
-{
-    const char *argv[16] = {"/usr/bin/env", rt->pc_env[0], rt->pc_env[1], rt->pc_env[2], rt->pc_env[3], "pkg-config"};
-    int n = 6;
-    add_words(argv, &n, 16, args);
-    argv[n++] = "s2s";
-    argv[n] = NULL;
-    RunResult r = run_prog(NULL, argv);
-    expect_success(&r, "pkg-config");
-    char *out = strdup(r.out);
-    run_free(&r);
-    for (int k = 6; k < n - 1; k++)
-        free((char *)argv[k]);
-    return out;
-}
-
-/* Compiles src into exe with the unpacked s2s.pc's flags (static: libs2s.a). */
-static void compile(const Root *rt, const char *src, const char *exe, bool static_lib)
-{
-    const char *argv[64] = {"/usr/bin/env", "cc", "-std=c11", "-Wall", "-Wextra", "-Werror", "-o", exe, src};
-    int n = 9;
-    char *cflags = pkg_config(rt, "--cflags"), *libs;
-    add_words(argv, &n, 64, cflags);
-    if (static_lib) {
-        argv[n++] = strf("%s/libs2s.a", rt->libdir);
-        libs = pkg_config(rt, "--static --libs");
-        char *p = strstr(libs, "-ls2s ");
-        if (p)
-            memset(p, ' ', 5);
-    } else {
-        libs = pkg_config(rt, "--libs");
-    }
-    add_words(argv, &n, 64, libs);
-    argv[n] = NULL;
-    RunResult r = run_prog(NULL, argv);
-    expect_success(&r, "cc");
-    cr_expect_str_eq(r.err, "", "cc: %s", r.err);
-    run_free(&r);
-    for (int k = 9; k < n; k++)
-        free((char *)argv[k]);
-    free(cflags);
-    free(libs);
-}
-
-/* The fenced block of language lang after the README heading `heading`. */
-static char *readme_block(const char *heading, const char *lang)
-{
-    char *readme = slurp("README.md", NULL);
-    cr_assert(readme);
-    const char *h = strstr(readme, heading);
-    cr_assert(h, "README.md has no '%s'", heading);
-    char *fence = strf("```%s\n", lang);
-    const char *start = strstr(h, fence);
-    cr_assert(start, "no %s block after '%s'", lang, heading);
-    start += strlen(fence);
-    const char *end = strstr(start, "\n```\n");
-    cr_assert(end);
-    char *block = strndup(start, (size_t)(end - start) + 1);
-    free(fence);
-    free(readme);
-    return block;
-}
-
 static void expect_in_root(const Root *rt, const char *path)
 {
     char *p = strf("%s/%s", rt->dir, path);
@@ -289,8 +214,9 @@ Test(deb, library_and_python_module_from_the_packages)
     /* README's example, as it stands, against the -dev package */
     char *example = readme_block("## Use s2s from C", "c");
     write_file(src, example);
-    compile(&rt, src, exe, false);
-    compile(&rt, src, exe_static, true);
+    PcTree pt = {rt.libdir, rt.pc_env, 4};
+    pc_compile(&pt, NULL, src, exe, false);
+    pc_compile(&pt, NULL, src, exe_static, true);
     RunResult r = RUN_PROG(NULL, "/usr/bin/env", ld, exe, TF, s[0], s[1], s[2]);
     expect_ok(&r, want.out);
     r = RUN_PROG(NULL, exe_static, TF, s[0], s[1], s[2]);

@@ -37,17 +37,6 @@ static const char *bin_path(void)
     return strncmp(b, "./", 2) == 0 ? b + 2 : b;
 }
 
-/* Appends the space-separated words of s to argv (at *n), as strdup'd strings. */
-static void add_words(const char **argv, int *n, int max, const char *s)
-{
-    char *copy = strdup(s), *save = NULL;
-    for (char *w = strtok_r(copy, " \t\n", &save); w; w = strtok_r(NULL, " \t\n", &save)) {
-        cr_assert_lt(*n, max - 1);
-        argv[(*n)++] = strdup(w);
-    }
-    free(copy);
-}
-
 /* A staging tree with `make install DESTDIR=root PREFIX=/usr/local` of this build. */
 typedef struct Inst {
     char *root, *libdir, *pc_env[2], *pythondir;
@@ -91,72 +80,6 @@ static void inst_free(Inst *in)
     free(in->pythondir);
 }
 
-/* pkg-config ARGS s2s against the staging tree: its output. */
-static char *pkg_config(const Inst *in, const char *args)
-{
-    const char *argv[16] = {"/usr/bin/env", in->pc_env[0], in->pc_env[1], "pkg-config"};
-    int n = 4;
-    add_words(argv, &n, 16, args);
-    argv[n++] = "s2s";
-    argv[n] = NULL;
-    RunResult r = run_prog(NULL, argv);
-    expect_success(&r, "pkg-config");
-    char *out = strdup(r.out);
-    run_free(&r);
-    for (int k = 4; k < n - 1; k++) /* add_words' copies, not "s2s" */
-        free((char *)argv[k]);
-    return out;
-}
-
-/* Compiles src into exe with the installed s2s.pc's flags (static: libs2s.a). */
-static void compile(const Inst *in, const char *src, const char *exe, bool static_lib)
-{
-    const char *argv[64] = {"/usr/bin/env", "cc", "-std=c11", "-Wall", "-Wextra", "-Werror", "-o", exe, src};
-    int n = 9;
-    add_words(argv, &n, 64, env_or("S2S_SAN", ""));
-    char *cflags = pkg_config(in, "--cflags");
-    add_words(argv, &n, 64, cflags);
-    char *libs;
-    if (static_lib) {
-        argv[n++] = strf("%s/libs2s.a", in->libdir);
-        char *all = pkg_config(in, "--static --libs"), *p = strstr(all, "-ls2s ");
-        if (p)
-            memset(p, ' ', 5);
-        libs = all;
-    } else {
-        libs = pkg_config(in, "--libs");
-    }
-    add_words(argv, &n, 64, libs);
-    argv[n] = NULL;
-    RunResult r = run_prog(NULL, argv);
-    expect_success(&r, "cc");
-    cr_expect_str_eq(r.err, "", "cc: %s", r.err);
-    run_free(&r);
-    for (int k = 9; k < n; k++) /* add_words' copies and the static library's path */
-        free((char *)argv[k]);
-    free(cflags);
-    free(libs);
-}
-
-/* The fenced block of language lang after the README heading `heading`. */
-static char *readme_block(const char *heading, const char *lang)
-{
-    char *readme = slurp("README.md", NULL);
-    cr_assert(readme);
-    const char *h = strstr(readme, heading);
-    cr_assert(h, "README.md has no '%s'", heading);
-    char *fence = strf("```%s\n", lang);
-    const char *start = strstr(h, fence);
-    cr_assert(start, "no %s block after '%s'", lang, heading);
-    start += strlen(fence);
-    const char *end = strstr(start, "\n```\n");
-    cr_assert(end);
-    char *block = strndup(start, (size_t)(end - start) + 1);
-    free(fence);
-    free(readme);
-    return block;
-}
-
 static const char *const sentences[] = {"I have a cat.", "Where is the station? It is late.", "", "Tom likes books."};
 enum { NSENT = 4 };
 
@@ -180,8 +103,9 @@ Test(library, c_programs_against_the_installed_copy)
     /* README's example, as it stands */
     char *example = readme_block("## Use s2s from C", "c");
     write_file(src, example);
-    compile(&in, src, exe, false);
-    compile(&in, src, exe_static, true);
+    PcTree pt = {in.libdir, in.pc_env, 2};
+    pc_compile(&pt, env_or("S2S_SAN", ""), src, exe, false);
+    pc_compile(&pt, env_or("S2S_SAN", ""), src, exe_static, true);
     RunResult want = RUN_S2S(NULL, "translate", TF, sentences[0], sentences[1], sentences[2], sentences[3]);
     expect_success(&want, "s2s translate");
     RunResult r = RUN_PROG(NULL, "/usr/bin/env", ld, exe, TF, sentences[0], sentences[1], sentences[2], sentences[3]);
@@ -204,7 +128,8 @@ Test(library, c_programs_against_the_installed_copy)
     /* tests/library/check.c: two models, threads, n-best, scores, errors */
     char *check = strf("%s/check", dir), *lines = strf("%s/lines.txt", dir), *a = strf("%s/a.txt", dir),
          *b = strf("%s/b.txt", dir);
-    compile(&in, "tests/library/check.c", check, false);
+    PcTree pt2 = {in.libdir, in.pc_env, 2};
+    pc_compile(&pt2, env_or("S2S_SAN", ""), "tests/library/check.c", check, false);
     char *text = slurp("data/sample.tsv", NULL), *p = text, *q = text;
     for (int i = 0; i < 30; i++) { /* the first 30 English sources */
         char *tab = strchr(p, '\t'), *nl = strchr(p, '\n');
