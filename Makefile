@@ -117,7 +117,7 @@ $(BUILD)/pic/%.o: %.c
 $(LIB_SHARED): $(PIC_OBJ) src/api/libs2s.map
 	@mkdir -p $(LIB_DIR)
 	$(CC) -shared -Wl,-soname,libs2s.so.$(LIB_MAJOR) -Wl,--version-script=src/api/libs2s.map \
-	  -Wl,--no-undefined -o $@ $(PIC_OBJ) $(SAN) $(shell pkg-config --libs $(LIB_PKGS)) -lm -lpthread
+	  -Wl,--no-undefined -o $@ $(PIC_OBJ) $(SAN) $(shell pkg-config --libs $(LIB_PKGS)) -lm -lpthread $(LDLIBS)
 	ln -sf $(notdir $@) $(LIB_DIR)/libs2s.so.$(LIB_MAJOR)
 	ln -sf libs2s.so.$(LIB_MAJOR) $(LIB_DIR)/libs2s.so
 
@@ -204,10 +204,10 @@ DESTDIR    ?=
 
 man: $(MAN_DIR)/s2s.1 $(COMPLETION)
 
-$(MAN_DIR)/s2s.1: $(BIN) scripts/gen-man.sh scripts/man.awk
+$(MAN_DIR)/s2s.1: $(BIN) scripts/gen-man.sh scripts/option-tables.sh scripts/man.awk
 	scripts/gen-man.sh $(abspath $(BIN)) $(MAN_DIR)
 
-$(COMPLETION): $(BIN) scripts/gen-completion.sh scripts/completion.awk
+$(COMPLETION): $(BIN) scripts/gen-completion.sh scripts/option-tables.sh scripts/completion.awk
 	scripts/gen-completion.sh $(abspath $(BIN)) $@
 
 # The library goes to LIBDIR, the Python module (python/s2s/) to PYTHONDIR: Debian's

@@ -16,36 +16,14 @@ that takes some, directory names after one that names a directory (DIR).
 USAGE
 }
 
-die() {
-    echo "gen-completion.sh: $*" >&2
-    exit 1
-}
+. "$(dirname "$0")/option-tables.sh"
+option_tables gen-completion.sh usage "S2S OUT" "$@"
 
-case "${1:-}" in
--h | --help)
-    usage
-    exit 0
-    ;;
-esac
-[ $# -eq 2 ] || {
-    echo "gen-completion.sh: expected S2S OUT, got $# arguments (see scripts/gen-completion.sh --help)" >&2
-    exit 2
-}
-s2s=$1
-out=$2
-here=$(cd "$(dirname "$0")" && pwd)
-
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-"$s2s" --dump-options >"$tmp/commands" || die "$s2s --dump-options failed"
-[ "$(head -n 1 "$tmp/commands")" = "s2s-commands	1" ] || die "$s2s --dump-options: not a command list of version 1"
-files=("$tmp/commands")
-for cmd in $(awk -F '\t' '$1 == "command" { print $2 }' "$tmp/commands"); do
-    "$s2s" "$cmd" --dump-options >"$tmp/$cmd" || die "$s2s $cmd --dump-options failed"
-    [ "$(head -n 1 "$tmp/$cmd")" = "s2s-options	1" ] || die "$s2s $cmd --dump-options: not an option table of version 1"
-    files+=("$tmp/$cmd")
+files=("$tables/commands")
+for cmd in $commands; do
+    files+=("$tables/$cmd")
 done
-awk -F '\t' -f "$here/completion.awk" "${files[@]}" >"$tmp/out"
-bash -n "$tmp/out" || die "the script written is not valid bash"
+awk -F '\t' -f "$here/completion.awk" "${files[@]}" >"$tables/out"
+bash -n "$tables/out" || die "the script written is not valid bash"
 mkdir -p "$(dirname "$out")"
-mv "$tmp/out" "$out"
+mv "$tables/out" "$out"

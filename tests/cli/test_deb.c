@@ -163,7 +163,15 @@ Test(deb, packages_hold_the_files_and_s2s_runs)
         RunResult r = RUN_PROG(NULL, "/usr/bin/readelf", "-d", real);
         expect_success(&r, "readelf -d");
         cr_expect(strstr(r.out, "Library soname: [libs2s.so.0]"), "%s", r.out);
+        /* Debian's hardening (hardening=+all): symbols bound at load, then read-only */
+        cr_expect(strstr(r.out, "BIND_NOW"), "libs2s.so.0 is not linked with -z now:\n%s", r.out);
         run_free(&r);
+        char *bin = strf("%s/usr/bin/s2s", rt.dir);
+        r = RUN_PROG(NULL, "/usr/bin/readelf", "-d", bin);
+        expect_success(&r, "readelf -d s2s");
+        cr_expect(strstr(r.out, "BIND_NOW"), "s2s is not linked with -z now:\n%s", r.out);
+        run_free(&r);
+        free(bin);
     }
     /* the installed module finds the library where the package put it */
     char *init = strf("%s/usr/lib/python3/dist-packages/s2s/__init__.py", rt.dir), *py = slurp(init, NULL),
