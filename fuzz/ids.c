@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "base/crc32.h"
+#include "data/batch.h"
 #include "data/ids.h"
 #include "fuzz.h"
 
