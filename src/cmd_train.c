@@ -153,7 +153,7 @@ static void complete_transformer(ModelConfig *cfg, const int *seen)
     ModelConfig t = model_config_transformer();
     t.model_dim = cfg->model_dim;
     t.ff = cfg->ff;
-    t.norm = cfg->norm;
+    t.norm = given(seen, "--norm") ? cfg->norm : TRAIN_NORM;
     t.positions = cfg->positions;
     t.dropout = cfg->dropout;
     t.label_smoothing = cfg->label_smoothing;
@@ -194,12 +194,14 @@ typedef struct Recipe {
     double ema;
     double concat; /* --concat */
     double copy_names; /* --copy-names, on subword data */
+    long share_below; /* one table for both sides, tied to the output, under this many
+                         training pairs (one vocabulary; no --init) */
 } Recipe;
 
 static const Recipe recipes[ARCH_KINDS] = {
     [ARCH_RNN] = {TRAIN_RNN, complete_rnn, SCHED_PLATEAU, 0, 0, 0},
     [ARCH_TRANSFORMER] = {TRAIN_TF, complete_transformer, SCHED_WARMUP_COSINE, TRAIN_EMA, TRAIN_CONCAT,
-                          TRAIN_COPY_NAMES},
+                          TRAIN_COPY_NAMES, TRAIN_SHARE_BELOW},
 };
 
 /* Without --arch: the architecture one of whose own options is given, else the
@@ -335,6 +337,15 @@ static void arch_and_defaults(TrainOpts *o, const TrainOpts *saved, const int *s
         o->copy_names = r->copy_names;
         o->copy_names_recipe = r->copy_names > 0;
     }
+    /* the embeddings as the corpus size asks (trainer.c), unless one of their options is
+       given; a resumed run has its model's, a run from BASE its BASE's */
+    const char *const emb[] = {"--share-embeddings", "--no-share-embeddings", "--tie-embeddings",
+                               "--no-tie-embeddings"};
+    bool emb_given = false;
+    for (int i = 0; i < 4; i++)
+        emb_given = emb_given || given(seen, emb[i]);
+    if (!o->resume && !o->base && !emb_given)
+        o->share_below = r->share_below;
     if (o->base && !given(seen, "--lr"))
         o->lr = TRAIN_INIT_LR;
     bool warmup_sched = o->sched == SCHED_WARMUP_DECAY || o->sched == SCHED_WARMUP_COSINE;

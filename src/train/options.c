@@ -91,7 +91,7 @@ static const OptRow rows[] = {
     {.name = "--heads", .kind = OPT_DOC, .arg = "H", .help = "attention heads; H divides d (default 4)"},
     {INT("--ff", cfg.ff, 1, 65536), FIXED | TRAIN_TF, .arg = "N", .help = "feed-forward width (default 1024)"},
     {ENUM("--norm", cfg.norm, norm_names, 0, NORM_KINDS - 1), FIXED | TRAIN_TF, .arg = "post|pre",
-     .help = "layer norm after each residual (default) or before\neach sublayer"},
+     .help = "layer norm after each residual, or before each\nsublayer (default)"},
     {ENUM("--positions", cfg.positions, pos_names, 0, POS_KINDS - 1), FIXED | TRAIN_TF,
      .arg = "sinusoidal|learned", .help = "position code (default sinusoidal)"},
     {INT("--max-positions", cfg.max_positions, 1, 65536), FIXED | TRAIN_TF, .arg = "N",
@@ -101,13 +101,20 @@ static const OptRow rows[] = {
     {FLAG("--share-embeddings", OPT_TRUE, cfg.share_embeddings), FIXED | TRAIN_TF,
      .help = "one embedding table for source and target (needs one\n"
              "vocabulary: a corpus DATA, or prepare --joint); with\n"
-             "--tie-embeddings the output projection too"},
+             "--tie-embeddings the output projection too. Without\n"
+             "these options (and their --no- forms), the recipe\n"
+             "shares and ties where the training split has fewer\n"
+             "than " STR(TRAIN_SHARE_BELOW) " pairs and one vocabulary"},
+    {FLAG("--no-share-embeddings", OPT_FALSE, cfg.share_embeddings), FIXED | TRAIN_TF,
+     .help = "two embedding tables, whatever the corpus"},
     {.kind = OPT_SECTION, .help = "both:"},
     {REAL("--dropout", OPT_FLOAT, cfg.dropout, 0, 0.99), FIXED, .arg = "P", .help = "dropout (default {})"},
     {REAL("--label-smoothing", OPT_FLOAT, cfg.label_smoothing, 0, 0.99), FIXED, .arg = "E",
      .help = "label smoothing (default {})"},
     {FLAG("--tie-embeddings", OPT_TRUE, cfg.tie_embeddings), FIXED | TRAIN_SHAPE,
      .help = "output projection shares the target embeddings\n(recurrent: needs --deep-out equal to --emb)"},
+    {FLAG("--no-tie-embeddings", OPT_FALSE, cfg.tie_embeddings), FIXED | TRAIN_SHAPE,
+     .help = "an output projection of its own, whatever the corpus"},
     {.kind = OPT_SECTION, .help = "training:"},
     {.name = "--init", .kind = OPT_STR, AT(init), .arg = "BASE",
      .help = "start from the model file BASE: its weights (its\n"

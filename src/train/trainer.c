@@ -350,17 +350,22 @@ static int setup_model(Trainer *t, TrainOpts *own, ModelConfig *cfg, Err *e)
         return -1;
     if (own->copy_names_recipe && (!t->data.bpe[0] || !t->data.bpe[1]))
         own->copy_names = 0; /* the recipe's names need subwords; the state saves the 0 */
+    if (own->share_below > 0 && t->data.train.set.n < own->share_below &&
+        vocab_equal(t->data.src_vocab, t->data.tgt_vocab)) {
+        own->cfg.share_embeddings = own->cfg.tie_embeddings = true; /* the state saves the model's */
+        own->shared_by_recipe = true;
+    }
     *cfg = o->cfg;
     cfg->src_vocab = (int)vocab_size(t->data.src_vocab);
     cfg->tgt_vocab = (int)vocab_size(t->data.tgt_vocab);
     Err ce;
-    if (check_shared_vocab(&t->data, cfg, e) != 0)
-        return -1;
     if (o->base) { /* the data must be numbered as BASE numbers it */
         PrepareLike like = prepare_like_model(o->base, o->init);
         if (prepare_like_check(&like, &t->data, e) != 0)
             return -1;
     }
+    if (check_shared_vocab(&t->data, cfg, e) != 0)
+        return -1;
     if (model_config_check(cfg, &ce) != 0) /* the options were checked with placeholder sizes: this is about the data */
         return err_set(e, "%s: %s", o->data, ce.msg);
     model_init(&t->m, cfg, true);
@@ -563,6 +568,11 @@ static void say_start(Trainer *t, const ModelConfig *cfg, int threads, bool bf16
                 t->data.train.set.n, t->data.valid.set.n, t->m.layout.total, who, bf16 ? "bf16" : "fp32",
                 o->resume ? "; resuming" : "");
     warn_warmup(t, false);
+    if (o->shared_by_recipe)
+        trainer_say(t, "train: %d training pairs, fewer than %ld: one embedding table for both sides, tied to "
+                       "the output (the recipe for a small corpus; --no-share-embeddings --no-tie-embeddings: "
+                       "three)",
+                    t->data.train.set.n, o->share_below);
     if (o->copy_names > 0)
         trainer_say(t, "train: --copy-names: %d training pairs hold a name on both sides; %.0f of them renamed "
                        "each epoch, with %d invented names",

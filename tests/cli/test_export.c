@@ -266,12 +266,13 @@ static const char CONFIG_JSON[] = "{\n"
                                   "  \"unk_token\": \"<unk>\"\n"
                                   "}\n";
 
-/* The recipe's model: post-norm, sinusoidal positions; here with one table for source,
-   target and output, as --share-embeddings --tie-embeddings make it. */
+/* A post-norm model with sinusoidal positions and one table for source, target and
+   output, as --share-embeddings --tie-embeddings make it. */
 Test(export, shared_tied_post_norm_transformer_every_tensor_where_ctranslate2_reads_it)
 {
     char *dir = tmpdir_new();
-    char *model = train_tiny(dir, "m.s2s", (const char *const[]){"--share-embeddings", "--tie-embeddings", NULL});
+    char *model = train_tiny(dir, "m.s2s",
+                             (const char *const[]){"--norm", "post", "--share-embeddings", "--tie-embeddings", NULL});
     char *out = strf("%s/ct2", dir);
     RunResult r = RUN_S2S(NULL, "export", "--ctranslate2", model, out);
     char *want = strf("%s: %s in CTranslate2's format (TransformerSpec, float32)\n", out, model);

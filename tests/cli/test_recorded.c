@@ -64,7 +64,7 @@ static const char *const case_rnn_luong[] = {RNN24, "--cell", "lstm", "--layers"
 static const char *const case_rnn_local[] = {RNN24, "--attention", "multihead", "--heads", "2", "--local", "p",
                                              "--window", "3", "--no-bidir", "--tie-embeddings", COMMON, NULL};
 /* The Transformer cases pin the recipe of their recording: no joined examples. */
-static const char *const case_tf_post[] = {"--model-dim", "32", "--heads", "4", "--ff", "64", "--layers", "2",
+static const char *const case_tf_post[] = {"--model-dim", "32", "--heads", "4", "--ff", "64", "--layers", "2", "--norm", "post",
                                            "--warmup", "50", "--concat", "0", COMMON, NULL};
 static const char *const case_tf_pre[] = {"--model-dim", "32", "--heads", "4", "--ff", "64", "--layers", "2",
                                           "--warmup", "50", "--norm", "pre", "--positions", "learned",

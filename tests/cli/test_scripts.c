@@ -162,7 +162,7 @@ Test(scripts, eval_names_a_transformer_configuration)
     char *text = slurp(res, NULL);
     cr_assert_not_null(text);
     char *config = field(strchr(text, '\n') + 1, 3);
-    cr_expect_str_eq(config, "transformer 1+1 d 16 ff 16 heads 2 post-norm sinusoidal, 2 steps");
+    cr_expect_str_eq(config, "transformer 1+1 d 16 ff 16 heads 2 pre-norm sinusoidal, 2 steps");
     free(config);
     free(text);
     free(res);

@@ -1012,3 +1012,77 @@ Test(train, the_recipe_prepares_joint_subwords_and_averages_the_transformer)
     free(dir);
 #undef TINY_TF
 }
+
+/* The Transformer's config as `s2s info MODEL` prints it: 1 if share_embeddings and
+   tie_embeddings are both true, 0 if both false (anything else fails the test). */
+static int shares_and_ties(const char *model)
+{
+    RunResult r = RUN_S2S(NULL, "info", model);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    bool share = strstr(r.out, "  share_embeddings: true\n") != NULL;
+    bool tie = strstr(r.out, "  tie_embeddings: true\n") != NULL;
+    cr_expect(share == tie, "share_embeddings %d, tie_embeddings %d:\n%s", share, tie, r.out);
+    run_free(&r);
+    return share;
+}
+
+/* The recipe fits the corpus (docs/quality.md, "The recipe fits the corpus"): on fewer
+   than 50,000 training pairs with one vocabulary, one embedding table for both sides,
+   tied to the output, said on stderr; on 50,000 or more, three tables and nothing said.
+   Any of the four options of the embeddings given, they decide; a run from a model keeps
+   the model's, and a resumed run its own. */
+Test(train, the_recipe_shares_the_embeddings_of_a_small_corpus_alone)
+{
+#define TINY_TF "--model-dim", "16", "--ff", "32", "--heads", "2", "--layers", "1", "--steps", "1", \
+                "--valid-max", "2", "--threads", "1"
+    char *dir = tmpdir_new();
+    char *a = strf("%s/a.s2s", dir), *b = strf("%s/b.s2s", dir), *c = strf("%s/c.s2s", dir),
+         *d = strf("%s/d.s2s", dir), *big = strf("%s/big.tsv", dir);
+    RunResult r = RUN_S2S(NULL, "train", "data/sample.tsv", "-o", a, TINY_TF);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_expect(strstr(r.err, "train: 320 training pairs, fewer than 50000: one embedding table for both sides, "
+                            "tied to the output (the recipe for a small corpus; --no-share-embeddings "
+                            "--no-tie-embeddings: three)\n"),
+              "%s", r.err);
+    run_free(&r);
+    cr_expect_eq(shares_and_ties(a), 1);
+    /* resumed, the run keeps its one table */
+    r = RUN_S2S(NULL, "train", "--resume", "-o", a, "--steps", "2", "--quiet");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    run_free(&r);
+    cr_expect_eq(shares_and_ties(a), 1);
+
+    r = RUN_S2S(NULL, "train", "data/sample.tsv", "-o", b, "--no-share-embeddings", TINY_TF);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_expect(!strstr(r.err, "fewer than"), "%s", r.err);
+    run_free(&r);
+    cr_expect_eq(shares_and_ties(b), 0);
+
+    /* from a model of two tables, on the small corpus: the model's */
+    r = RUN_S2S(NULL, "train", "data/sample.tsv", "-o", c, "--init", b, "--steps", "1", "--threads", "1", "--quiet");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    run_free(&r);
+    cr_expect_eq(shares_and_ties(c), 0);
+
+    /* 54,000 pairs: 50,000 of them for training (valid and test take 2,000 each) */
+    Buf corpus = {0};
+    for (int i = 0; i < 54000; i++)
+        buf_printf(&corpus, "a%d b%d c%d.\tx%d y%d z%d.\n", i % 37, i / 37 % 41, i / 1517, i % 37, i / 37 % 41,
+                   i / 1517);
+    write_file(big, corpus.data);
+    buf_free(&corpus);
+    r = RUN_S2S(NULL, "train", big, "-o", d, "--bpe", "200", TINY_TF);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_expect(strstr(r.err, "prepare: train 50000, valid 2000, test 2000 pairs"), "%s", r.err);
+    cr_expect(!strstr(r.err, "fewer than"), "%s", r.err);
+    run_free(&r);
+    cr_expect_eq(shares_and_ties(d), 0);
+    free(a);
+    free(b);
+    free(c);
+    free(d);
+    free(big);
+    rm_rf(dir);
+    free(dir);
+#undef TINY_TF
+}

@@ -28,7 +28,8 @@ static char *train_small(const char *dir, bool shared)
     const char *argv[] = {"train", "data/sample.tsv", "-o", model, "--arch", "transformer",
                           "--model-dim", "32", "--ff", "64", "--layers", "2", "--heads", "4",
                           "--steps", "150", "--valid-every", "0", "--threads", "1", "--quiet",
-                          shared ? "--share-embeddings" : NULL, "--tie-embeddings", NULL}; /* unshared: untied */
+                          shared ? "--share-embeddings" : "--no-share-embeddings",
+                          shared ? "--tie-embeddings" : "--no-tie-embeddings", NULL};
     RunResult r = run_s2s(NULL, argv);
     cr_assert_eq(r.status, 0, "train failed: %s", r.err);
     run_free(&r);
