@@ -69,7 +69,7 @@ VEC_OBJ    := $(NUM_SRC:%.c=$(BUILD)/%.o) $(NUM_SRC:%.c=$(BUILD)/double/%.o) $(B
               $(NUM_SRC:%.c=$(BUILD)/pic/%.o)
 $(VEC_OBJ): CFLAGS_ALL += $(NUM_CFLAGS)
 
-.PHONY: all test test-mpi asan asan-mpi bench clean check-deps fuzz fuzz-targets fuzz-run fuzz-seeds man install uninstall lib deb
+.PHONY: all test test-mpi asan asan-mpi bench clean check-deps fuzz fuzz-targets fuzz-run fuzz-seeds fuzz-syntax man install uninstall lib deb
 all: $(BIN)
 
 check-deps:
@@ -154,10 +154,12 @@ $(GC_BIN): $(GC_OBJ) $(BASE_OBJ)
 	$(CC) -o $@ $^ -lcriterion $(LDLIBS_ALL)
 
 # Tests run from the repository root; end-to-end tests run the binary named by S2S.
-# scripts/check-layers.sh fails when a file includes a header of a later layer.
+# scripts/check-layers.sh fails when a file includes a header of a later layer, and
+# fuzz-syntax when a fuzz target no longer compiles against the headers (make fuzz needs
+# clang and is not part of the tests; this checks every fuzz/*.c with $(CC) alone).
 # The library tests (tests/cli/test_library.c) run `make install` into a staging tree with
 # this build's BUILD, BIN, OPT and SAN; lib and man are made first, so that it only copies.
-test: $(BIN) $(TEST_BIN) $(GC_BIN) lib man
+test: $(BIN) $(TEST_BIN) $(GC_BIN) lib man fuzz-syntax
 	scripts/check-layers.sh
 	$(GC_BIN) -j2
 	S2S=./$(BIN) PYTHON=$(PYTHON) S2S_BUILD=$(BUILD) S2S_OPT="$(OPT)" S2S_SAN="$(SAN)" $(TEST_BIN) -j2
@@ -271,6 +273,12 @@ fuzz-targets: $(FUZZ_TARGETS:%=$(BUILD)/fuzz-%)
 
 $(BUILD)/fuzz-%: $(BUILD)/fuzz/%.o $(BUILD)/libs2s.a
 	$(CC) -fsanitize=fuzzer -o $@ $^ $(LDLIBS_ALL)
+
+fuzz-syntax:
+	@for f in fuzz/*.c; do \
+	  $(CC) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter -Werror -Iinclude -Isrc -Itests \
+	    $(PKG_CFLAGS) -fsyntax-only $$f || { echo "fuzz-syntax: $$f does not compile"; exit 1; }; \
+	done
 
 fuzz-run: fuzz
 	scripts/fuzz.sh $(FUZZ_SECONDS) $(FUZZ_TARGETS)
