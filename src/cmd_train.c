@@ -339,11 +339,8 @@ static void arch_and_defaults(TrainOpts *o, const TrainOpts *saved, const int *s
     }
     /* the embeddings as the corpus size asks (trainer.c), unless one of their options is
        given; a resumed run has its model's, a run from BASE its BASE's */
-    const char *const emb[] = {"--share-embeddings", "--no-share-embeddings", "--tie-embeddings",
-                               "--no-tie-embeddings"};
-    bool emb_given = false;
-    for (int i = 0; i < 4; i++)
-        emb_given = emb_given || given(seen, emb[i]);
+    bool emb_given = given(seen, "--share-embeddings") || given(seen, "--no-share-embeddings") ||
+                     given(seen, "--tie-embeddings") || given(seen, "--no-tie-embeddings");
     if (!o->resume && !o->base && !emb_given)
         o->share_below = r->share_below;
     if (o->base && !given(seen, "--lr"))

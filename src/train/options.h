@@ -54,8 +54,9 @@ typedef struct TrainOpts {
                                data has word vocabularies (no error, as when given) */
     long share_below;  /* the recipe's choice, made against the data: one embedding table for
                           both sides, tied to the output, when the training split has fewer
-                          pairs than this and one vocabulary (0: the options as given) */
-    bool shared_by_recipe; /* that choice was made (for the start message) */
+                          pairs than this and one vocabulary (0: the options as given; > 0
+                          only when no embedding option is given, so with share_embeddings
+                          set it says the choice was made) */
     double bpe_dropout; /* each epoch a new segmentation of the training split with every
                            merge left out with this probability (data/bpe_dropout.h) */
     double token_dropout; /* each source and decoder-input token of a training batch

@@ -353,7 +353,6 @@ static int setup_model(Trainer *t, TrainOpts *own, ModelConfig *cfg, Err *e)
     if (own->share_below > 0 && t->data.train.set.n < own->share_below &&
         vocab_equal(t->data.src_vocab, t->data.tgt_vocab)) {
         own->cfg.share_embeddings = own->cfg.tie_embeddings = true; /* the state saves the model's */
-        own->shared_by_recipe = true;
     }
     *cfg = o->cfg;
     cfg->src_vocab = (int)vocab_size(t->data.src_vocab);
@@ -568,7 +567,7 @@ static void say_start(Trainer *t, const ModelConfig *cfg, int threads, bool bf16
                 t->data.train.set.n, t->data.valid.set.n, t->m.layout.total, who, bf16 ? "bf16" : "fp32",
                 o->resume ? "; resuming" : "");
     warn_warmup(t, false);
-    if (o->shared_by_recipe)
+    if (o->share_below > 0 && o->cfg.share_embeddings)
         trainer_say(t, "train: %d training pairs, fewer than %ld: one embedding table for both sides, tied to "
                        "the output (the recipe for a small corpus; --no-share-embeddings --no-tie-embeddings: "
                        "three)",
