@@ -115,6 +115,7 @@ $(BUILD)/pic/%.o: %.c
 	$(CC) $(CFLAGS_ALL) -fPIC -c -o $@ $<
 
 $(LIB_SHARED): $(PIC_OBJ) src/api/libs2s.map
+	rm -f $(filter-out $@,$(wildcard $(LIB_DIR)/libs2s.so.*.*.*))
 	@mkdir -p $(LIB_DIR)
 	$(CC) -shared -Wl,-soname,libs2s.so.$(LIB_MAJOR) -Wl,--version-script=src/api/libs2s.map \
 	  -Wl,--no-undefined -o $@ $(PIC_OBJ) $(SAN) $(shell pkg-config --libs $(LIB_PKGS)) -lm -lpthread $(LDLIBS)

@@ -7,8 +7,11 @@
  *                   options: s2s_translator_load / s2s_translator_free
  *   s2s_result      the translations of one batch of texts (n-best lists with scores,
  *                   attention on request): s2s_translate / s2s_result_free
+ *   s2s_translate_constrained  the same, with each text's constraints given apart
+ *   s2s_attention_svg  a text's attention drawn as an SVG document
  *   s2s_score       corpus BLEU and chrF2 of hypotheses against references, as sacreBLEU
  *   s2s_tokenize, s2s_detokenize, s2s_translator_info
+ *   s2s_language_code, s2s_language_name  ISO 639 codes and the languages' names
  *
  * Conventions. Every *_load or function that returns an allocated object has its *_free
  * (NULL is accepted by each *_free). Errors are values: a function that can fail takes
@@ -42,9 +45,9 @@ extern "C" {
 #endif
 
 #define S2S_VERSION_MAJOR 0
-#define S2S_VERSION_MINOR 1
+#define S2S_VERSION_MINOR 2
 #define S2S_VERSION_PATCH 0
-#define S2S_VERSION_STRING "0.1.0"
+#define S2S_VERSION_STRING "0.2.0"
 
 /* The library's version, "MAJOR.MINOR.PATCH" (S2S_VERSION_STRING of its build). */
 const char *s2s_version(void);
@@ -153,6 +156,33 @@ typedef struct s2s_attention {
    i is out of range. A text without tokens has source_len = output_len = 0. */
 int s2s_result_attention(const s2s_result *r, int i, s2s_attention *a);
 
+/* The constraints of one text, given apart from it (docs/constraints.md): phrases its
+   translation must contain, phrases it must not, and the text it must start with
+   (NULL: none), each as the target language writes it. */
+typedef struct s2s_constraints {
+    const char *const *require; /* (nrequire) */
+    int nrequire;
+    const char *const *avoid;   /* (navoid) */
+    int navoid;
+    const char *prefix;
+} s2s_constraints;
+
+/* s2s_translate with cons[i] (all fields zero: none) the constraints of texts[i], on
+   top of the glossary's terms (cons NULL: none at all, as s2s_translate). The texts
+   are plain: with constraints set in the options (the translator's or opts) the call
+   fails (S2S_ERR_ARGUMENT). Errors as s2s_translate's, those of a constraint naming
+   the text ("text:I: constraint K: 'WORD' is not in the model's target vocabulary";
+   S2S_ERR_INPUT). */
+s2s_result *s2s_translate_constrained(const s2s_translator *tr, const char *const *texts,
+                                      const s2s_constraints *cons, int n,
+                                      const s2s_translator_options *opts, s2s_error *err);
+
+/* a drawn as a standalone SVG 1.1 document: a cell per weight (darker is higher), the
+   source tokens above, the output tokens at the left, title its <title> (NULL: empty;
+   the source text, say). NULL when a has no tokens (source_len or output_len 0).
+   Free with s2s_string_free. */
+char *s2s_attention_svg(const s2s_attention *a, const char *title);
+
 /* ---- tokens ---- */
 
 typedef enum s2s_side { S2S_SOURCE = 0, S2S_TARGET = 1 } s2s_side;
@@ -184,6 +214,20 @@ typedef struct s2s_model_info {
 } s2s_model_info;
 
 const s2s_model_info *s2s_translator_info(const s2s_translator *tr);
+
+/* ---- languages ---- */
+
+/* s as an ISO 639 code, as model files and `s2s prepare --src-lang` take them: a
+   two-letter ISO 639-1 code, a three-letter ISO 639-2 (T or B) or 639-3 code, in
+   lowercase. 0 with its canonical form in code (the two-letter code where the language
+   has one: "deu" and "ger" give "de"; else the three-letter one: "kab"), or -1 (code
+   then "") when s is not such a code. */
+int s2s_language_code(const char *s, char code[4]);
+
+/* The English name of the language of code s ("de" or "deu": "German"), for the
+   languages of ISO 639-1; NULL for another code ("kab") or what is not a code.
+   Static storage. */
+const char *s2s_language_name(const char *s);
 
 /* ---- scoring ---- */
 

@@ -3,9 +3,18 @@
 # layers only. The layers, in order (modules of one layer may not include each other):
 #   base → text, nn, eval → model → data → decode → api → train, serve → commands (src/*.c)
 # Prints each offending include as FILE:LINE and exits 1 when there is any.
+#
+# Second, the library's users: the server (src/serve/) and the commands built on the
+# library (LIBRARY_USERS) reach the engine through its public header alone. Each of
+# their files, and each header of the commands (src/*.h) it includes, directly or
+# through another, may include base/ (buffers, JSON, options, files, errors: no model,
+# text or decoding), its own module, include/s2s.h and such headers of the commands,
+# the other library users' headers (checked too), nothing else. On success it says
+# which files that holds for.
 set -eu
 cd "$(dirname "$0")/.."
 LAYERS="base text,nn,eval model data decode api train,serve"
+LIBRARY_USERS="src/serve src/cmd_serve.c"
 
 for d in src/*/; do
     m=$(basename "$d")
@@ -36,3 +45,34 @@ find src -name '*.[ch]' | sort | while IFS= read -r f; do
         fi
     done
 done | { if read -r first; then echo "$first"; cat; exit 1; fi; }
+
+# The project headers that FILE includes, resolved to paths, one a line.
+includes() {
+    sed -n 's/^#include "\([a-z_0-9/.]*\)".*/\1/p' "$1" | while IFS= read -r h; do
+        case $h in
+            s2s.h) echo include/s2s.h ;;
+            *) echo "src/$h" ;;
+        esac
+    done
+}
+
+# FILE's includes, and those of each commands header it reaches, outside what a
+# library user may include; VIA: the header it came through.
+outside() { # FILE VIA
+    includes "$1" | while IFS= read -r h; do
+        case " $users " in *" $h "*) continue ;; esac
+        case $h in
+            include/s2s.h | src/base/*) ;;
+            src/*/*) echo "$h$2" ;;
+            src/*.h) outside "$h" " (through $h)" ;;
+            *) echo "$h$2" ;;
+        esac
+    done
+}
+
+users=$(find $LIBRARY_USERS -name '*.[ch]' | sort | tr '\n' ' ')
+for f in $users; do
+    outside "$f" "" | sort -u | sed "s|^|$f: includes |; s|\$| (the library's users include base/ and include/s2s.h only)|"
+done | { if read -r first; then echo "$first"; cat; exit 1; fi; }
+echo "check-layers: the layers hold; through include/s2s.h alone: $(echo $users | wc -w) files ($LIBRARY_USERS)"
+

@@ -7,6 +7,11 @@
 # (build/fuzz/run/TARGET/crash-*, leak-*, timeout-*, oom-*) there. Prints one line a
 # target: executions, executions per second, coverage and whether it found anything;
 # exits 1 when any target did.
+# With FUZZ_CORPUS=DIR, each target's corpus is DIR/TARGET instead: made from the seeds
+# the first time and kept (and grown) from one run to the next, so that runs of a target
+# add up; the seeds are read beside it every time. The line then also gives the
+# processor seconds the run used (user + system), which is what adds up on a shared
+# machine, where wall seconds do not.
 set -eu
 cd "$(dirname "$0")/.."
 [ $# -ge 1 ] || { echo "usage: scripts/fuzz.sh SECONDS [TARGET...]" >&2; exit 2; }
@@ -26,11 +31,23 @@ for t in "$@"; do
     [ -f "fuzz/dicts/$t.dict" ] && dict=-dict=fuzz/dicts/$t.dict
     run=build/fuzz/run/$t
     rm -rf "$run"
-    mkdir -p "$run/corpus"
-    cp "fuzz/seeds/$t"/* "$run/corpus/"
+    mkdir -p "$run"
+    if [ -n "${FUZZ_CORPUS:-}" ]; then
+        corpus=$FUZZ_CORPUS/$t
+        mkdir -p "$corpus"
+        seeds=fuzz/seeds/$t
+    else
+        corpus=$run/corpus
+        mkdir -p "$corpus"
+        cp "fuzz/seeds/$t"/* "$corpus/"
+        seeds=
+    fi
     rc=0
+    start=$(awk '{print $14 + $15 + $16 + $17}' /proc/$$/stat)
     "$bin" -max_total_time="$secs" -rss_limit_mb=2048 -max_len="$max_len" -timeout=10 \
-        -print_final_stats=1 -artifact_prefix="$run/" $dict "$run/corpus" >"$run/log" 2>&1 || rc=$?
+        -print_final_stats=1 -artifact_prefix="$run/" $dict "$corpus" $seeds >"$run/log" 2>&1 || rc=$?
+    ticks=$(( $(awk '{print $14 + $15 + $16 + $17}' /proc/$$/stat) - start ))
+    cpu=$(( ticks / $(getconf CLK_TCK) ))
     execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$run/log" | tail -n 1)
     speed=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$run/log" | tail -n 1)
     cov=$(grep -o 'cov: [0-9]* ft: [0-9]*' "$run/log" | tail -n 1)
@@ -42,7 +59,7 @@ for t in "$@"; do
     else
         verdict="nothing found"
     fi
-    printf '%-11s %ss  execs %s  exec/s %s  %s  %s\n' "$t" "$secs" "${execs:-?}" "${speed:-?}" \
-        "${cov:-cov: ?}" "$verdict"
+    printf '%-13s %ss (cpu %ss)  execs %s  exec/s %s  %s  %s\n' "$t" "$secs" "$cpu" "${execs:-?}" \
+        "${speed:-?}" "${cov:-cov: ?}" "$verdict"
 done
 exit $status

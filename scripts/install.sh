@@ -174,6 +174,7 @@ replaced() {
 if [ -n "$lib" ]; then
     shared=$(cd "$lib" && ls libs2s.so.*.*.* 2>/dev/null | head -n 1)
     [ -n "$shared" ] || die "no libs2s.so.X.Y.Z in $lib (make lib)"
+    [ "$(cd "$lib" && ls libs2s.so.*.*.* | wc -l)" -eq 1 ] || die "several libs2s.so.X.Y.Z in $lib (make lib again)"
     soname=${shared%.*.*}
     put "$lib/$shared" "$libdir/$shared" 755
     link "$shared" "$libdir/$soname"

@@ -1,20 +1,35 @@
-/* The decoding options that `translate` and `eval` share: the rows of both tables
-   (DECODE_OPTION_ROWS, commands.h) and one default, so that both spell, bound and
-   default them alike. */
+/* The decoding options that `translate`, `eval` and `serve` share (cmd_search.h), and
+   the model files that translate and eval decode with (cmd_decode.h). */
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "base/file.h"
-#include "commands.h"
+#include "cmd_decode.h"
 #include "model/ensemble.h"
 #include "model/match.h"
 #include "nn/linalg.h"
 
-_Static_assert(sizeof(Precision) == sizeof(int), "--precision is an OPT_ENUM field");
+_Static_assert(sizeof(s2s_precision) == sizeof(int), "--precision is an OPT_ENUM field");
+
+const char *const decode_precision_names[3] = {
+    [S2S_PRECISION_INT8] = "int8", [S2S_PRECISION_BF16] = "bf16", [S2S_PRECISION_F32] = "f32"};
 
 DecodeArgs decode_args_default(void)
 {
-    return (DecodeArgs){.to = {.batch = 64, .beam = 5, .nbest = 1, .alpha = 1.0, .split = true, .copy_numbers = true}, .prec = PREC_INT8};
+    return (DecodeArgs){.o = s2s_translator_options_default()};
+}
+
+TranslateOpts decode_translate_opts(const DecodeArgs *d)
+{
+    const s2s_translator_options *o = &d->o;
+    return (TranslateOpts){.batch = o->batch, .max_len = o->max_len, .beam = o->beam, .nbest = o->nbest,
+                           .alpha = o->length_penalty, .replace_unk = o->replace_unk != 0,
+                           .split = o->split != 0, .copy_numbers = o->copy_numbers != 0};
+}
+
+Precision decode_precision(const DecodeArgs *d)
+{
+    return d->o.precision == S2S_PRECISION_F32 ? PREC_F32 : d->o.precision == S2S_PRECISION_BF16 ? PREC_BF16 : PREC_INT8;
 }
 
 void decode_args_start(const DecodeArgs *d, const char *const *inputs, size_t n)
@@ -22,7 +37,7 @@ void decode_args_start(const DecodeArgs *d, const char *const *inputs, size_t n)
     Err e;
     if (d->output && file_check_text_output(d->output, "-o", inputs, n, &e) != 0)
         die_err(&e);
-    nn_set_threads(d->threads);
+    nn_set_threads(d->o.threads);
 }
 
 /* The file dm->files[i] (paths[i]) joins dm: checked against the first, its decoding
@@ -63,16 +78,6 @@ void decode_models_load(DecodeModels *dm, const char *const *paths, int n, Preci
     decode_models_finish(dm);
 }
 
-void decode_models_take(DecodeModels *dm, const ModelFile *files, const char *const *paths, int n, Precision prec)
-{
-    decode_models_alloc(dm, n);
-    for (int i = 0; i < n; i++) {
-        dm->files[i] = files[i];
-        decode_models_add(dm, i, paths, prec);
-    }
-    decode_models_finish(dm);
-}
-
 void decode_start(const DecodeArgs *d, const char *const *models, int n, const char *input,
                   DecodeModels *dm)
 {
@@ -82,7 +87,7 @@ void decode_start(const DecodeArgs *d, const char *const *models, int n, const c
     inputs[n] = input;
     decode_args_start(d, inputs, (size_t)n + 1);
     free(inputs);
-    decode_models_load(dm, models, n, d->prec);
+    decode_models_load(dm, models, n, decode_precision(d));
 }
 
 void decode_models_free(DecodeModels *dm)

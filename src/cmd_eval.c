@@ -12,6 +12,7 @@
 #include "base/file.h"
 #include "base/opt.h"
 #include "base/safetensors.h"
+#include "cmd_decode.h"
 #include "commands.h"
 #include "nn/linalg.h"
 #include "decode/constraints.h"
@@ -146,9 +147,10 @@ int cmd_eval(int argc, char **argv)
     }
     Evaluation ev;
     const EvalNames names = {po.tsv, po.models, dm.n};
-    if (evaluate_run(&ev, &mf, &names, &c, &po.d.to, (const char *const *)texts, tlens, cons, &e) != 0)
+    const TranslateOpts to = decode_translate_opts(&po.d);
+    if (evaluate_run(&ev, &mf, &names, &c, &to, (const char *const *)texts, tlens, cons, &e) != 0)
         die_err(&e);
-    ev.precision = precision_names[po.d.prec];
+    ev.precision = precision_names[decode_precision(&po.d)];
     if (po.by_length && evaluate_by_length(&ev, &c, &e) != 0)
         die_err(&e);
     if (po.d.output) {

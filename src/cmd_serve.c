@@ -1,4 +1,5 @@
-/* s2s serve: the models of a few language pairs over HTTP (serve/server.h). */
+/* s2s serve: the models of a few language pairs over HTTP (serve/server.h), loaded
+   through the library's interface (include/s2s.h). */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -7,13 +8,12 @@
 #include <sys/resource.h>
 
 #include "base/file.h"
+#include "base/lines.h"
 #include "base/opt.h"
+#include "cmd_search.h"
 #include "commands.h"
-#include "decode/constraints.h"
-#include "model/file.h"
-#include "nn/linalg.h"
+#include "s2s.h"
 #include "serve/server.h"
-#include "text/lines.h"
 
 typedef struct SvOpts {
     const char *host, *log, *keys, *cors, *glossary;
@@ -163,7 +163,7 @@ int cmd_serve(int argc, char **argv)
                 .request_timeout = 30, .batch_wait = 5, .max_batch = 64, .d = decode_args_default()};
     /* texts of random lengths decode faster in smaller length-sorted batches: the
        default --batch of s2s serve is 16 (bench/README.md) */
-    o.d.to.batch = 16;
+    o.d.o.batch = 16;
     const char **pos = XNEW(const char *, argc > 0 ? argc : 1);
     int seen[sizeof rows / sizeof *rows];
     int npos = opt_parse(&table, &o, argc, argv, seen, pos, argc);
@@ -171,9 +171,9 @@ int cmd_serve(int argc, char **argv)
         die_usage("serve: missing MODEL argument (see 's2s serve --help')");
     if (o.glossary_ignore_case && !o.glossary)
         die_usage("serve: --glossary-ignore-case needs --glossary FILE");
-    if (o.d.to.beam > o.max_beam)
-        die_usage("serve: --beam %d is over --max-beam %d", o.d.to.beam, o.max_beam);
-    o.d.to.nbest = 1;
+    if (o.d.o.beam > o.max_beam)
+        die_usage("serve: --beam %d is over --max-beam %d", o.d.o.beam, o.max_beam);
+    o.d.o.nbest = 1;
 
     /* a file for each connection: the soft limit goes up to the hard one, and without
        --max-conns the ceiling comes down to what the limit holds */
@@ -187,57 +187,60 @@ int cmd_serve(int argc, char **argv)
         o.max_conns = (int)room;
     }
 
-    /* the pairs: files of one direction form an ensemble, in the order given */
-    ModelFile *mfs = XNEW(ModelFile, npos);
+    /* the pairs: files of one direction form an ensemble, in the order given. Each
+       file is loaded alone first (its direction is in it); the files of a direction
+       that has several are loaded again, together. */
+    s2s_translator_options to = o.d.o;
+    to.glossary = o.glossary;
+    to.glossary_ignore_case = o.glossary_ignore_case;
+    s2s_translator **alone = XNEW(s2s_translator *, npos);
     for (int i = 0; i < npos; i++) {
-        Err e;
-        if (model_file_load(&mfs[i], pos[i], false, &e) != 0)
-            die_err(&e);
+        s2s_error err;
+        if (!(alone[i] = s2s_translator_load(&pos[i], 1, &to, &err)))
+            die("%s", err.message);
     }
-    nn_set_threads(o.d.threads);
-    DecodeModels *dms = XNEW(DecodeModels, npos);
     ServePair *pairs = XNEW(ServePair, npos);
     int npairs = 0;
     bool *taken = XCNEW(bool, npos);
     for (int i = 0; i < npos; i++) {
         if (taken[i])
             continue;
+        const char *dir = s2s_translator_info(alone[i])->direction;
         const char **group = XNEW(const char *, npos);
-        ModelFile *members = XNEW(ModelFile, npos);
         int n = 0;
         Buf name = {0};
         for (int k = i; k < npos; k++)
-            if (!taken[k] && !strcmp(mfs[k].text.dir.name, mfs[i].text.dir.name)) {
+            if (!taken[k] && !strcmp(s2s_translator_info(alone[k])->direction, dir)) {
                 taken[k] = true;
-                members[n] = mfs[k];
                 group[n++] = pos[k];
                 buf_printf(&name, "%s%s", name.len ? " " : "", pos[k]);
             }
-        decode_models_take(&dms[npairs], members, group, n, o.d.prec);
-        pairs[npairs] = (ServePair){.model = &dms[npairs].use, .name = buf_take(&name)};
-        if (o.glossary) {
-            Glossary *gl;
-            Err ge;
-            TokOpts so = text_src_opts(&dms[npairs].use.text);
-            if (glossary_load(o.glossary, &so, o.glossary_ignore_case, &gl, &ge) != 0)
-                die_err(&ge);
-            pairs[npairs].glossary = gl;
+        s2s_translator *tr = alone[i];
+        if (n > 1) {
+            s2s_error err;
+            if (!(tr = s2s_translator_load(group, n, &to, &err)))
+                die("%s", err.message);
+            for (int k = i; k < npos; k++)
+                if (alone[k] && !strcmp(s2s_translator_info(alone[k])->direction, dir) && k != i) {
+                    s2s_translator_free(alone[k]);
+                    alone[k] = NULL;
+                }
+            s2s_translator_free(alone[i]);
         }
-        npairs++;
-        free(members);
+        alone[i] = NULL;
+        pairs[npairs++] = (ServePair){.tr = tr, .name = buf_take(&name)};
         free(group);
     }
     free(taken);
-    free(mfs);
-
+    free(alone);
     FILE *log = stderr;
     if (o.log && !(log = fopen(o.log, "a")))
         die("cannot open the log %s: %s", o.log, strerror(errno));
     ServeConfig c = {
-        .host = o.host, .port = o.port, .pairs = pairs, .npairs = npairs, .opts = o.d.to,
-        .precision = precision_names[o.d.prec],
+        .host = o.host, .port = o.port, .pairs = pairs, .npairs = npairs, .opts = o.d.o,
+        .precision = decode_precision_names[o.d.o.precision],
         .lim = {.max_texts = o.max_texts, .max_chars = o.max_chars, .max_beam = o.max_beam,
-                .max_len = 10000, .beam = o.d.to.beam},
+                .max_len = 10000, .beam = o.d.o.beam},
         .max_body = (size_t)o.max_body, .max_conns = o.max_conns, .max_conns_per_ip = o.max_conns_per_ip,
         .head_timeout = o.head_timeout, .idle_timeout = o.idle_timeout,
         .request_timeout = o.request_timeout, .batch_texts = o.max_batch, .batch_wait_ms = o.batch_wait,
@@ -260,8 +263,8 @@ int cmd_serve(int argc, char **argv)
         die_err(&e);
     const bool v6 = strchr(o.host, ':') != NULL;
     for (int i = 0; i < npairs; i++)
-        fprintf(stderr, "s2s serve: %s from %s (%s, beam %d)\n", pairs[i].model->text.dir.name, pairs[i].name,
-                c.precision, o.d.to.beam);
+        fprintf(stderr, "s2s serve: %s from %s (%s, beam %d)\n", s2s_translator_info(pairs[i].tr)->direction,
+                pairs[i].name, c.precision, o.d.o.beam);
     printf("s2s serve: listening on http://%s%s%s:%d/\n", v6 ? "[" : "", o.host, v6 ? "]" : "", serve_port(s));
     fflush(stdout);
 
@@ -273,14 +276,12 @@ int cmd_serve(int argc, char **argv)
     fprintf(stderr, "s2s serve: stopped\n");
 
     for (int i = 0; i < npairs; i++) {
-        glossary_free((Glossary *)pairs[i].glossary);
-        decode_models_free(&dms[i]);
+        s2s_translator_free((s2s_translator *)pairs[i].tr);
         free((char *)pairs[i].name);
     }
     for (int i = 0; i < c.nkeys; i++)
         free(c.keys[i]);
     free(c.keys);
-    free(dms);
     free(pairs);
     free(pos);
     if (log != stderr)

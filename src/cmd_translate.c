@@ -15,6 +15,7 @@
 #include "base/file.h"
 #include "base/opt.h"
 #include "base/safetensors.h"
+#include "cmd_decode.h"
 #include "commands.h"
 #include "nn/linalg.h"
 #include "decode/align.h"
@@ -46,7 +47,7 @@ static const OptRow rows[] = {
     {.kind = OPT_SECTION, .help = "options:"},
     {.name = "--input", .alias = "-i", .kind = OPT_STR, AT(input), .arg = "FILE",
      .help = "read the sentences from FILE, one a line ('-': stdin)"},
-    {.name = "--nbest", .kind = OPT_INT, AT(d.to.nbest), .min = 1, .max = 100, .arg = "N",
+    {.name = "--nbest", .kind = OPT_INT, AT(d.o.nbest), .min = 1, .max = 100, .arg = "N",
      .help = "print the N best translations of each line (N <= K) as\n"
              "'INDEX ||| TRANSLATION ||| SCORE', INDEX the 0-based\n"
              "input line, SCORE the normalised log-probability (%.6f)"},
@@ -146,10 +147,10 @@ static void parse_args(TrOpts *p, int argc, char **argv)
         die_usage("translate: missing MODEL argument (see 's2s translate --help')");
     if (p->input && p->nsent)
         die_usage("translate: give SENTENCE arguments or -i FILE, not both");
-    if (p->d.to.nbest > p->d.to.beam)
-        die_usage("translate: option --nbest must not exceed --beam (%d > %d)", p->d.to.nbest, p->d.to.beam);
+    if (p->d.o.nbest > p->d.o.beam)
+        die_usage("translate: option --nbest must not exceed --beam (%d > %d)", p->d.o.nbest, p->d.o.beam);
     if (!opt_seen(&table, seen, "--nbest"))
-        p->d.to.nbest = 0;
+        p->d.o.nbest = 0;
     if (p->attention_layer && !p->show_attention && !p->svg_dir)
         die_usage("translate: --attention-layer needs --show-attention or --attention-svg");
     if (p->attention_heads && !p->svg_dir)
@@ -326,7 +327,7 @@ static void translate_chunk(const TrOpts *po, ModelFile *mf, const TranslateOpts
     Buf pic = {0};
     for (int i = 0; i < n; i++) {
         long g = first + i;
-        if (po->d.to.nbest)
+        if (po->d.o.nbest)
             for (int k = 0; k < res.count[i]; k++)
                 buf_printf(text, "%ld ||| %s ||| %.6f\n", g, res.hyps[i][k].text, res.hyps[i][k].score);
         else
@@ -476,8 +477,8 @@ int cmd_translate(int argc, char **argv)
         if (glossary_load(po.glossary_path, &so, po.glossary_ignore_case, &po.glossary, &e) != 0)
             die_err(&e);
     }
-    TranslateOpts to = po.d.to;
-    to.nbest = po.d.to.nbest ? po.d.to.nbest : 1;
+    TranslateOpts to = decode_translate_opts(&po.d);
+    to.nbest = po.d.o.nbest ? po.d.o.nbest : 1;
     to.attention = po.show_attention || po.svg_dir;
     to.attention_layer = po.attention_layer;
     if (po.svg_dir && dir_ensure(po.svg_dir, &e) != 0)
@@ -494,7 +495,7 @@ int cmd_translate(int argc, char **argv)
         return 0;
     }
 
-    if (po.d.to.nbest)
+    if (po.d.o.nbest)
         to.split = false; /* n-best lists are per line, whatever N */
     Buf text = {0};
     if (po.nsent || (po.input && strcmp(po.input, "-") != 0))

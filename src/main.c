@@ -10,6 +10,7 @@
 
 #include "base/err.h"
 #include "base/file.h"
+#include "base/opt.h"
 #include "commands.h"
 #include "nn/linalg.h"
 #include "s2s.h"

@@ -38,7 +38,7 @@ __all__ = [
     "ERR_INPUT",
 ]
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 # s2s_status
 ERR_ARGUMENT = 1
@@ -189,7 +189,7 @@ _declare(
 
 
 def library_version() -> str:
-    """The version of the libs2s this module opened ("0.1.0")."""
+    """The version of the libs2s this module opened ("0.2.0")."""
     return _lib.s2s_version().decode()
 
 

@@ -11,6 +11,7 @@
 
 #include "base/buf.h"
 #include "base/err.h"
+#include "decode/align.h"
 #include "decode/constraints.h"
 #include "decode/translate.h"
 #include "eval/bleu.h"
@@ -22,6 +23,7 @@
 #include "nn/linalg.h"
 #include "nn/quant.h"
 #include "text/bpe.h"
+#include "text/lang.h"
 #include "text/tokenize.h"
 
 struct s2s_translator {
@@ -255,30 +257,75 @@ static s2s_translator_options call_options(const s2s_translator *tr, const s2s_t
     return c;
 }
 
-s2s_result *s2s_translate(const s2s_translator *tr, const char *const *texts, int n,
-                          const s2s_translator_options *opts, s2s_error *err)
+/* TranslateCons of one text: copies of c's strings (c NULL or empty: none). */
+static void cons_copy(const s2s_constraints *c, TranslateCons *out)
+{
+    *out = (TranslateCons){0};
+    int nr = c && c->require ? c->nrequire : 0, na = c && c->avoid ? c->navoid : 0;
+    out->phrases = XNEW(char *, nr > 0 ? nr : 1);
+    out->avoid = XNEW(char *, na > 0 ? na : 1);
+    for (int k = 0; k < nr; k++)
+        out->phrases[out->n++] = xstrdup(c->require[k]);
+    for (int k = 0; k < na; k++)
+        out->avoid[out->navoid++] = xstrdup(c->avoid[k]);
+    out->prefix = c && c->prefix ? xstrdup(c->prefix) : NULL;
+}
+
+/* A text's given constraints, checked: 0, or -1 with m set. */
+static int check_cons(const s2s_constraints *c, int i, char *m, size_t size)
+{
+    if (c->nrequire < 0 || c->navoid < 0 || (c->nrequire > 0 && !c->require) || (c->navoid > 0 && !c->avoid)) {
+        snprintf(m, size, "text:%d: constraints: a count below 0, or strings missing", i + 1);
+        return -1;
+    }
+    for (int k = 0; k < c->nrequire; k++)
+        if (!c->require[k]) {
+            snprintf(m, size, "text:%d: constraint %d is NULL", i + 1, k + 1);
+            return -1;
+        }
+    for (int k = 0; k < c->navoid; k++)
+        if (!c->avoid[k]) {
+            snprintf(m, size, "text:%d: avoided phrase %d is NULL", i + 1, k + 1);
+            return -1;
+        }
+    return 0;
+}
+
+/* s2s_translate and s2s_translate_constrained: given (n) the constraints given apart,
+   or NULL. */
+static s2s_result *translate(const s2s_translator *tr, const char *const *texts, const s2s_constraints *given,
+                             int n, const s2s_translator_options *opts, s2s_error *err)
 {
     if (!tr || n < 0 || (n > 0 && !texts)) {
         fail_msg(err, S2S_ERR_ARGUMENT, !tr ? "no translator" : "no texts");
         return NULL;
     }
-    for (int i = 0; i < n; i++)
+    char m[160];
+    for (int i = 0; i < n; i++) {
         if (!texts[i]) {
-            char m[64];
             snprintf(m, sizeof m, "text:%d: NULL", i + 1);
             fail_msg(err, S2S_ERR_ARGUMENT, m);
             return NULL;
         }
+        if (given && check_cons(&given[i], i, m, sizeof m) != 0) {
+            fail_msg(err, S2S_ERR_ARGUMENT, m);
+            return NULL;
+        }
+    }
     s2s_translator_options o = call_options(tr, opts);
     if (check_options(&o, err) != 0)
         return NULL;
+    if (given && o.constraints) {
+        fail_msg(err, S2S_ERR_ARGUMENT, "constraints given apart need plain texts: the constraints option must be 0");
+        return NULL;
+    }
     TranslateOpts to = {.batch = o.batch, .max_len = o.max_len, .beam = o.beam, .nbest = o.nbest,
                         .alpha = o.length_penalty, .replace_unk = o.replace_unk != 0,
                         .attention = o.attention != 0, .split = o.split != 0,
                         .copy_numbers = o.copy_numbers != 0, .attention_layer = o.attention_layer};
 
-    /* The JSON texts of the constraints option, and the glossary's terms, as
-       `s2s translate` reads them (cmd_translate.c). */
+    /* The JSON texts of the constraints option, the constraints given apart, and the
+       glossary's terms, as `s2s translate` reads them (cmd_translate.c). */
     Err e;
     const size_t cnt = n ? (size_t)n : 1;
     const char *const *lines = texts;
@@ -286,7 +333,7 @@ s2s_result *s2s_translate(const s2s_translator *tr, const char *const *texts, in
     char **own = NULL;
     TranslateCons *cons = NULL;
     int rc = 0, code = S2S_ERR_INPUT;
-    if (o.constraints || tr->glossary) {
+    if (o.constraints || given || tr->glossary) {
         cons = XCNEW(TranslateCons, cnt);
         own = XCNEW(char *, cnt);
         lens = XNEW(size_t, cnt);
@@ -296,6 +343,8 @@ s2s_result *s2s_translate(const s2s_translator *tr, const char *const *texts, in
             if (!o.constraints) {
                 own[i] = xstrndup(texts[i], len);
                 lens[i] = len;
+                if (given)
+                    cons_copy(&given[i], &cons[i]);
             } else if (cons_parse_line(texts[i], len, &own[i], &lens[i], &cons[i], &ce) != 0) {
                 rc = err_set(&e, "text:%d: %s", i + 1, ce.msg);
                 break;
@@ -334,6 +383,19 @@ s2s_result *s2s_translate(const s2s_translator *tr, const char *const *texts, in
     return res;
 }
 
+s2s_result *s2s_translate(const s2s_translator *tr, const char *const *texts, int n,
+                          const s2s_translator_options *opts, s2s_error *err)
+{
+    return translate(tr, texts, NULL, n, opts, err);
+}
+
+s2s_result *s2s_translate_constrained(const s2s_translator *tr, const char *const *texts,
+                                      const s2s_constraints *cons, int n,
+                                      const s2s_translator_options *opts, s2s_error *err)
+{
+    return translate(tr, texts, cons, n, opts, err);
+}
+
 void s2s_result_free(s2s_result *r)
 {
     if (!r)
@@ -368,6 +430,17 @@ int s2s_result_attention(const s2s_result *r, int i, s2s_attention *a)
                          .source = (const char *const *)t->src, .output = (const char *const *)t->tgt,
                          .weights = t->w};
     return 0;
+}
+
+char *s2s_attention_svg(const s2s_attention *a, const char *title)
+{
+    if (!a || a->source_len <= 0 || a->output_len <= 0 || !a->source || !a->output || !a->weights)
+        return NULL;
+    const TranslateAlign t = {.nsrc = a->source_len, .ntgt = a->output_len, .src = (char **)a->source,
+                              .tgt = (char **)a->output, .w = (float *)a->weights};
+    Buf svg = {0};
+    align_svg(&t, title ? title : "", &svg);
+    return buf_take(&svg);
 }
 
 /* The checks shared by tokenize and detokenize; the side's tokenizer options. */
@@ -420,6 +493,29 @@ char *s2s_detokenize(const s2s_translator *tr, s2s_side side, const char *tokens
 }
 
 void s2s_string_free(char *s) { free(s); }
+
+int s2s_language_code(const char *s, char code[4])
+{
+    Lang l;
+    if (!s || lang_parse(s, &l) != 0) {
+        if (code)
+            code[0] = '\0';
+        return -1;
+    }
+    if (code)
+        memcpy(code, l.code, sizeof l.code);
+    return 0;
+}
+
+const char *s2s_language_name(const char *s)
+{
+    Lang l;
+    if (!s || lang_parse(s, &l) != 0)
+        return NULL;
+    const char *name = lang_label(&l);
+    /* lang_label gives the code itself (l's storage) when the tables have no name */
+    return name == l.code ? NULL : name;
+}
 
 s2s_score_options s2s_score_options_default(void)
 {

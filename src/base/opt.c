@@ -185,7 +185,7 @@ size_t opt_field_size(const OptRow *r)
     switch (r->kind) {
     case OPT_TRUE:
     case OPT_FALSE:
-        return sizeof(bool);
+        return r->flags & OPT_INT_FLAG ? sizeof(int) : sizeof(bool);
     case OPT_INT:
     case OPT_ENUM:
         return sizeof(int);
@@ -236,7 +236,10 @@ static void parse_value(Opts *o, const OptRow *r, void *base)
     case OPT_TRUE:
     case OPT_FALSE:
         opts_bool(o);
-        *(bool *)f = r->kind == OPT_TRUE;
+        if (r->flags & OPT_INT_FLAG)
+            *(int *)f = r->kind == OPT_TRUE;
+        else
+            *(bool *)f = r->kind == OPT_TRUE;
         break;
     case OPT_INT:
         *(int *)f = (int)opts_long(o, r->min, r->max);
@@ -412,7 +415,7 @@ void opt_json_write(JsonWriter *w, const OptRow *rows, const void *base, unsigne
         switch (r->kind) {
         case OPT_TRUE:
         case OPT_FALSE:
-            json_put_bool(w, r->key, *(const bool *)f);
+            json_put_bool(w, r->key, r->flags & OPT_INT_FLAG ? *(const int *)f != 0 : *(const bool *)f);
             break;
         case OPT_STR:
             json_put_str(w, r->key, *(const char *const *)f);
@@ -449,7 +452,10 @@ static int json_value(const JsonVal *v, const OptRow *r, void *f, const char *wh
     case OPT_FALSE:
         if (v->type != JSON_BOOL)
             return err_set(e, "%s: '%s' missing or not true or false", where, r->key);
-        *(bool *)f = v->b;
+        if (r->flags & OPT_INT_FLAG)
+            *(int *)f = v->b;
+        else
+            *(bool *)f = v->b;
         return 0;
     case OPT_ENUM:
         for (long i = r->min; v->type == JSON_STRING && i <= r->max; i++)

@@ -71,6 +71,7 @@ typedef enum OptKind {
 
 /* Bits of OptRow.flags; bits from OPT_USER up are the command's own. */
 #define OPT_KEY_OPTIONAL 1u /* the key may be absent from saved JSON (added later) */
+#define OPT_INT_FLAG 2u     /* OPT_TRUE, OPT_FALSE: the field is an int set to 1 or 0 */
 #define OPT_USER 256u
 
 typedef struct OptRow {

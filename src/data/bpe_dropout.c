@@ -5,7 +5,7 @@
 
 #include "base/file.h"
 #include "base/rng.h"
-#include "text/lines.h"
+#include "base/lines.h"
 
 int bpe_dropout_init(BpeDropout *bd, const Prepared *d, double p, int max_s, int max_t, Err *e)
 {

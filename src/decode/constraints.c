@@ -7,7 +7,7 @@
 #include "base/json.h"
 #include "base/utf8.h"
 #include "decode/constraints.h"
-#include "text/lines.h"
+#include "base/lines.h"
 
 /* A member that must be an array of non-NUL strings, into *out (*n of them). */
 static int str_array(const JsonVal *v, const char *name, char ***out, int *n, Err *e)

@@ -1,5 +1,6 @@
 /* Batching across requests (serve/batcher.h). */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -19,18 +20,17 @@ struct ServeBatcher {
     ServeBatchStats stats;
 };
 
-static bool same_opts(const TranslateOpts *a, const TranslateOpts *b)
+static bool same_opts(const s2s_translator_options *a, const s2s_translator_options *b)
 {
-    return a->batch == b->batch && a->max_len == b->max_len && a->beam == b->beam &&
-           a->nbest == b->nbest && a->alpha == b->alpha && a->replace_unk == b->replace_unk &&
-           a->attention == b->attention && a->split == b->split &&
-           a->copy_numbers == b->copy_numbers && a->attention_layer == b->attention_layer &&
-           a->attention_head == b->attention_head;
+    return a->beam == b->beam && a->nbest == b->nbest && a->length_penalty == b->length_penalty &&
+           a->max_len == b->max_len && a->batch == b->batch && a->split == b->split &&
+           a->copy_numbers == b->copy_numbers && a->replace_unk == b->replace_unk &&
+           a->constraints == b->constraints && a->attention == b->attention;
 }
 
 static bool joins(const ServeJob *first, const ServeJob *j)
 {
-    return j->model == first->model && same_opts(&j->opts, &first->opts);
+    return j->tr == first->tr && same_opts(&j->opts, &first->opts);
 }
 
 /* Texts of the queued jobs that would join first's batch. */
@@ -76,26 +76,59 @@ static ServeJob *take_batch(ServeBatcher *b)
     return batch;
 }
 
-static void give_result(ServeJob *j, TranslateResult *all, int at)
+/* One call's result, shared by the jobs of its batch. */
+typedef struct ServeShared {
+    s2s_result *r;
+    atomic_int refs;
+} ServeShared;
+
+void serve_job_release(ServeJob *j)
 {
-    TranslateResult *r = &j->res;
-    r->n = j->n;
-    r->count = XNEW(int, j->n);
-    r->hyps = XNEW(TranslateHyp *, j->n);
-    r->align = all->align ? XNEW(TranslateAlign, j->n) : NULL;
-    for (int i = 0; i < j->n; i++) {
-        r->count[i] = all->count[at + i];
-        r->hyps[i] = all->hyps[at + i];
-        if (r->align)
-            r->align[i] = all->align[at + i];
+    if (j->shared && atomic_fetch_sub(&j->shared->refs, 1) == 1) {
+        s2s_result_free(j->shared->r);
+        free(j->shared);
     }
+    j->shared = NULL;
+    j->res = NULL;
 }
 
-static int run_one(ServeJob *j)
+/* Translates the texts of jobs (the first `jobs` of the list from batch; n texts in
+   all) in one call: 0 with each job's result set, or -1 with e set. */
+static int run(ServeJob *batch, int jobs, int n, Err *e)
 {
-    TranslateInput in = {.lines = j->lines, .lens = j->lens, .n = j->n, .name = "text", .cons = j->cons};
-    j->batch_texts = j->n;
-    return j->rc = translate_run(j->model, &in, &j->opts, &j->res, NULL, &j->err);
+    const char **lines = XNEW(const char *, n ? n : 1);
+    s2s_constraints *cons = NULL;
+    ServeJob *j = batch;
+    for (int k = 0; k < jobs && !cons; k++, j = j->next)
+        if (j->cons)
+            cons = XCNEW(s2s_constraints, n ? n : 1);
+    int at = 0;
+    j = batch;
+    for (int k = 0; k < jobs; k++, j = j->next)
+        for (int i = 0; i < j->n; i++, at++) {
+            lines[at] = j->lines[i];
+            if (cons && j->cons)
+                cons[at] = j->cons[i];
+        }
+    s2s_error err;
+    s2s_result *r = s2s_translate_constrained(batch->tr, lines, cons, n, &batch->opts, &err);
+    free(lines);
+    free(cons);
+    if (!r)
+        return err_set(e, "%s", err.message);
+    ServeShared *sh = XNEW(ServeShared, 1);
+    sh->r = r;
+    atomic_init(&sh->refs, jobs);
+    at = 0;
+    j = batch;
+    for (int k = 0; k < jobs; k++, j = j->next) {
+        j->shared = sh;
+        j->res = r;
+        j->at = at;
+        j->batch_texts = n;
+        at += j->n;
+    }
+    return 0;
 }
 
 static void decode_batch(ServeBatcher *b, ServeJob *batch)
@@ -104,43 +137,16 @@ static void decode_batch(ServeBatcher *b, ServeJob *batch)
     int n = 0, jobs = 0;
     for (ServeJob *j = batch; j; j = j->next)
         n += j->n, jobs++;
-    if (jobs == 1) {
-        run_one(batch);
-    } else {
-        const char **lines = XNEW(const char *, n);
-        size_t *lens = XNEW(size_t, n);
-        TranslateCons *cons = NULL;
-        for (ServeJob *j = batch; j && !cons; j = j->next)
-            if (j->cons)
-                cons = XCNEW(TranslateCons, n);
-        int at = 0;
+    Err e;
+    if (run(batch, jobs, n, &e) == 0) {
         for (ServeJob *j = batch; j; j = j->next)
-            for (int i = 0; i < j->n; i++, at++) {
-                lines[at] = j->lines[i], lens[at] = j->lens[i];
-                if (cons && j->cons)
-                    cons[at] = j->cons[i];
-            }
-        TranslateInput in = {.lines = lines, .lens = lens, .n = n, .name = "text", .cons = cons};
-        TranslateResult all;
-        Err e;
-        if (translate_run(batch->model, &in, &batch->opts, &all, NULL, &e) == 0) {
-            at = 0;
-            for (ServeJob *j = batch; j; j = j->next) {
-                give_result(j, &all, at);
-                j->rc = 0;
-                j->batch_texts = n;
-                at += j->n;
-            }
-            free(all.count);
-            free(all.hyps);
-            free(all.align);
-        } else {
-            for (ServeJob *j = batch; j; j = j->next)
-                run_one(j);
-        }
-        free(lines);
-        free(lens);
-        free(cons);
+            j->rc = 0;
+    } else if (jobs == 1) {
+        batch->rc = -1;
+        batch->err = e;
+    } else {
+        for (ServeJob *j = batch; j; j = j->next)
+            j->rc = run(j, 1, j->n, &j->err);
     }
     pthread_mutex_lock(&b->mu);
     b->stats.batches++;

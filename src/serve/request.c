@@ -24,7 +24,13 @@ void serve_request_free(ServeRequest *r)
     free(r->format);
     free(r->api_key);
     free(r->precision);
-    translate_cons_free(&r->cons);
+    for (int k = 0; k < r->cons.n; k++)
+        free(r->cons.phrases[k]);
+    for (int k = 0; k < r->cons.navoid; k++)
+        free(r->cons.avoid[k]);
+    free(r->cons.phrases);
+    free(r->cons.avoid);
+    free(r->cons.prefix);
     serve_request_init(r, r->api);
 }
 

@@ -30,7 +30,6 @@
 #include <stddef.h>
 
 #include "base/err.h"
-#include "decode/translate.h"
 
 typedef enum ServeApi { SERVE_LIBRE, SERVE_NATIVE } ServeApi;
 
@@ -43,6 +42,15 @@ typedef struct ServeLimits {
     int beam;       /* the server's beam: alternatives are at most beam - 1 */
 } ServeLimits;
 
+/* The constraints a native request gives every text of q (s2s.h's s2s_constraints). */
+typedef struct ServeCons {
+    int n;
+    char **phrases; /* constraints: (n) */
+    int navoid;
+    char **avoid;   /* (navoid) */
+    char *prefix;   /* NULL when absent */
+} ServeCons;
+
 typedef struct ServeRequest {
     ServeApi api;
     int nq;
@@ -54,7 +62,7 @@ typedef struct ServeRequest {
     /* native; -1 (alpha < 0) when not given */
     int beam, nbest, max_len, split, attention;
     double alpha;
-    TranslateCons cons; /* native: constraints, avoid, prefix */
+    ServeCons cons; /* native: constraints, avoid, prefix */
     long chars;     /* code points of all of q, filled by serve_request_check */
 } ServeRequest;
 

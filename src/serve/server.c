@@ -15,13 +15,10 @@
 #include "base/clock.h"
 #include "base/json.h"
 #include "base/utf8.h"
-#include "decode/align.h"
-#include "decode/constraints.h"
 #include "serve/batcher.h"
 #include "serve/conns.h"
 #include "serve/form.h"
 #include "serve/server.h"
-#include "text/lang.h"
 
 struct Server {
     ServeConfig c;
@@ -60,7 +57,7 @@ typedef struct Req {
     bool auto_source;
     ServeJob job;
     atomic_bool done;
-    TranslateCons *cons;     /* (texts) the constraints of each text, or NULL */
+    s2s_constraints *cons;   /* (texts) the constraints of each text, or NULL */
     int texts;               /* for the log */
     int answer;              /* status sent */
 } Req;
@@ -192,22 +189,34 @@ static void notify_connection(void *cls, struct MHD_Connection *conn, void **soc
 
 /* ---- languages ---- */
 
-/* The pair that translates src into tgt, or -1. */
-static int find_pair(const Server *s, const Lang *src, const Lang *tgt)
+static const s2s_model_info *pair_info(const Server *s, int i)
+{
+    return s2s_translator_info(s->c.pairs[i].tr);
+}
+
+/* A language's name for /languages: its English name, else its code. */
+static const char *lang_label(const char *code)
+{
+    const char *name = s2s_language_name(code);
+    return name ? name : code;
+}
+
+/* The pair that translates src into tgt (canonical codes), or -1. */
+static int find_pair(const Server *s, const char *src, const char *tgt)
 {
     for (int i = 0; i < s->c.npairs; i++) {
-        const Direction *d = &s->c.pairs[i].model->text.dir;
-        if (lang_eq(d->src, *src) && lang_eq(d->tgt, *tgt))
+        const s2s_model_info *m = pair_info(s, i);
+        if (!strcmp(m->source_lang, src) && !strcmp(m->target_lang, tgt))
             return i;
     }
     return -1;
 }
 
-static bool has_lang(const Server *s, const Lang *l, bool as_src)
+static bool has_lang(const Server *s, const char *l, bool as_src)
 {
     for (int i = 0; i < s->c.npairs; i++) {
-        const Direction *d = &s->c.pairs[i].model->text.dir;
-        if (lang_eq(as_src ? d->src : d->tgt, *l))
+        const s2s_model_info *m = pair_info(s, i);
+        if (!strcmp(as_src ? m->source_lang : m->target_lang, l))
             return true;
     }
     return false;
@@ -220,19 +229,19 @@ static void put_languages(Server *s, Buf *b)
     json_open_array(&w, NULL);
     /* each source once, in the order of the models */
     for (int i = 0; i < s->c.npairs; i++) {
-        const Lang *src = &s->c.pairs[i].model->text.dir.src;
+        const char *src = pair_info(s, i)->source_lang;
         bool seen = false;
         for (int k = 0; k < i && !seen; k++)
-            seen = lang_eq(s->c.pairs[k].model->text.dir.src, *src);
+            seen = !strcmp(pair_info(s, k)->source_lang, src);
         if (seen)
             continue;
         json_open_object(&w, NULL);
-        json_put_str(&w, "code", src->code);
+        json_put_str(&w, "code", src);
         json_put_str(&w, "name", lang_label(src));
         json_open_array(&w, "targets");
         for (int k = i; k < s->c.npairs; k++)
-            if (lang_eq(s->c.pairs[k].model->text.dir.src, *src))
-                json_put_str(&w, NULL, s->c.pairs[k].model->text.dir.tgt.code);
+            if (!strcmp(pair_info(s, k)->source_lang, src))
+                json_put_str(&w, NULL, pair_info(s, k)->target_lang);
         json_close(&w);
         json_close(&w);
     }
@@ -244,9 +253,9 @@ static int pick_pair(Req *r)
 {
     Server *s = r->s;
     ServeRequest *q = &r->rq;
-    Lang tgt, src;
+    char tgt[4], src[4];
     r->status = 400;
-    if (lang_parse(q->target, &tgt) != 0 || !has_lang(s, &tgt, false)) {
+    if (s2s_language_code(q->target, tgt) != 0 || !has_lang(s, tgt, false)) {
         if (!ascii_printable(q->target, 33))
             return err_set(&r->err, "Invalid request: target is not a language code");
         return err_set(&r->err, "%s is not supported", q->target);
@@ -254,23 +263,23 @@ static int pick_pair(Req *r)
     if (!strcmp(q->source, "auto")) {
         int found = -1, count = 0;
         for (int i = 0; i < s->c.npairs; i++)
-            if (lang_eq(s->c.pairs[i].model->text.dir.tgt, tgt))
+            if (!strcmp(pair_info(s, i)->target_lang, tgt))
                 found = i, count++;
         if (count > 1)
             return err_set(&r->err, "Invalid request: source auto: several languages translate into %s; give one",
-                           tgt.code);
+                           tgt);
         r->pair = found;
         r->auto_source = true;
         return 0;
     }
-    if (lang_parse(q->source, &src) != 0 || !has_lang(s, &src, true)) {
+    if (s2s_language_code(q->source, src) != 0 || !has_lang(s, src, true)) {
         if (!ascii_printable(q->source, 33))
             return err_set(&r->err, "Invalid request: source is not a language code");
         return err_set(&r->err, "%s is not supported", q->source);
     }
-    r->pair = find_pair(s, &src, &tgt);
+    r->pair = find_pair(s, src, tgt);
     if (r->pair < 0)
-        return err_set(&r->err, "Invalid request: no model translates %s into %s", src.code, tgt.code);
+        return err_set(&r->err, "Invalid request: no model translates %s into %s", src, tgt);
     return 0;
 }
 
@@ -314,14 +323,14 @@ static int start_translation(Req *r)
     }
     if (pick_pair(r) != 0)
         return -1;
-    TranslateOpts o = s->c.opts;
+    s2s_translator_options o = s->c.opts;
     if (q->api == SERVE_LIBRE) {
         o.nbest = q->alternatives + 1;
     } else {
         if (q->beam > 0)
             o.beam = q->beam;
         if (q->alpha >= 0)
-            o.alpha = q->alpha;
+            o.length_penalty = q->alpha;
         if (q->max_len > 0)
             o.max_len = q->max_len;
         if (q->split >= 0)
@@ -332,25 +341,16 @@ static int start_translation(Req *r)
     if (o.nbest > o.beam)
         o.beam = o.nbest;
     r->texts = q->nq;
-    const Glossary *gl = s->c.pairs[r->pair].glossary;
-    if (!translate_cons_empty(&q->cons) || gl) {
-        r->cons = XCNEW(TranslateCons, q->nq);
-        for (int i = 0; i < q->nq; i++) {
-            TranslateCons *c = &r->cons[i];
-            const TranslateCons *qc = &q->cons;
-            c->phrases = XNEW(char *, qc->n ? qc->n : 1);
-            for (int k = 0; k < qc->n; k++)
-                c->phrases[c->n++] = xstrdup(qc->phrases[k]);
-            c->avoid = XNEW(char *, qc->navoid ? qc->navoid : 1);
-            for (int k = 0; k < qc->navoid; k++)
-                c->avoid[c->navoid++] = xstrdup(qc->avoid[k]);
-            c->prefix = qc->prefix ? xstrdup(qc->prefix) : NULL;
-            if (gl)
-                glossary_apply(gl, q->q[i], q->qlen[i], c);
-        }
+    const ServeCons *qc = &q->cons;
+    if (qc->n || qc->navoid || qc->prefix) { /* the same for every text of q */
+        r->cons = XNEW(s2s_constraints, q->nq);
+        for (int i = 0; i < q->nq; i++)
+            r->cons[i] = (s2s_constraints){.require = (const char *const *)qc->phrases, .nrequire = qc->n,
+                                           .avoid = (const char *const *)qc->avoid, .navoid = qc->navoid,
+                                           .prefix = qc->prefix};
     }
-    r->job = (ServeJob){.model = s->c.pairs[r->pair].model, .opts = o, .lines = (const char *const *)q->q,
-                        .lens = q->qlen, .n = q->nq, .cons = r->cons, .done = job_done, .arg = r};
+    r->job = (ServeJob){.tr = s->c.pairs[r->pair].tr, .opts = o, .lines = (const char *const *)q->q,
+                        .n = q->nq, .cons = r->cons, .done = job_done, .arg = r};
     MHD_suspend_connection(r->conn);
     r->submitted = true;
     serve_batcher_expect(s->batcher, -1);
@@ -358,11 +358,17 @@ static int start_translation(Req *r)
     return 0;
 }
 
+/* Text k of the job's text i (k = 0: the best), its score, its hypotheses. */
+static const char *hyp_text(const Req *r, int i, int k)
+{
+    return s2s_result_text(r->job.res, r->job.at + i, k);
+}
+
 static enum MHD_Result answer_libre(Req *r)
 {
-    const TranslateResult *res = &r->job.res;
     const ServeRequest *q = &r->rq;
-    const Direction *d = &r->s->c.pairs[r->pair].model->text.dir;
+    const s2s_model_info *m = pair_info(r->s, r->pair);
+    const int n = r->job.n;
     Buf b = {0};
     JsonWriter w;
     json_writer_init(&w, &b, JSON_LINE);
@@ -370,10 +376,10 @@ static enum MHD_Result answer_libre(Req *r)
     if (r->auto_source) {
         if (q->q_array)
             json_open_array(&w, "detectedLanguage");
-        for (int i = 0; i < res->n; i++) {
+        for (int i = 0; i < n; i++) {
             json_open_object(&w, q->q_array ? NULL : "detectedLanguage");
             json_put_int(&w, "confidence", 100);
-            json_put_str(&w, "language", d->src.code);
+            json_put_str(&w, "language", m->source_lang);
             json_close(&w);
         }
         if (q->q_array)
@@ -381,17 +387,17 @@ static enum MHD_Result answer_libre(Req *r)
     }
     if (q->q_array)
         json_open_array(&w, "translatedText");
-    for (int i = 0; i < res->n; i++)
-        json_put_str(&w, q->q_array ? NULL : "translatedText", res->hyps[i][0].text);
+    for (int i = 0; i < n; i++)
+        json_put_str(&w, q->q_array ? NULL : "translatedText", hyp_text(r, i, 0));
     if (q->q_array)
         json_close(&w);
     if (q->alternatives > 0) {
         if (q->q_array)
             json_open_array(&w, "alternatives");
-        for (int i = 0; i < res->n; i++) {
+        for (int i = 0; i < n; i++) {
             json_open_array(&w, q->q_array ? NULL : "alternatives");
-            for (int k = 1; k < res->count[i]; k++)
-                json_put_str(&w, NULL, res->hyps[i][k].text);
+            for (int k = 1; k < s2s_result_hypotheses(r->job.res, r->job.at + i); k++)
+                json_put_str(&w, NULL, hyp_text(r, i, k));
             json_close(&w);
         }
         if (q->q_array)
@@ -401,68 +407,71 @@ static enum MHD_Result answer_libre(Req *r)
     return send_json(r, 200, &b);
 }
 
+static void put_attention(JsonWriter *w, const s2s_attention *a, const char *text)
+{
+    json_open_object(w, "attention");
+    json_open_array(w, "source");
+    for (int k = 0; k < a->source_len; k++)
+        json_put_str(w, NULL, a->source[k]);
+    json_close(w);
+    json_open_array(w, "target");
+    for (int k = 0; k < a->output_len; k++)
+        json_put_str(w, NULL, a->output[k]);
+    json_close(w);
+    json_open_array(w, "weights");
+    for (int t = 0; t < a->output_len; t++) {
+        json_open_array(w, NULL);
+        for (int k = 0; k < a->source_len; k++)
+            json_put_f32(w, NULL, a->weights[(size_t)t * a->source_len + k]);
+        json_close(w);
+    }
+    json_close(w);
+    char *svg = a->source_len > 0 ? s2s_attention_svg(a, text) : NULL;
+    json_put_str(w, "svg", svg ? svg : "");
+    s2s_string_free(svg);
+    json_close(w);
+}
+
 static enum MHD_Result answer_native(Req *r)
 {
     Server *s = r->s;
-    const TranslateResult *res = &r->job.res;
-    const TranslateOpts *o = &r->job.opts;
-    const Direction *d = &s->c.pairs[r->pair].model->text.dir;
-    Buf b = {0}, svg = {0};
+    const s2s_result *res = r->job.res;
+    const s2s_translator_options *o = &r->job.opts;
+    const s2s_model_info *m = pair_info(s, r->pair);
+    Buf b = {0};
     JsonWriter w;
     json_writer_init(&w, &b, JSON_LINE);
     json_open_object(&w, NULL);
-    json_put_str(&w, "source", d->src.code);
-    json_put_str(&w, "target", d->tgt.code);
+    json_put_str(&w, "source", m->source_lang);
+    json_put_str(&w, "target", m->target_lang);
     json_put_str(&w, "model", s->c.pairs[r->pair].name);
     json_put_int(&w, "beam", o->beam);
-    json_put_double(&w, "length_penalty", "%g", o->alpha);
+    json_put_double(&w, "length_penalty", "%g", o->length_penalty);
     json_put_str(&w, "precision", s->c.precision);
     json_put_bool(&w, "split", o->split && o->nbest <= 1 && !o->attention);
     json_open_array(&w, "translations");
-    for (int i = 0; i < res->n; i++) {
+    for (int i = 0; i < r->job.n; i++) {
+        const int at = r->job.at + i;
         json_open_object(&w, NULL);
-        json_put_str(&w, "text", res->hyps[i][0].text);
-        json_put_f64(&w, "score", res->hyps[i][0].score);
+        json_put_str(&w, "text", hyp_text(r, i, 0));
+        json_put_f64(&w, "score", s2s_result_score(res, at, 0));
         if (o->nbest > 1) {
             json_open_array(&w, "nbest");
-            for (int k = 0; k < res->count[i]; k++) {
+            for (int k = 0; k < s2s_result_hypotheses(res, at); k++) {
                 json_open_object(&w, NULL);
-                json_put_str(&w, "text", res->hyps[i][k].text);
-                json_put_f64(&w, "score", res->hyps[i][k].score);
+                json_put_str(&w, "text", hyp_text(r, i, k));
+                json_put_f64(&w, "score", s2s_result_score(res, at, k));
                 json_close(&w);
             }
             json_close(&w);
         }
-        if (res->align) {
-            const TranslateAlign *a = &res->align[i];
-            json_open_object(&w, "attention");
-            json_open_array(&w, "source");
-            for (int k = 0; k < a->nsrc; k++)
-                json_put_str(&w, NULL, a->src[k]);
-            json_close(&w);
-            json_open_array(&w, "target");
-            for (int k = 0; k < a->ntgt; k++)
-                json_put_str(&w, NULL, a->tgt[k]);
-            json_close(&w);
-            json_open_array(&w, "weights");
-            for (int t = 0; t < a->ntgt; t++) {
-                json_open_array(&w, NULL);
-                for (int k = 0; k < a->nsrc; k++)
-                    json_put_f32(&w, NULL, a->w[(size_t)t * a->nsrc + k]);
-                json_close(&w);
-            }
-            json_close(&w);
-            buf_clear(&svg);
-            if (a->nsrc > 0)
-                align_svg(a, r->rq.q[i], &svg);
-            json_put_str(&w, "svg", svg.data ? svg.data : "");
-            json_close(&w);
-        }
+        s2s_attention a;
+        if (o->attention && s2s_result_attention(res, at, &a) == 0)
+            put_attention(&w, &a, r->rq.q[i]);
         json_close(&w);
     }
     json_close(&w);
     json_close(&w);
-    buf_free(&svg);
     return send_json(r, 200, &b);
 }
 
@@ -504,7 +513,7 @@ static enum MHD_Result answer_get(Req *r)
     }
     JsonWriter w;
     if (r->route == R_SETTINGS) { /* what LibreTranslate's front ends read first */
-        const Direction *d = &s->c.pairs[0].model->text.dir;
+        const s2s_model_info *m = pair_info(s, 0);
         json_writer_init(&w, &b, JSON_LINE);
         json_open_object(&w, NULL);
         json_put_int(&w, "charLimit", s->c.lim.max_chars);
@@ -516,12 +525,12 @@ static enum MHD_Result answer_get(Req *r)
         json_close(&w);
         json_open_object(&w, "language");
         json_open_object(&w, "source");
-        json_put_str(&w, "code", d->src.code);
-        json_put_str(&w, "name", lang_label(&d->src));
+        json_put_str(&w, "code", m->source_lang);
+        json_put_str(&w, "name", lang_label(m->source_lang));
         json_close(&w);
         json_open_object(&w, "target");
-        json_put_str(&w, "code", d->tgt.code);
-        json_put_str(&w, "name", lang_label(&d->tgt));
+        json_put_str(&w, "code", m->target_lang);
+        json_put_str(&w, "name", lang_label(m->target_lang));
         json_close(&w);
         json_close(&w);
         json_close(&w);
@@ -533,7 +542,7 @@ static enum MHD_Result answer_get(Req *r)
     json_put_str(&w, "status", "ok");
     json_open_array(&w, "pairs");
     for (int i = 0; i < s->c.npairs; i++)
-        json_put_str(&w, NULL, s->c.pairs[i].model->text.dir.name);
+        json_put_str(&w, NULL, pair_info(s, i)->direction);
     json_close(&w);
     json_put_str(&w, "precision", s->c.precision);
     json_put_int(&w, "requests", atomic_load(&s->requests));
@@ -673,10 +682,7 @@ static void completed(void *cls, struct MHD_Connection *conn, void **con_cls, en
                  r->texts, ms);
     serve_form_free(&r->fr);
     buf_free(&r->body);
-    if (r->job.res.n)
-        translate_result_free(&r->job.res);
-    for (int i = 0; r->cons && i < r->texts; i++)
-        translate_cons_free(&r->cons[i]);
+    serve_job_release(&r->job);
     free(r->cons);
     serve_request_free(&r->rq);
     free(r);

@@ -8,8 +8,7 @@
  *   GET  /frontend/settings  LibreTranslate's settings for its front ends (character
  *                        limit, whether a key is required, the first pair)
  *   POST /s2s/translate  the native request: scores, n-best lists with scores,
- *                        attention (weights and the SVG of decode/align.h), decoding
- *                        options
+ *                        attention (weights and their SVG), decoding options
  *   GET  /health         {"status": "ok", ...} with counts
  *   GET  /               the web page (serve/page.html, built into the binary)
  * Anything else is 404, a known route with another method 405 (with Allow), and with
@@ -21,6 +20,9 @@
  * body over max_body is refused with 413 as soon as it passes the limit; a request whose
  * body has not arrived within request_timeout seconds of its start gets 408, and one
  * without traffic for idle_timeout seconds is closed.
+ *
+ * The server translates through the library's interface (include/s2s.h) alone: a
+ * pair is an s2s_translator, its glossary one of its options.
  *
  * Connections (docs/reliability.md): a new connection from an address (an IPv6 one by
  * its /64) that already has max_conns_per_ip open is closed as soon as it is accepted.
@@ -40,16 +42,14 @@
 #include <stdio.h>
 
 #include "base/err.h"
-#include "decode/translate.h"
-#include "model/file.h"
+#include "s2s.h"
 #include "serve/request.h"
 
-/* One language pair: the model (or ensemble) that translates it. */
-typedef struct Glossary Glossary;
+/* One language pair: the model (or ensemble) that translates it, loaded with the
+   server's options (its glossary among them). */
 typedef struct ServePair {
-    ModelFile *model;
+    const s2s_translator *tr;
     const char *name; /* its files, for the log and /health */
-    const Glossary *glossary; /* applied to every text (decode/constraints.h), or NULL */
 } ServePair;
 
 typedef struct ServeConfig {
@@ -57,7 +57,7 @@ typedef struct ServeConfig {
     int port;                /* 0: any free port (serve_port tells which) */
     ServePair *pairs;
     int npairs;
-    TranslateOpts opts;      /* the defaults of a request */
+    s2s_translator_options opts; /* the defaults of a request (nbest 1) */
     const char *precision;   /* the weights' precision, for /health and the native check */
     ServeLimits lim;
     size_t max_body;         /* bytes */

@@ -7,7 +7,7 @@
 #include "base/file.h"
 #include "base/strtab.h"
 #include "base/utf8.h"
-#include "text/lines.h"
+#include "base/lines.h"
 
 #define NONE STRTAB_NONE
 

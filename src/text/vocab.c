@@ -8,7 +8,7 @@
 #include "base/json.h"
 #include "base/strtab.h"
 #include "base/utf8.h"
-#include "text/lines.h"
+#include "base/lines.h"
 
 static const char *const specials[VOCAB_NSPECIAL] = {"<pad>", "<unk>", "<bos>", "<eos>"};
 

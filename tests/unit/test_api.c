@@ -524,3 +524,130 @@ Test(api, scores_equal_the_commands)
     free(r1);
     free(r2);
 }
+
+/* The constraints given apart (s2s_translate_constrained) give what the same
+   constraints give in a text's JSON form, with and without a glossary on top. */
+Test(api, constraints_given_apart_equal_their_json_form)
+{
+    const char *json[] = {"{\"text\": \"I have a cat.\", \"constraints\": [\"chien\"]}", "I have a car.",
+                          "{\"text\": \"Where is the book?\", \"prefix\": \"Où\", \"avoid\": [\"est\"]}"};
+    const char *plain[] = {"I have a cat.", "I have a car.", "Where is the book?"};
+    const char *req[] = {"chien"}, *avoid[] = {"est"};
+    const s2s_constraints cons[] = {{.require = req, .nrequire = 1}, {0},
+                                    {.avoid = avoid, .navoid = 1, .prefix = "Où"}};
+    for (int g = 0; g < 2; g++) {
+        s2s_translator_options o = s2s_translator_options_default();
+        o.glossary = g ? "data/glossary-en-fr.tsv" : NULL;
+        s2s_translator *tr = load(RNN, &o);
+        s2s_translator_options oj = s2s_translator_options_default();
+        oj.constraints = 1;
+        s2s_error err;
+        s2s_result *want = s2s_translate(tr, json, 3, &oj, &err);
+        cr_assert(want, "%s", err.message);
+        s2s_result *got = s2s_translate_constrained(tr, plain, cons, 3, NULL, &err);
+        cr_assert(got, "%s", err.message);
+        char *a = result_text(want, false), *b = result_text(got, false);
+        cr_expect_str_eq(b, a, "glossary %d", g);
+        free(a);
+        free(b);
+        /* no constraints at all: s2s_translate's result */
+        s2s_result_free(got);
+        s2s_result_free(want);
+        want = s2s_translate(tr, plain, 3, NULL, &err);
+        got = s2s_translate_constrained(tr, plain, NULL, 3, NULL, &err);
+        a = result_text(want, false), b = result_text(got, false);
+        cr_expect_str_eq(b, a);
+        free(a);
+        free(b);
+        s2s_result_free(got);
+        s2s_result_free(want);
+        s2s_translator_free(tr);
+    }
+
+    /* errors: the JSON form's message for a word the model cannot write; a plain text
+       is required; a NULL phrase */
+    s2s_translator *tr = load(RNN, NULL);
+    s2s_error err, jerr;
+    const char *bad[] = {"xyzzyq"};
+    const s2s_constraints badc[] = {{0}, {.require = bad, .nrequire = 1}};
+    const char *json_bad[] = {"fine", "{\"text\": \"I have a cat.\", \"constraints\": [\"xyzzyq\"]}"};
+    const char *two[] = {"fine", "I have a cat."};
+    s2s_translator_options oj = s2s_translator_options_default();
+    oj.constraints = 1;
+    cr_expect_null(s2s_translate(tr, json_bad, 2, &oj, &jerr));
+    cr_expect_null(s2s_translate_constrained(tr, two, badc, 2, NULL, &err));
+    cr_expect_eq(err.code, S2S_ERR_INPUT);
+    cr_expect_str_eq(err.message, jerr.message);
+    cr_expect(strncmp(err.message, "text:2: constraint 1: 'xyzzyq'", 30) == 0, "%s", err.message);
+    cr_expect_null(s2s_translate_constrained(tr, two, badc, 2, &oj, &err));
+    cr_expect_eq(err.code, S2S_ERR_ARGUMENT);
+    cr_expect_str_eq(err.message, "constraints given apart need plain texts: the constraints option must be 0");
+    const char *nul[] = {NULL};
+    const s2s_constraints nulc[] = {{0}, {.require = nul, .nrequire = 1}};
+    cr_expect_null(s2s_translate_constrained(tr, two, nulc, 2, NULL, &err));
+    cr_expect_eq(err.code, S2S_ERR_ARGUMENT);
+    cr_expect_str_eq(err.message, "text:2: constraint 1 is NULL");
+    s2s_translator_free(tr);
+}
+
+/* s2s_attention_svg draws what `s2s translate --attention-svg` draws: the same
+   document for the same attention and title. */
+Test(api, attention_svg_equals_the_commands)
+{
+    char *dir = tmpdir_new();
+    char *svgdir = strf("%s/svg", dir);
+    RunResult r = RUN_S2S(NULL, "translate", TF, "--attention-svg", svgdir, "I have a cat.");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    char *path = strf("%s/0001.svg", svgdir);
+    char *want = slurp(path, NULL);
+    cr_assert(want);
+
+    s2s_translator_options o = s2s_translator_options_default();
+    o.attention = 1;
+    s2s_translator *tr = load(TF, &o);
+    const char *texts[] = {"I have a cat.", ""};
+    s2s_error err;
+    s2s_result *res = s2s_translate(tr, texts, 2, NULL, &err);
+    cr_assert(res, "%s", err.message);
+    s2s_attention a;
+    cr_assert_eq(s2s_result_attention(res, 0, &a), 0);
+    char *title = strf("line 1: I have a cat. \xE2\x86\x92 %s", s2s_result_text(res, 0, 0));
+    char *got = s2s_attention_svg(&a, title);
+    cr_assert(got);
+    cr_expect_str_eq(got, want);
+    s2s_string_free(got);
+    cr_expect_eq(s2s_result_attention(res, 1, &a), 0);
+    cr_expect_null(s2s_attention_svg(&a, "empty")); /* no tokens: no picture */
+    cr_expect_null(s2s_attention_svg(NULL, NULL));
+    s2s_result_free(res);
+    s2s_translator_free(tr);
+    run_free(&r);
+    free(title);
+    free(want);
+    free(path);
+    free(svgdir);
+    rm_rf(dir);
+    free(dir);
+}
+
+Test(api, language_codes_and_names)
+{
+    char code[4] = "x";
+    cr_expect_eq(s2s_language_code("de", code), 0);
+    cr_expect_str_eq(code, "de");
+    cr_expect_eq(s2s_language_code("deu", code), 0);
+    cr_expect_str_eq(code, "de");
+    cr_expect_eq(s2s_language_code("ger", code), 0);
+    cr_expect_str_eq(code, "de");
+    cr_expect_eq(s2s_language_code("kab", code), 0);
+    cr_expect_str_eq(code, "kab");
+    cr_expect_eq(s2s_language_code("zz", code), -1);
+    cr_expect_str_eq(code, "");
+    cr_expect_eq(s2s_language_code("DE", code), -1);
+    cr_expect_eq(s2s_language_code(NULL, code), -1);
+    cr_expect_str_eq(s2s_language_name("de"), "German");
+    cr_expect_str_eq(s2s_language_name("fra"), "French");
+    cr_expect_null(s2s_language_name("kab"));
+    cr_expect_null(s2s_language_name("zz"));
+    cr_expect_null(s2s_language_name(NULL));
+}

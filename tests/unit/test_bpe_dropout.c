@@ -11,7 +11,7 @@
 #include "base/buf.h"
 #include "data/bpe_dropout.h"
 #include "helpers.h"
-#include "text/lines.h"
+#include "base/lines.h"
 
 static Prepared load(const char *bpe, char **dir)
 {

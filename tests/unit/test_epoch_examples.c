@@ -14,7 +14,7 @@
 #include "data/concat.h"
 #include "data/names.h"
 #include "helpers.h"
-#include "text/lines.h"
+#include "base/lines.h"
 
 /* The words of ids[0..n) (units joined: "cha@@ t" -> "chat"), space-separated. */
 static char *words_of(const Vocab *v, const int *ids, int n)

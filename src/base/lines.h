@@ -17,8 +17,8 @@
  *   while ((n = lines_word(s, len, &i, &start)) > 0)
  *       ... the token s[start..start + n) ...
  */
-#ifndef S2S_TEXT_LINES_H
-#define S2S_TEXT_LINES_H
+#ifndef S2S_BASE_LINES_H
+#define S2S_BASE_LINES_H
 
 #include <stddef.h>
 

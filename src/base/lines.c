@@ -1,4 +1,4 @@
-#include "text/lines.h"
+#include "base/lines.h"
 
 #include <string.h>
 
