@@ -25,12 +25,15 @@ from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Union
 
 __all__ = [
     "Attention",
+    "Constraints",
     "Error",
     "Hypothesis",
     "ModelInfo",
     "Scores",
     "Translation",
     "Translator",
+    "language_code",
+    "language_name",
     "library_version",
     "score",
     "ERR_ARGUMENT",
@@ -92,6 +95,16 @@ class _Attention(ctypes.Structure):
         ("source", ctypes.POINTER(ctypes.c_char_p)),
         ("output", ctypes.POINTER(ctypes.c_char_p)),
         ("weights", ctypes.POINTER(ctypes.c_float)),
+    ]
+
+
+class _Constraints(ctypes.Structure):
+    _fields_ = [
+        ("require", ctypes.POINTER(ctypes.c_char_p)),
+        ("nrequire", ctypes.c_int),
+        ("avoid", ctypes.POINTER(ctypes.c_char_p)),
+        ("navoid", ctypes.c_int),
+        ("prefix", ctypes.c_char_p),
     ]
 
 
@@ -163,6 +176,12 @@ _declare("s2s_translator_options_default", _Options)
 _declare("s2s_translator_load", _P, _STRS, ctypes.c_int, ctypes.POINTER(_Options), _ERR)
 _declare("s2s_translator_free", None, _P)
 _declare("s2s_translate", _P, _P, _STRS, ctypes.c_int, ctypes.POINTER(_Options), _ERR)
+_declare(
+    "s2s_translate_constrained", _P, _P, _STRS, ctypes.POINTER(_Constraints), ctypes.c_int, ctypes.POINTER(_Options), _ERR
+)
+_declare("s2s_attention_svg", _P, ctypes.POINTER(_Attention), ctypes.c_char_p)
+_declare("s2s_language_code", ctypes.c_int, ctypes.c_char_p, ctypes.c_char_p)
+_declare("s2s_language_name", ctypes.c_char_p, ctypes.c_char_p)
 _declare("s2s_result_free", None, _P)
 _declare("s2s_result_count", ctypes.c_int, _P)
 _declare("s2s_result_hypotheses", ctypes.c_int, _P, ctypes.c_int)
@@ -234,6 +253,33 @@ class Attention(NamedTuple):
     source: List[str]
     output: List[str]
     weights: List[List[float]]
+
+    def svg(self, title: str = "") -> Optional[str]:
+        """The attention drawn as a standalone SVG document, as `s2s translate
+        --attention-svg` draws it (title: its <title>); None without tokens."""
+        ns, nt = len(self.source), len(self.output)
+        if ns == 0 or nt == 0:
+            return None
+        src = _strings(self.source, "source")
+        out = _strings(self.output, "output")
+        w = (ctypes.c_float * (ns * nt))(*[x for row in self.weights for x in row])
+        a = _Attention(ns, nt, src, out, w)
+        p = _lib.s2s_attention_svg(ctypes.byref(a), _encode(title))
+        if not p:
+            return None
+        try:
+            return ctypes.string_at(p).decode()
+        finally:
+            _lib.s2s_string_free(p)
+
+
+class Constraints(NamedTuple):
+    """The constraints of one text (docs/constraints.md): phrases its translation must
+    contain, phrases it must not, and the text it must start with."""
+
+    require: Sequence[str] = ()
+    avoid: Sequence[str] = ()
+    prefix: Optional[str] = None
 
 
 class Translation(NamedTuple):
@@ -389,7 +435,9 @@ class Translator:
             raise Error(ERR_ARGUMENT, "the translator was closed")
         return self._tr
 
-    def _call(self, texts: Sequence[str], overrides: Dict[str, Any]) -> List[Translation]:
+    def _call(
+        self, texts: Sequence[str], overrides: Dict[str, Any], given: Optional[Sequence[Optional[Constraints]]] = None
+    ) -> List[Translation]:
         tr = self._handle()
         o = _Options.from_buffer_copy(self._options)
         for name, value in overrides.items():
@@ -399,7 +447,22 @@ class Translator:
                 setattr(o, name, value)
         arr = _strings(texts, "text")
         err = _Error()
-        res = _lib.s2s_translate(tr, arr, len(texts), ctypes.byref(o), ctypes.byref(err))
+        if given is None:
+            res = _lib.s2s_translate(tr, arr, len(texts), ctypes.byref(o), ctypes.byref(err))
+        else:
+            if len(given) != len(texts):
+                raise Error(ERR_ARGUMENT, f"{len(given)} constraints for {len(texts)} texts")
+            keep = []  # the C arrays, alive for the call
+            cons = (_Constraints * max(len(texts), 1))()
+            for i, c in enumerate(given):
+                if c is None:
+                    continue
+                req = _strings(list(c.require), f"text:{i + 1}: constraint")
+                avoid = _strings(list(c.avoid), f"text:{i + 1}: avoided phrase")
+                prefix = _encode(c.prefix) if c.prefix is not None else None
+                keep += [req, avoid, prefix]
+                cons[i] = _Constraints(req, len(c.require), avoid, len(c.avoid), prefix)
+            res = _lib.s2s_translate_constrained(tr, arr, cons, len(texts), ctypes.byref(o), ctypes.byref(err))
         if not res:
             _raise(err)
         try:
@@ -423,17 +486,28 @@ class Translator:
         finally:
             _lib.s2s_result_free(res)
 
-    def translate(self, texts: Sequence[str], **options: Any) -> List[str]:
+    def translate(
+        self, texts: Sequence[str], *, text_constraints: Optional[Sequence[Optional[Constraints]]] = None, **options: Any
+    ) -> List[str]:
         """The best translation of each text, as `s2s translate` writes them. options:
         those of the Translator that a call may change (beam, nbest, length_penalty,
         max_len, batch, split, copy_numbers, replace_unk, constraints, attention).
-        Raises Error (ERR_INPUT, "text:I: ...") for a text that cannot be translated."""
-        return [t.text for t in self._call(texts, options)]
+        text_constraints: a Constraints (or None) for each text, given apart from the
+        plain texts (not with constraints=True). Raises Error (ERR_INPUT, "text:I: ...")
+        for a text that cannot be translated."""
+        return [t.text for t in self._call(texts, options, text_constraints)]
 
-    def translate_nbest(self, texts: Sequence[str], nbest: Optional[int] = None, **options: Any) -> List[Translation]:
+    def translate_nbest(
+        self,
+        texts: Sequence[str],
+        nbest: Optional[int] = None,
+        *,
+        text_constraints: Optional[Sequence[Optional[Constraints]]] = None,
+        **options: Any,
+    ) -> List[Translation]:
         """Each text's nbest hypotheses (default: the Translator's nbest) with their
         scores, best first, and with attention=True its attention."""
-        return self._call(texts, dict(options, nbest=nbest))
+        return self._call(texts, dict(options, nbest=nbest), text_constraints)
 
     def tokenize(self, text: str, side: str = "source") -> List[str]:
         """text's tokens as the model reads that side ("source" or "target"): tokenized,
@@ -482,6 +556,20 @@ class Translator:
             config=json.loads(i.config_json.decode()),
             history=json.loads(i.history_json.decode()),
         )
+
+
+def language_code(s: str) -> Optional[str]:
+    """s as an ISO 639 code in its canonical form ("deu" -> "de"), or None when s is not
+    a code s2s knows."""
+    buf = ctypes.create_string_buffer(4)
+    return buf.value.decode() if _lib.s2s_language_code(_encode(s), buf) == 0 else None
+
+
+def language_name(s: str) -> Optional[str]:
+    """The English name of the language of code s ("de" -> "German"), or None (a code
+    without a two-letter one, or not a code)."""
+    name = _lib.s2s_language_name(_encode(s))
+    return name.decode() if name else None
 
 
 def score(

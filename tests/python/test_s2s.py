@@ -99,6 +99,38 @@ class TranslateTest(unittest.TestCase):
             got = "".join(t + "\n" for t in tr.translate(texts))
         self.assertEqual(got, cli_translate(RNN, "--constraints", "--glossary", glossary, texts=texts))
 
+    def test_constraints_given_apart_equal_their_json_form(self):
+        json_texts = ['{"text": "I have a cat.", "constraints": ["chien"]}', "I have a car.",
+                      '{"text": "Where is the book?", "prefix": "Où", "avoid": ["est"]}']
+        plain = ["I have a cat.", "I have a car.", "Where is the book?"]
+        given = [s2s.Constraints(require=["chien"]), None, s2s.Constraints(avoid=["est"], prefix="Où")]
+        with s2s.Translator(RNN) as tr:
+            self.assertEqual(tr.translate(plain, text_constraints=given), tr.translate(json_texts, constraints=True))
+            with self.assertRaises(s2s.Error) as cm:
+                tr.translate(plain, text_constraints=given[:2])
+            self.assertEqual(cm.exception.message, "2 constraints for 3 texts")
+            with self.assertRaises(s2s.Error) as cm:
+                tr.translate(plain, text_constraints=[None, s2s.Constraints(require=["xyzzyq"]), None])
+            self.assertEqual(cm.exception.code, s2s.ERR_INPUT)
+            self.assertTrue(cm.exception.message.startswith("text:2: constraint 1: 'xyzzyq'"), cm.exception.message)
+
+    def test_attention_svg_equals_the_command(self):
+        with tempfile.TemporaryDirectory() as d:
+            run("translate", TF, "--attention-svg", d, "I have a cat.")
+            with open(os.path.join(d, "0001.svg"), encoding="utf-8") as f:
+                want = f.read()
+        with s2s.Translator(TF) as tr:
+            t = tr.translate_nbest(["I have a cat.", ""], attention=True)
+            self.assertEqual(t[0].attention.svg(f"line 1: I have a cat. \u2192 {t[0].text}"), want)
+            self.assertIsNone(t[1].attention.svg("empty"))
+
+    def test_language_codes_and_names(self):
+        self.assertEqual(s2s.language_code("deu"), "de")
+        self.assertEqual(s2s.language_code("kab"), "kab")
+        self.assertIsNone(s2s.language_code("zz"))
+        self.assertEqual(s2s.language_name("fra"), "French")
+        self.assertIsNone(s2s.language_name("kab"))
+
     def test_attention(self):
         with s2s.Translator(TF) as tr:
             t = tr.translate_nbest(["I have a cat.", ""], attention=True)
