@@ -91,8 +91,7 @@ $(BIN): $(BUILD)/src/main.o $(BUILD)/libs2s.a $(if $(filter-out $(BUILD),$(shell
 FORCE:
 
 # The library for programs (include/s2s.h, docs/library.md): the modules below the
-# commands (the layers up to api/, scripts/check-layers.sh) without the interactive
-# prompt, compiled a second time as position-independent code into $(BUILD)/pic/, then
+# commands (the layers up to api/, scripts/check-layers.sh), compiled a second time as position-independent code into $(BUILD)/pic/, then
 # linked into $(LIB_DIR)/libs2s.so.VERSION (SONAME libs2s.so.MAJOR; only the s2s_*
 # functions exported, src/api/libs2s.map) and $(LIB_DIR)/libs2s.a (one object whose
 # only global symbols are the s2s_* functions, so that the internal names never clash
@@ -104,8 +103,7 @@ LIB_SHARED  := $(LIB_DIR)/libs2s.so.$(LIB_VERSION)
 LIB_STATIC  := $(LIB_DIR)/libs2s.a
 LIB_PKGS    := openblas libutf8proc zlib
 LIB_MODULES := base text nn eval model data decode api
-API_SRC     := $(filter-out src/decode/repl.c src/decode/lineedit.c,\
-                 $(foreach m,$(LIB_MODULES),$(filter src/$(m)/%,$(LIB_SRC))))
+API_SRC     := $(foreach m,$(LIB_MODULES),$(filter src/$(m)/%,$(LIB_SRC)))
 PIC_OBJ     := $(API_SRC:%.c=$(BUILD)/pic/%.o)
 
 lib: $(LIB_SHARED) $(LIB_STATIC) $(LIB_DIR)/s2s.pc.in

@@ -8,7 +8,10 @@
  *   s2s_result      the translations of one batch of texts (n-best lists with scores,
  *                   attention on request): s2s_translate / s2s_result_free
  *   s2s_translate_constrained  the same, with each text's constraints given apart
- *   s2s_attention_svg  a text's attention drawn as an SVG document
+ *   s2s_translate_batch  the same, with lengths, the texts' name in errors and the
+ *                   attention of one head
+ *   s2s_attention_svg, s2s_attention_text  a text's attention drawn as an SVG
+ *                   document, or as a text heatmap
  *   s2s_score       corpus BLEU and chrF2 of hypotheses against references, as sacreBLEU
  *   s2s_tokenize, s2s_detokenize, s2s_translator_info
  *   s2s_language_code, s2s_language_name  ISO 639 codes and the languages' names
@@ -48,6 +51,9 @@ extern "C" {
 #define S2S_VERSION_MINOR 2
 #define S2S_VERSION_PATCH 0
 #define S2S_VERSION_STRING "0.2.0"
+
+/* The most layers of a Transformer's stack. */
+#define S2S_MAX_LAYERS 12
 
 /* The library's version, "MAJOR.MINOR.PATCH" (S2S_VERSION_STRING of its build). */
 const char *s2s_version(void);
@@ -97,10 +103,12 @@ typedef struct s2s_translator_options {
                               (docs/constraints.md) */
     int attention;         /* 0: return each text's attention (s2s_result_attention) */
     int attention_layer;   /* 0, load: Transformer decoder layer whose attention is
-                              returned, 1-based (0: the last; heads' mean) */
+                              returned, 1-based, at most S2S_MAX_LAYERS (0: the last;
+                              heads' mean) */
     s2s_precision precision; /* S2S_PRECISION_INT8, load: the decoder step's weights */
-    int threads;           /* 0, load: threads of the process (0: every core); shared
-                              by every translator of the process (above) */
+    int threads;           /* 0, load: threads of the process (0: the cores other
+                              processes leave free when it is loaded); shared by every
+                              translator of the process (above) */
     const char *glossary;  /* NULL, load: a glossary file, lines "SOURCE<TAB>TARGET":
                               each source term found in a text makes its target term a
                               constraint (copied at load) */
@@ -177,11 +185,36 @@ s2s_result *s2s_translate_constrained(const s2s_translator *tr, const char *cons
                                       const s2s_constraints *cons, int n,
                                       const s2s_translator_options *opts, s2s_error *err);
 
+/* A batch of texts with what s2s_translate_batch takes beyond s2s_translate. */
+typedef struct s2s_batch {
+    const char *const *texts;    /* (n) */
+    const size_t *lengths;       /* (n) each text's bytes (a NUL byte within is an
+                                    error naming it), or NULL: NUL-terminated texts */
+    const s2s_constraints *constraints; /* (n) given apart, as s2s_translate_constrained,
+                                    or NULL */
+    int n;
+    const char *name;            /* errors name a text "NAME:LINE: ..." (NULL: "text") */
+    long first_line;             /* LINE of texts[0], 1-based (0: 1) */
+    int attention_head;          /* with the attention option and a Transformer: the head
+                                    of the attention layer whose weights are returned,
+                                    1-based (0: the heads' mean); the translations do
+                                    not depend on it */
+} s2s_batch;
+
+/* s2s_translate_constrained of b's texts, with those of b's fields. */
+s2s_result *s2s_translate_batch(const s2s_translator *tr, const s2s_batch *b,
+                                const s2s_translator_options *opts, s2s_error *err);
+
 /* a drawn as a standalone SVG 1.1 document: a cell per weight (darker is higher), the
    source tokens above, the output tokens at the left, title its <title> (NULL: empty;
    the source text, say). NULL when a has no tokens (source_len or output_len 0).
    Free with s2s_string_free. */
 char *s2s_attention_svg(const s2s_attention *a, const char *title);
+
+/* a as the text heatmap `s2s translate --show-attention` prints: a legend line, the
+   source tokens across, then a line per output token, each weight a shade (" ·░▒▓█"
+   from 0 to 1). NULL when a has no tokens. Free with s2s_string_free. */
+char *s2s_attention_text(const s2s_attention *a);
 
 /* ---- tokens ---- */
 
@@ -211,6 +244,10 @@ typedef struct s2s_model_info {
     int models;               /* files loaded: 1, or the ensemble's size */
     const char *config_json;  /* the s2s.config object (docs/model.md), one line */
     const char *history_json; /* the s2s.history object: the training summary */
+    int attention_layers;     /* decoder layers whose attention can be returned
+                                 (attention_layer, 1..this), 0 for a recurrent model */
+    int attention_heads;      /* their heads (s2s_batch.attention_head), 0 for a
+                                 recurrent model */
 } s2s_model_info;
 
 const s2s_model_info *s2s_translator_info(const s2s_translator *tr);

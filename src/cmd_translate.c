@@ -15,15 +15,11 @@
 #include "base/file.h"
 #include "base/opt.h"
 #include "base/safetensors.h"
-#include "cmd_decode.h"
+#include "base/utf8.h"
+#include "cmd_repl.h"
+#include "cmd_search.h"
 #include "commands.h"
-#include "nn/linalg.h"
-#include "decode/align.h"
-#include "decode/constraints.h"
-#include "decode/repl.h"
-#include "decode/translate.h"
-#include "model/file.h"
-#include "text/tokenize.h"
+#include "s2s.h"
 
 typedef struct TrOpts {
     const char *model; /* the first of models */
@@ -38,7 +34,7 @@ typedef struct TrOpts {
     bool attention_heads;
     bool constraints, glossary_ignore_case;
     const char *glossary_path;
-    Glossary *glossary;
+    int heads; /* with --attention-heads: the model's */
 } TrOpts;
 
 #define AT(field) .off = offsetof(TrOpts, field)
@@ -58,7 +54,7 @@ static const OptRow rows[] = {
      .help = "write each line's attention as DIR/NNNN.svg, NNNN the\n"
              "1-based input line number (at least 4 digits); lines\n"
              "without tokens get no file"},
-    {.name = "--attention-layer", .kind = OPT_INT, AT(attention_layer), .min = 1, .max = TF_MAX_LAYERS, .arg = "L",
+    {.name = "--attention-layer", .kind = OPT_INT, AT(attention_layer), .min = 1, .max = S2S_MAX_LAYERS, .arg = "L",
      .help = "Transformer: show the attention over the source of\n"
              "decoder layer L (1-based; default the last), heads' mean"},
     {.name = "--attention-heads", .kind = OPT_TRUE, AT(attention_heads),
@@ -161,13 +157,13 @@ static void parse_args(TrOpts *p, int argc, char **argv)
 
 /* Writes line i's attention picture as DIR/NNNN.svg, or DIR/NNNN.hK.svg for head K. */
 static void write_svg(const char *dir, int i, int head, const char *line, size_t len, const char *hyp,
-                      const TranslateAlign *a)
+                      const s2s_attention *a)
 {
-    Buf title = {0}, pic = {0};
+    Buf title = {0};
     buf_printf(&title, "line %d: %.*s \xE2\x86\x92 %s", i + 1, (int)len, line, hyp);
     if (head)
         buf_printf(&title, " (head %d)", head);
-    align_svg(a, title.data, &pic);
+    char *pic = s2s_attention_svg(a, title.data);
     char fname[48];
     if (head)
         snprintf(fname, sizeof fname, "%04d.h%d.svg", i + 1, head);
@@ -175,11 +171,11 @@ static void write_svg(const char *dir, int i, int head, const char *line, size_t
         snprintf(fname, sizeof fname, "%04d.svg", i + 1);
     char *path = path_join(dir, fname);
     Err e;
-    if (atomic_write(path, pic.data, pic.len, &e) != 0)
+    if (atomic_write(path, pic, strlen(pic), &e) != 0)
         die_err(&e);
     free(path);
     buf_free(&title);
-    buf_free(&pic);
+    s2s_string_free(pic);
 }
 
 /* Splits data[0..len) into lines: '\n' ends a line, a CR before it is dropped, a
@@ -277,96 +273,60 @@ static int reader_next(LineReader *r, bool wait, char **line, size_t *len)
     }
 }
 
-/* Translates the lines of in (its line_no unused), the input lines first+1 .. first+n
-   (numbered so in errors, n-best lists and attention pictures), and appends their
-   output lines to text. */
-static void translate_chunk(const TrOpts *po, ModelFile *mf, const TranslateOpts *to,
-                            const TranslateInput *chunk, long first, Buf *text)
-{
-    Err e;
-    const int n = chunk->n;
-    const char *const *lines = chunk->lines;
-    const size_t *lens = chunk->lens;
-    long *line_no = XNEW(long, n ? n : 1);
-    for (int i = 0; i < n; i++)
-        line_no[i] = first + i + 1;
-    /* the JSON lines of --constraints, and the glossary's terms */
-    TranslateCons *cons = NULL;
-    char **texts = NULL;
-    size_t *tlens = NULL;
-    if (po->constraints || po->glossary) {
-        cons = XCNEW(TranslateCons, n ? n : 1);
-        texts = XNEW(char *, n ? n : 1);
-        tlens = XNEW(size_t, n ? n : 1);
-        for (int i = 0; i < n; i++) {
-            if (!po->constraints) {
-                texts[i] = xstrndup(lines[i], lens[i]);
-                tlens[i] = lens[i];
-            } else if (cons_parse_line(lines[i], lens[i], &texts[i], &tlens[i], &cons[i], &e) != 0) {
-                for (int k = 0; k <= i; k++) /* the lines before, and what this one had */
-                    translate_cons_free(&cons[k]);
-                for (int k = 0; k < i; k++)
-                    free(texts[k]);
-                free(cons);
-                free(texts);
-                free(tlens);
-                free(line_no);
-                die("%s:%ld: %s", chunk->name, first + i + 1, e.msg);
-            }
-            if (po->glossary)
-                glossary_apply(po->glossary, texts[i], tlens[i], &cons[i]);
-        }
-        lines = (const char *const *)texts;
-        lens = tlens;
-    }
-    const TranslateInput in = {lines, lens, n, chunk->name, line_no, cons};
-    TranslateResult res;
-    if (translate_run(mf, &in, to, &res, NULL, &e) != 0)
-        die_err(&e);
+/* The lines of one call: lines[0..n) (lens[i] bytes each) of the input NAME. */
+typedef struct Chunk {
+    const char *const *lines;
+    const size_t *lens;
+    int n;
+    const char *name;
+} Chunk;
 
-    Buf pic = {0};
+/* Translates the lines of chunk, the input lines first+1 .. first+n (numbered so in
+   errors, n-best lists and attention pictures), and appends their output lines to
+   text. */
+static void translate_chunk(const TrOpts *po, const s2s_translator *tr, const s2s_translator_options *o,
+                            const Chunk *chunk, long first, Buf *text)
+{
+    const int n = chunk->n;
+    s2s_batch b = {.texts = chunk->lines, .lengths = chunk->lens, .n = n, .name = chunk->name,
+                   .first_line = first + 1};
+    s2s_error err;
+    s2s_result *res = s2s_translate_batch(tr, &b, o, &err);
+    if (!res)
+        die("%s", err.message);
     for (int i = 0; i < n; i++) {
         long g = first + i;
         if (po->d.o.nbest)
-            for (int k = 0; k < res.count[i]; k++)
-                buf_printf(text, "%ld ||| %s ||| %.6f\n", g, res.hyps[i][k].text, res.hyps[i][k].score);
+            for (int k = 0; k < s2s_result_hypotheses(res, i); k++)
+                buf_printf(text, "%ld ||| %s ||| %.6f\n", g, s2s_result_text(res, i, k), s2s_result_score(res, i, k));
         else
-            buf_printf(text, "%s\n", res.hyps[i][0].text);
-        const TranslateAlign *a = res.align ? &res.align[i] : NULL;
-        if (!a || a->nsrc == 0)
+            buf_printf(text, "%s\n", s2s_result_text(res, i, 0));
+        s2s_attention a;
+        if (s2s_result_attention(res, i, &a) != 0 || a.source_len == 0)
             continue;
         if (po->show_attention) {
-            buf_clear(&pic);
-            buf_printf(&pic, "line %ld: ", g + 1);
-            align_text(a, &pic);
-            fputs(pic.data, stderr);
+            char *pic = s2s_attention_text(&a);
+            fprintf(stderr, "line %ld: %s", g + 1, pic);
+            s2s_string_free(pic);
         }
         if (po->svg_dir)
-            write_svg(po->svg_dir, (int)g, 0, lines[i], lens[i], res.hyps[i][0].text, a);
+            write_svg(po->svg_dir, (int)g, 0, chunk->lines[i], chunk->lens[i], s2s_result_text(res, i, 0), &a);
     }
-    buf_free(&pic);
     /* every head of the layer: the same search (deterministic), each head's weights */
-    for (int h = 0; po->attention_heads && h < mf->model.cfg.heads; h++) {
-        TranslateOpts toh = *to;
-        toh.attention_head = h + 1;
-        TranslateResult rh;
-        if (translate_run(mf, &in, &toh, &rh, NULL, &e) != 0)
-            die_err(&e);
-        for (int i = 0; i < n; i++)
-            if (rh.align && rh.align[i].nsrc)
-                write_svg(po->svg_dir, (int)(first + i), h + 1, lines[i], lens[i], rh.hyps[i][0].text,
-                          &rh.align[i]);
-        translate_result_free(&rh);
+    for (int h = 0; po->attention_heads && h < po->heads; h++) {
+        b.attention_head = h + 1;
+        s2s_result *rh = s2s_translate_batch(tr, &b, o, &err);
+        if (!rh)
+            die("%s", err.message);
+        for (int i = 0; i < n; i++) {
+            s2s_attention a;
+            if (s2s_result_attention(rh, i, &a) == 0 && a.source_len)
+                write_svg(po->svg_dir, (int)(first + i), h + 1, chunk->lines[i], chunk->lens[i],
+                          s2s_result_text(rh, i, 0), &a);
+        }
+        s2s_result_free(rh);
     }
-    translate_result_free(&res);
-    free(line_no);
-    for (int i = 0; cons && i < n; i++) {
-        translate_cons_free(&cons[i]);
-        free(texts[i]);
-    }
-    free(cons);
-    free(texts);
-    free(tlens);
+    s2s_result_free(res);
 }
 
 static void write_stdout(Buf *text)
@@ -378,7 +338,8 @@ static void write_stdout(Buf *text)
 
 /* The sentences: SENTENCE arguments or -i FILE, all read and checked before any is
    translated. */
-static void translate_given(const TrOpts *po, ModelFile *mf, const TranslateOpts *to, Buf *text)
+static void translate_given(const TrOpts *po, const s2s_translator *tr, const s2s_translator_options *o,
+                            Buf *text)
 {
     Err e;
     char *data = NULL;
@@ -394,8 +355,9 @@ static void translate_given(const TrOpts *po, ModelFile *mf, const TranslateOpts
         for (int i = 0; i < n; i++) {
             lines[i] = po->sentences[i];
             lens[i] = strlen(po->sentences[i]);
-            if (tok_check_utf8(lines[i], lens[i], &e) != 0)
-                die("sentence argument %d: %s", i + 1, e.msg);
+            size_t bad = utf8_check(lines[i], lens[i]);
+            if (bad < lens[i])
+                die("sentence argument %d: invalid UTF-8 at byte %zu", i + 1, bad + 1);
         }
     } else {
         name = po->input;
@@ -404,7 +366,7 @@ static void translate_given(const TrOpts *po, ModelFile *mf, const TranslateOpts
             die_err(&e);
         n = split_lines(name, data, len, &lines, &lens);
     }
-    translate_chunk(po, mf, to, &(TranslateInput){lines, lens, n, name, NULL, NULL}, 0, text);
+    translate_chunk(po, tr, o, &(Chunk){lines, lens, n, name}, 0, text);
     free(lines);
     free(lens);
     free(data);
@@ -412,9 +374,10 @@ static void translate_given(const TrOpts *po, ModelFile *mf, const TranslateOpts
 
 /* stdin, streamed: a batch is translated as soon as it is full or no more input is at
    hand, and written (without -o) in input order at once. */
-static void translate_stream(const TrOpts *po, ModelFile *mf, const TranslateOpts *to, Buf *text)
+static void translate_stream(const TrOpts *po, const s2s_translator *tr, const s2s_translator_options *o,
+                             Buf *text)
 {
-    int cap = to->batch;
+    int cap = o->batch;
     char **lines = XNEW(char *, cap);
     size_t *lens = XNEW(size_t, cap);
     LineReader rd = {.fd = STDIN_FILENO, .name = "<stdin>", .first = true};
@@ -433,8 +396,8 @@ static void translate_stream(const TrOpts *po, ModelFile *mf, const TranslateOpt
                 continue;
         }
         if (count) {
-            const TranslateInput chunk = {(const char *const *)lines, lens, count, rd.name, NULL, NULL};
-            translate_chunk(po, mf, to, &chunk, first, text);
+            const Chunk chunk = {(const char *const *)lines, lens, count, rd.name};
+            translate_chunk(po, tr, o, &chunk, first, text);
             for (int i = 0; i < count; i++)
                 free(lines[i]);
             first += count;
@@ -451,57 +414,77 @@ static void translate_stream(const TrOpts *po, ModelFile *mf, const TranslateOpt
 }
 
 /* --attention-layer and --attention-heads, checked against the model. */
-static void check_attention_layer(const TrOpts *po, const ModelFile *mf)
+static void check_attention_layer(TrOpts *po, const s2s_model_info *m)
 {
-    int layers = model_attention_layers(&mf->model);
-    if ((po->attention_layer || po->attention_heads) && layers == 0)
+    if ((po->attention_layer || po->attention_heads) && m->attention_layers == 0)
         die_usage("translate: --attention-%s needs a Transformer model (%s is %s)",
-                  po->attention_layer ? "layer" : "heads", po->model, arch_names[mf->model.cfg.arch]);
-    if (po->attention_layer > layers)
+                  po->attention_layer ? "layer" : "heads", po->model, m->arch);
+    if (po->attention_layer > m->attention_layers)
         die_usage("translate: --attention-layer %d: %s has %d decoder layers", po->attention_layer,
-                  po->model, layers);
+                  po->model, m->attention_layers);
+    po->heads = m->attention_heads;
+}
+
+/* The model files, with o: dies with the library's message when they cannot be
+   loaded. */
+static s2s_translator *load(const TrOpts *po, const s2s_translator_options *o)
+{
+    s2s_error err;
+    s2s_translator *tr = s2s_translator_load(po->models, po->nmodels, o, &err);
+    if (!tr)
+        die("%s", err.message);
+    return tr;
 }
 
 int cmd_translate(int argc, char **argv)
 {
     TrOpts po;
     parse_args(&po, argc, argv);
-    DecodeModels dm;
-    decode_start(&po.d, po.models, po.nmodels,
-                 po.input && strcmp(po.input, "-") != 0 ? po.input : NULL, &dm);
     Err e;
-    ModelFile mf = dm.use;
-    check_attention_layer(&po, &mf);
-    if (po.glossary_path) {
-        TokOpts so = text_src_opts(&mf.text);
-        if (glossary_load(po.glossary_path, &so, po.glossary_ignore_case, &po.glossary, &e) != 0)
-            die_err(&e);
+    /* the output is never an input or a model file */
+    const char **inputs = XNEW(const char *, po.nmodels + 1);
+    for (int i = 0; i < po.nmodels; i++)
+        inputs[i] = po.models[i];
+    inputs[po.nmodels] = po.input && strcmp(po.input, "-") != 0 ? po.input : NULL;
+    if (po.d.output && file_check_text_output(po.d.output, "-o", inputs, (size_t)po.nmodels + 1, &e) != 0)
+        die_err(&e);
+    free(inputs);
+
+    s2s_translator_options o = po.d.o;
+    o.nbest = po.d.o.nbest ? po.d.o.nbest : 1;
+    o.constraints = po.constraints;
+    /* the glossary after the models and the attention layer, as their errors come */
+    s2s_translator *tr = load(&po, &o);
+    check_attention_layer(&po, s2s_translator_info(tr));
+    if (po.attention_layer || po.glossary_path) {
+        s2s_translator_free(tr);
+        o.attention_layer = po.attention_layer;
+        o.glossary = po.glossary_path;
+        o.glossary_ignore_case = po.glossary_ignore_case;
+        tr = load(&po, &o);
     }
-    TranslateOpts to = decode_translate_opts(&po.d);
-    to.nbest = po.d.o.nbest ? po.d.o.nbest : 1;
-    to.attention = po.show_attention || po.svg_dir;
-    to.attention_layer = po.attention_layer;
+    o.attention = po.show_attention || po.svg_dir;
     if (po.svg_dir && dir_ensure(po.svg_dir, &e) != 0)
         die_err(&e);
-    if (!po.nsent && !po.input && !po.d.output && !po.constraints && !po.glossary && isatty(STDIN_FILENO) &&
+    if (!po.nsent && !po.input && !po.d.output && !po.constraints && !po.glossary_path && isatty(STDIN_FILENO) &&
         isatty(STDOUT_FILENO)) {
-        to.attention = false;
-        int rc = repl_run(&mf, po.model, &to, po.show_attention, po.svg_dir, &e);
+        o.attention = 0;
+        int rc = repl_run(tr, po.model, &o, po.show_attention, po.svg_dir, &e);
         free(po.sentences);
         free(po.models);
-        decode_models_free(&dm);
+        s2s_translator_free(tr);
         if (rc != 0)
             die_err(&e);
         return 0;
     }
 
     if (po.d.o.nbest)
-        to.split = false; /* n-best lists are per line, whatever N */
+        o.split = 0; /* n-best lists are per line, whatever N */
     Buf text = {0};
     if (po.nsent || (po.input && strcmp(po.input, "-") != 0))
-        translate_given(&po, &mf, &to, &text);
+        translate_given(&po, tr, &o, &text);
     else
-        translate_stream(&po, &mf, &to, &text);
+        translate_stream(&po, tr, &o, &text);
     if (po.d.output) {
         if (atomic_write(po.d.output, text.data ? text.data : "", text.len, &e) != 0)
             die_err(&e);
@@ -510,9 +493,8 @@ int cmd_translate(int argc, char **argv)
     }
 
     buf_free(&text);
-    glossary_free(po.glossary);
     free(po.sentences);
     free(po.models);
-    decode_models_free(&dm);
+    s2s_translator_free(tr);
     return 0;
 }

@@ -123,6 +123,8 @@ class _ModelInfo(ctypes.Structure):
         ("models", ctypes.c_int),
         ("config_json", ctypes.c_char_p),
         ("history_json", ctypes.c_char_p),
+        ("attention_layers", ctypes.c_int),
+        ("attention_heads", ctypes.c_int),
     ]
 
 
@@ -316,6 +318,8 @@ class ModelInfo:
     models: int
     config: Dict[str, Any]
     history: Any
+    attention_layers: int
+    attention_heads: int
 
 
 @dataclass(frozen=True)
@@ -555,6 +559,8 @@ class Translator:
             models=i.models,
             config=json.loads(i.config_json.decode()),
             history=json.loads(i.history_json.decode()),
+            attention_layers=i.attention_layers,
+            attention_heads=i.attention_heads,
         )
 
 

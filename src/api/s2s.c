@@ -26,6 +26,8 @@
 #include "text/lang.h"
 #include "text/tokenize.h"
 
+_Static_assert(S2S_MAX_LAYERS == TF_MAX_LAYERS, "s2s.h states the Transformer's most layers");
+
 struct s2s_translator {
     int n;             /* model files */
     ModelFile *files;  /* (n) */
@@ -143,7 +145,9 @@ static void fill_info(s2s_translator *tr)
         .models = tr->n,
         .config_json = tr->config_json,
         .history_json = mf->history,
+        .attention_layers = model_attention_layers(&tr->use.model),
     };
+    tr->info.attention_heads = tr->info.attention_layers ? m->cfg.heads : 0;
 }
 
 s2s_translator *s2s_translator_load(const char *const *paths, int npaths,
@@ -209,7 +213,10 @@ s2s_translator *s2s_translator_load(const char *const *paths, int npaths,
             return NULL;
         }
     }
+    /* the glossary is read: the options a call starts from hold neither its path nor
+       its case setting, which check_options would otherwise find without a path */
     o.glossary = NULL;
+    o.glossary_ignore_case = 0;
     tr->opts = o;
     fill_info(tr);
     /* process-wide (s2s.h "Threads"); the int8 kernel chosen now, not by racing calls */
@@ -272,42 +279,64 @@ static void cons_copy(const s2s_constraints *c, TranslateCons *out)
 }
 
 /* A text's given constraints, checked: 0, or -1 with m set. */
-static int check_cons(const s2s_constraints *c, int i, char *m, size_t size)
+static int check_cons(const s2s_constraints *c, const char *name, long line, char *m, size_t size)
 {
     if (c->nrequire < 0 || c->navoid < 0 || (c->nrequire > 0 && !c->require) || (c->navoid > 0 && !c->avoid)) {
-        snprintf(m, size, "text:%d: constraints: a count below 0, or strings missing", i + 1);
+        snprintf(m, size, "%.60s:%ld: constraints: a count below 0, or strings missing", name, line);
         return -1;
     }
     for (int k = 0; k < c->nrequire; k++)
         if (!c->require[k]) {
-            snprintf(m, size, "text:%d: constraint %d is NULL", i + 1, k + 1);
+            snprintf(m, size, "%.60s:%ld: constraint %d is NULL", name, line, k + 1);
             return -1;
         }
     for (int k = 0; k < c->navoid; k++)
         if (!c->avoid[k]) {
-            snprintf(m, size, "text:%d: avoided phrase %d is NULL", i + 1, k + 1);
+            snprintf(m, size, "%.60s:%ld: avoided phrase %d is NULL", name, line, k + 1);
             return -1;
         }
     return 0;
 }
 
-/* s2s_translate and s2s_translate_constrained: given (n) the constraints given apart,
-   or NULL. */
-static s2s_result *translate(const s2s_translator *tr, const char *const *texts, const s2s_constraints *given,
-                             int n, const s2s_translator_options *opts, s2s_error *err)
+/* The translations of b's texts. */
+static s2s_result *translate(const s2s_translator *tr, const s2s_batch *b, const s2s_translator_options *opts,
+                             s2s_error *err)
 {
+    const char *const *texts = b->texts;
+    const s2s_constraints *given = b->constraints;
+    const int n = b->n;
     if (!tr || n < 0 || (n > 0 && !texts)) {
         fail_msg(err, S2S_ERR_ARGUMENT, !tr ? "no translator" : "no texts");
         return NULL;
     }
+    if (b->first_line < 0 || b->attention_head < 0) {
+        fail_msg(err, S2S_ERR_ARGUMENT, b->first_line < 0 ? "first_line must be >= 0" : "attention_head must be >= 0");
+        return NULL;
+    }
+    const char *name = b->name ? b->name : "text";
+    const long first = b->first_line > 0 ? b->first_line : 1;
     char m[160];
-    for (int i = 0; i < n; i++) {
-        if (!texts[i]) {
-            snprintf(m, sizeof m, "text:%d: NULL", i + 1);
+    if (b->attention_head > 0) {
+        const Model *md = &tr->files[0].model;
+        if (!model_attention_layers(&tr->use.model)) {
+            snprintf(m, sizeof m, "attention_head %d needs a Transformer model (this one is %s)", b->attention_head,
+                     arch_names[md->cfg.arch]);
             fail_msg(err, S2S_ERR_ARGUMENT, m);
             return NULL;
         }
-        if (given && check_cons(&given[i], i, m, sizeof m) != 0) {
+        if (b->attention_head > md->cfg.heads) {
+            snprintf(m, sizeof m, "attention_head %d: the model has %d heads", b->attention_head, md->cfg.heads);
+            fail_msg(err, S2S_ERR_ARGUMENT, m);
+            return NULL;
+        }
+    }
+    for (int i = 0; i < n; i++) {
+        if (!texts[i]) {
+            snprintf(m, sizeof m, "%.60s:%ld: NULL", name, first + i);
+            fail_msg(err, S2S_ERR_ARGUMENT, m);
+            return NULL;
+        }
+        if (given && check_cons(&given[i], name, first + i, m, sizeof m) != 0) {
             fail_msg(err, S2S_ERR_ARGUMENT, m);
             return NULL;
         }
@@ -322,41 +351,50 @@ static s2s_result *translate(const s2s_translator *tr, const char *const *texts,
     TranslateOpts to = {.batch = o.batch, .max_len = o.max_len, .beam = o.beam, .nbest = o.nbest,
                         .alpha = o.length_penalty, .replace_unk = o.replace_unk != 0,
                         .attention = o.attention != 0, .split = o.split != 0,
-                        .copy_numbers = o.copy_numbers != 0, .attention_layer = o.attention_layer};
+                        .copy_numbers = o.copy_numbers != 0, .attention_layer = o.attention_layer,
+                        .attention_head = b->attention_head};
 
     /* The JSON texts of the constraints option, the constraints given apart, and the
        glossary's terms, as `s2s translate` reads them (cmd_translate.c). */
     Err e;
     const size_t cnt = n ? (size_t)n : 1;
     const char *const *lines = texts;
-    size_t *lens = NULL;
+    const size_t *lens = b->lengths;
+    size_t *own_lens = NULL;
+    long *line_no = NULL;
     char **own = NULL;
     TranslateCons *cons = NULL;
     int rc = 0, code = S2S_ERR_INPUT;
     if (o.constraints || given || tr->glossary) {
         cons = XCNEW(TranslateCons, cnt);
         own = XCNEW(char *, cnt);
-        lens = XNEW(size_t, cnt);
+        own_lens = XNEW(size_t, cnt);
         for (int i = 0; i < n && rc == 0; i++) {
-            size_t len = strlen(texts[i]);
+            size_t len = b->lengths ? b->lengths[i] : strlen(texts[i]);
             Err ce;
             if (!o.constraints) {
                 own[i] = xstrndup(texts[i], len);
-                lens[i] = len;
+                own_lens[i] = len;
                 if (given)
                     cons_copy(&given[i], &cons[i]);
-            } else if (cons_parse_line(texts[i], len, &own[i], &lens[i], &cons[i], &ce) != 0) {
-                rc = err_set(&e, "text:%d: %s", i + 1, ce.msg);
+            } else if (cons_parse_line(texts[i], len, &own[i], &own_lens[i], &cons[i], &ce) != 0) {
+                rc = err_set(&e, "%s:%ld: %s", name, first + i, ce.msg);
                 break;
             }
             if (tr->glossary)
-                glossary_apply(tr->glossary, own[i], lens[i], &cons[i]);
+                glossary_apply(tr->glossary, own[i], own_lens[i], &cons[i]);
         }
         lines = (const char *const *)own;
+        lens = own_lens;
+    }
+    if (first != 1) {
+        line_no = XNEW(long, cnt);
+        for (int i = 0; i < n; i++)
+            line_no[i] = first + i;
     }
     s2s_result *res = NULL;
     if (rc == 0) {
-        const TranslateInput in = {lines, lens, n, "text", NULL, cons};
+        const TranslateInput in = {lines, lens, n, name, line_no, cons};
         res = XCNEW(s2s_result, 1);
         res->attention = to.attention;
         /* translate_run reads the model and the vocabularies only (s2s.h "Threads") */
@@ -374,7 +412,8 @@ static s2s_result *translate(const s2s_translator *tr, const char *const *texts,
             free(own[i]);
     free(cons);
     free(own);
-    free(lens);
+    free(own_lens);
+    free(line_no);
     if (rc != 0) {
         fail(err, code, &e);
         return NULL;
@@ -386,14 +425,24 @@ static s2s_result *translate(const s2s_translator *tr, const char *const *texts,
 s2s_result *s2s_translate(const s2s_translator *tr, const char *const *texts, int n,
                           const s2s_translator_options *opts, s2s_error *err)
 {
-    return translate(tr, texts, NULL, n, opts, err);
+    return translate(tr, &(s2s_batch){.texts = texts, .n = n}, opts, err);
 }
 
 s2s_result *s2s_translate_constrained(const s2s_translator *tr, const char *const *texts,
                                       const s2s_constraints *cons, int n,
                                       const s2s_translator_options *opts, s2s_error *err)
 {
-    return translate(tr, texts, cons, n, opts, err);
+    return translate(tr, &(s2s_batch){.texts = texts, .constraints = cons, .n = n}, opts, err);
+}
+
+s2s_result *s2s_translate_batch(const s2s_translator *tr, const s2s_batch *b,
+                                const s2s_translator_options *opts, s2s_error *err)
+{
+    if (!b) {
+        fail_msg(err, S2S_ERR_ARGUMENT, "no batch");
+        return NULL;
+    }
+    return translate(tr, b, opts, err);
 }
 
 void s2s_result_free(s2s_result *r)
@@ -441,6 +490,17 @@ char *s2s_attention_svg(const s2s_attention *a, const char *title)
     Buf svg = {0};
     align_svg(&t, title ? title : "", &svg);
     return buf_take(&svg);
+}
+
+char *s2s_attention_text(const s2s_attention *a)
+{
+    if (!a || a->source_len <= 0 || a->output_len <= 0 || !a->source || !a->output || !a->weights)
+        return NULL;
+    const TranslateAlign t = {.nsrc = a->source_len, .ntgt = a->output_len, .src = (char **)a->source,
+                              .tgt = (char **)a->output, .w = (float *)a->weights};
+    Buf out = {0};
+    align_text(&t, &out);
+    return buf_take(&out);
 }
 
 /* The checks shared by tokenize and detokenize; the side's tokenizer options. */

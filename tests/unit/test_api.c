@@ -216,6 +216,27 @@ Test(api, constraints_and_glossary_equal_the_commands)
     s2s_result_free(res);
     run_free(&r);
 
+    /* a glossary matched whatever the case: the command's output, with and without
+       options at the call */
+    write_file(in, "I have a CAT.\nwhere is the BOOK?\n");
+    r = RUN_S2S(NULL, "translate", RNN, "--glossary", "data/glossary-en-fr.tsv", "--glossary-ignore-case", "-i", in);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    s2s_translator_options oi = s2s_translator_options_default();
+    oi.glossary = "data/glossary-en-fr.tsv";
+    oi.glossary_ignore_case = 1;
+    s2s_translator *tri = load(RNN, &oi);
+    const char *upper[] = {"I have a CAT.", "where is the BOOK?"};
+    for (int k = 0; k < 2; k++) {
+        res = s2s_translate(tri, upper, 2, k ? &oi : NULL, &err);
+        cr_assert(res, "%s", err.message);
+        got = result_text(res, false);
+        cr_expect_str_eq(got, r.out);
+        free(got);
+        s2s_result_free(res);
+    }
+    s2s_translator_free(tri);
+    run_free(&r);
+
     /* a bad JSON line: the command's message, with "text" for the input's name */
     const char *bad[] = {"fine", "{\"text\": 3}"};
     cr_expect_null(s2s_translate(tr, bad, 2, NULL, &err));
@@ -316,6 +337,12 @@ Test(api, two_models_in_one_process_do_not_disturb_each_other)
     }
     cr_expect_str_eq(s2s_translator_info(a)->arch, "rnn");
     cr_expect_str_eq(s2s_translator_info(b)->arch, "transformer");
+    /* the attention a call may ask: tf.s2s has 1 layer of 2 heads ("layers: 1",
+       "heads: 2" of s2s info), a recurrent model none */
+    cr_expect_eq(s2s_translator_info(a)->attention_layers, 0);
+    cr_expect_eq(s2s_translator_info(a)->attention_heads, 0);
+    cr_expect_eq(s2s_translator_info(b)->attention_layers, 1);
+    cr_expect_eq(s2s_translator_info(b)->attention_heads, 2);
     s2s_translator_free(b32);
     s2s_translator_free(a);
     s2s_translator_free(b);
@@ -404,8 +431,40 @@ Test(api, attention_on_request)
             sum += a.weights[t * a.source_len + j];
         cr_expect(fabs(sum - 1) < 1e-4, "row %d sums to %g", t, sum);
     }
+    /* the heatmap is the command's --show-attention, after its "line 1: " */
+    char *pic = s2s_attention_text(&a);
+    cr_assert(pic);
+    RunResult cli = RUN_S2S(NULL, "translate", TF, "--show-attention", texts[0]);
+    cr_assert_eq(cli.status, 0, "%s", cli.err);
+    char *want = strf("line 1: %s", pic);
+    cr_expect_str_eq(cli.err, want);
+    free(want);
+    run_free(&cli);
+    s2s_string_free(pic);
+    /* one head's weights: the same translation, other weights, rows summing to 1; a
+       head the model lacks is an error */
+    for (int h = 1; h <= 2; h++) {
+        s2s_batch b = {.texts = texts, .n = 1, .attention_head = h};
+        s2s_result *rh = s2s_translate_batch(tr, &b, &o, &err);
+        cr_assert(rh, "%s", err.message);
+        cr_expect_str_eq(s2s_result_text(rh, 0, 0), s2s_result_text(r, 0, 0));
+        s2s_attention ah;
+        cr_assert_eq(s2s_result_attention(rh, 0, &ah), 0);
+        cr_assert_eq(ah.output_len, a.output_len);
+        for (int t = 0; t < ah.output_len; t++) {
+            double sum = 0;
+            for (int j = 0; j < ah.source_len; j++)
+                sum += ah.weights[t * ah.source_len + j];
+            cr_expect(fabs(sum - 1) < 1e-4, "head %d row %d sums to %g", h, t, sum);
+        }
+        s2s_result_free(rh);
+    }
+    s2s_batch b3 = {.texts = texts, .n = 1, .attention_head = 3};
+    cr_expect_null(s2s_translate_batch(tr, &b3, &o, &err));
+    cr_expect_str_eq(err.message, "attention_head 3: the model has 2 heads");
     cr_expect_eq(s2s_result_attention(r, 1, &a), 0);
     cr_expect_eq(a.source_len, 0);
+    cr_expect_null(s2s_attention_text(&a));
     cr_expect_eq(s2s_result_attention(r, 2, &a), -1);
     cr_expect_null(s2s_result_text(r, 2, 0));
     cr_expect(isnan(s2s_result_score(r, 0, 5)));
@@ -650,4 +709,38 @@ Test(api, language_codes_and_names)
     cr_expect_null(s2s_language_name("kab"));
     cr_expect_null(s2s_language_name("zz"));
     cr_expect_null(s2s_language_name(NULL));
+}
+
+/* s2s_translate_batch names the texts as its batch says, takes their lengths (a NUL
+   byte within is an error naming it), and gives what s2s_translate gives. */
+Test(api, a_batch_names_its_texts_in_errors)
+{
+    s2s_translator *tr = load(RNN, NULL);
+    const char *texts[] = {"I have a cat.", "bad \xff here", "Where is the book?"};
+    s2s_error err;
+    s2s_batch b = {.texts = texts, .n = 3, .name = "in.txt", .first_line = 41};
+    cr_expect_null(s2s_translate_batch(tr, &b, NULL, &err));
+    cr_expect_eq(err.code, S2S_ERR_INPUT);
+    cr_expect_str_eq(err.message, "in.txt:42: invalid UTF-8 at byte 5");
+    const char *nul[] = {"I have\0 a cat."};
+    const size_t len[] = {14};
+    s2s_batch bn = {.texts = nul, .lengths = len, .n = 1, .name = "<stdin>"};
+    cr_expect_null(s2s_translate_batch(tr, &bn, NULL, &err));
+    cr_expect_str_eq(err.message, "<stdin>:1: NUL byte at byte 7");
+    const char *good[] = {"I have a cat.", "Where is the book?"};
+    s2s_batch bg = {.texts = good, .n = 2, .name = "x", .first_line = 7};
+    s2s_result *a = s2s_translate_batch(tr, &bg, NULL, &err), *c = s2s_translate(tr, good, 2, NULL, &err);
+    cr_assert(a && c);
+    char *ta = result_text(a, false), *tc = result_text(c, false);
+    cr_expect_str_eq(ta, tc);
+    free(ta);
+    free(tc);
+    s2s_result_free(a);
+    s2s_result_free(c);
+    s2s_batch bh = {.texts = good, .n = 1, .attention_head = 1};
+    cr_expect_null(s2s_translate_batch(tr, &bh, NULL, &err));
+    cr_expect_str_eq(err.message, "attention_head 1 needs a Transformer model (this one is rnn)");
+    cr_expect_null(s2s_translate_batch(tr, NULL, NULL, &err));
+    cr_expect_str_eq(err.message, "no batch");
+    s2s_translator_free(tr);
 }

@@ -8,25 +8,27 @@
  *   :quit          leave (so do Ctrl-D on an empty line and Ctrl-C, with status 0)
  * An unknown command or a bad value prints one error line and the prompt comes back;
  * so does a line that cannot be translated (its error names the line "<stdin>:N").
- * A line is split into sentences as translate_run does with TranslateOpts.split (when
- * o->split, with n-best 1 and the heatmap off).
+ * A line is split into sentences as s2s_translate does with the split option (when
+ * o->split, with n-best 1 and the heatmap off). It translates through the library's
+ * interface (include/s2s.h) alone.
  * History lives in memory while the prompt runs. Ctrl-C exits at once, also during a
  * translation, after the terminal is restored. With svg_dir, each translated line's
  * attention is also written to svg_dir/NNNN.svg (NNNN the line's number in the
  * prompt, from 1), as `s2s translate --attention-svg` does.
  */
-#ifndef S2S_DECODE_REPL_H
-#define S2S_DECODE_REPL_H
+#ifndef S2S_CMD_REPL_H
+#define S2S_CMD_REPL_H
 
 #include <stdbool.h>
 
-#include "decode/translate.h"
-#include "model/file.h"
+#include "base/err.h"
+#include "s2s.h"
 
 /* Runs the prompt on the terminal of stdin/stdout until the user leaves: 0, or -1 with
-   e set when the prompt cannot start. Ctrl-C at the prompt ends the process (status 0). o gives the initial settings (batch is forced to 1), attn whether
-   heatmaps are on, svg_dir (NULL: none) an existing directory for pictures. */
-int repl_run(ModelFile *mf, const char *model_path, const TranslateOpts *o, bool attn,
+   e set when the prompt cannot start. Ctrl-C at the prompt ends the process (status
+   0). o gives the initial settings (batch is forced to 1), attn whether heatmaps are
+   on, svg_dir (NULL: none) an existing directory for pictures. */
+int repl_run(const s2s_translator *tr, const char *model_path, const s2s_translator_options *o, bool attn,
              const char *svg_dir, Err *e);
 
 #endif

@@ -1,4 +1,4 @@
-#include "decode/lineedit.h"
+#include "cmd_lineedit.h"
 
 #include <histedit.h>
 #include <stdio.h>

@@ -1,4 +1,4 @@
-#include "decode/repl.h"
+#include "cmd_repl.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -9,8 +9,7 @@
 
 #include "base/buf.h"
 #include "base/file.h"
-#include "decode/align.h"
-#include "decode/lineedit.h"
+#include "cmd_lineedit.h"
 
 #define REPL_MAX_BEAM 100
 
@@ -44,8 +43,8 @@ static long parse_num(const char *s, long lo, long hi)
 }
 
 typedef struct Repl {
-    ModelFile *mf;
-    TranslateOpts o;
+    const s2s_translator *tr;
+    s2s_translator_options o;
     bool attn;
     const char *svg_dir;
     long lines;
@@ -100,48 +99,54 @@ static bool command(Repl *r, char *line)
 
 static void translate_one(Repl *r, const char *line)
 {
-    TranslateOpts o = r->o;
+    s2s_translator_options o = r->o;
     o.batch = 1;
     o.attention = r->attn || r->svg_dir;
-    TranslateResult res;
-    Err e;
+    s2s_error err;
     r->lines++;
     const char *lines[1] = {line};
-    const TranslateInput in = {lines, NULL, 1, "<stdin>", &r->lines, NULL};
-    if (translate_run(r->mf, &in, &o, &res, NULL, &e) != 0) {
-        printf("s2s: %s\n", e.msg);
+    const s2s_batch b = {.texts = lines, .n = 1, .name = "<stdin>", .first_line = r->lines};
+    s2s_result *res = s2s_translate_batch(r->tr, &b, &o, &err);
+    if (!res) {
+        printf("s2s: %s\n", err.message);
         return;
     }
     Buf out = {0};
     if (o.nbest > 1)
-        for (int k = 0; k < res.count[0]; k++)
-            buf_printf(&out, "%d. %s  (%.4f)\n", k + 1, res.hyps[0][k].text, res.hyps[0][k].score);
+        for (int k = 0; k < s2s_result_hypotheses(res, 0); k++)
+            buf_printf(&out, "%d. %s  (%.4f)\n", k + 1, s2s_result_text(res, 0, k), s2s_result_score(res, 0, k));
     else
-        buf_printf(&out, "%s\n", res.hyps[0][0].text);
-    if (r->attn && res.align[0].nsrc > 0)
-        align_text(&res.align[0], &out);
-    if (r->svg_dir && res.align[0].nsrc > 0) {
-        Buf pic = {0}, title = {0};
-        buf_printf(&title, "line %ld: %s \xE2\x86\x92 %s", r->lines, line, res.hyps[0][0].text);
-        align_svg(&res.align[0], title.data, &pic);
+        buf_printf(&out, "%s\n", s2s_result_text(res, 0, 0));
+    s2s_attention a;
+    const bool has = o.attention && s2s_result_attention(res, 0, &a) == 0 && a.source_len > 0;
+    if (r->attn && has) {
+        char *pic = s2s_attention_text(&a);
+        buf_puts(&out, pic);
+        s2s_string_free(pic);
+    }
+    if (r->svg_dir && has) {
+        Buf title = {0};
+        buf_printf(&title, "line %ld: %s \xE2\x86\x92 %s", r->lines, line, s2s_result_text(res, 0, 0));
+        char *pic = s2s_attention_svg(&a, title.data);
         char fname[32];
         snprintf(fname, sizeof fname, "%04ld.svg", r->lines);
         char *path = path_join(r->svg_dir, fname);
-        if (atomic_write(path, pic.data, pic.len, &e) != 0)
+        Err e;
+        if (atomic_write(path, pic, strlen(pic), &e) != 0)
             buf_printf(&out, "s2s: %s\n", e.msg);
         free(path);
-        buf_free(&pic);
+        s2s_string_free(pic);
         buf_free(&title);
     }
     fwrite(out.data, 1, out.len, stdout);
     buf_free(&out);
-    translate_result_free(&res);
+    s2s_result_free(res);
 }
 
-int repl_run(ModelFile *mf, const char *model_path, const TranslateOpts *o, bool attn,
+int repl_run(const s2s_translator *tr, const char *model_path, const s2s_translator_options *o, bool attn,
              const char *svg_dir, Err *e)
 {
-    Repl r = {.mf = mf, .o = *o, .attn = attn, .svg_dir = svg_dir};
+    Repl r = {.tr = tr, .o = *o, .attn = attn, .svg_dir = svg_dir};
     if (r.o.beam < 1)
         r.o.beam = 1;
     if (r.o.nbest < 1)
@@ -156,7 +161,7 @@ int repl_run(ModelFile *mf, const char *model_path, const TranslateOpts *o, bool
     if (!le)
         return -1;
     printf("s2s translate %s (%s), beam %d; :help lists the commands, Ctrl-D quits\n",
-           model_path, mf->text.dir.name, r.o.beam);
+           model_path, s2s_translator_info(tr)->direction, r.o.beam);
     fflush(stdout);
     for (;;) {
         const char *got = lineedit_get(le);

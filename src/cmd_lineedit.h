@@ -1,7 +1,7 @@
 /* A prompt with line editing and history in memory, on libedit (kept apart from the
    rest: libedit's histedit.h declares names, such as tok_line, that the project uses). */
-#ifndef S2S_DECODE_LINEEDIT_H
-#define S2S_DECODE_LINEEDIT_H
+#ifndef S2S_CMD_LINEEDIT_H
+#define S2S_CMD_LINEEDIT_H
 
 #include "base/err.h"
 
