@@ -268,6 +268,9 @@ const char *s2s_language_name(const char *s);
 
 /* ---- scoring ---- */
 
+/* The version of sacreBLEU whose scores and signatures s2s_score gives. */
+#define S2S_SACREBLEU_VERSION "2.6.0"
+
 typedef struct s2s_score_options {
     const char *tokenize; /* "13a": BLEU's tokenizer: "13a", "intl" or "none" */
     int lowercase;        /* 0: case-insensitive BLEU (sacreBLEU's -lc) */
@@ -294,6 +297,12 @@ typedef struct s2s_scores {
    "reference R:I: ..." for bad UTF-8, I and R 1-based). */
 int s2s_score(const char *const *hyps, size_t n, const char *const *refs, size_t nrefs,
               const s2s_score_options *opts, s2s_scores *out, s2s_error *err);
+
+/* One hypothesis scored alone against refs[0..nrefs), as `s2s score --sentence`
+   (sacreBLEU's -sl) scores each line: BLEU with effective order (its signature says
+   eff:yes) and chrF2. Errors as s2s_score's. */
+int s2s_score_sentence(const char *hyp, const char *const *refs, size_t nrefs, const s2s_score_options *opts,
+                       s2s_scores *out, s2s_error *err);
 
 #ifdef __cplusplus
 }

@@ -1,4 +1,5 @@
-/* s2s score: BLEU and chrF of a hypothesis file against reference files, as sacreBLEU. */
+/* s2s score: BLEU and chrF of a hypothesis file against reference files, as sacreBLEU,
+   through the library's interface (include/s2s.h). */
 
 #include <errno.h>
 #include <stdbool.h>
@@ -12,11 +13,9 @@
 #include "base/file.h"
 #include "base/json.h"
 #include "base/opt.h"
+#include "base/utf8.h"
 #include "commands.h"
-#include "eval/bleu.h"
-#include "eval/chrf.h"
-#include "eval/scores.h"
-#include "text/tokenize.h"
+#include "s2s.h"
 
 /* Which metrics are computed. */
 typedef struct Metrics {
@@ -27,8 +26,8 @@ typedef struct ScoreOpts {
     const char **files; /* HYP, then the references */
     int nfiles;
     Metrics metrics;
-    BleuOpts bo;
-    bool chrf_lowercase;
+    const char *tok;
+    bool lowercase, chrf_lowercase;
     bool sentence, json;
     int width;
 } ScoreOpts;
@@ -49,10 +48,10 @@ static int parse_metrics(const char *v, void *field)
 
 static int parse_tokenizer(const char *v, void *field)
 {
-    int t = bleu_tokenizer_parse(v);
-    if (t >= 0)
-        *(BleuTokenizer *)field = (BleuTokenizer)t;
-    return t < 0 ? -1 : 0;
+    if (strcmp(v, "13a") != 0 && strcmp(v, "none") != 0 && strcmp(v, "intl") != 0)
+        return -1;
+    *(const char **)field = v;
+    return 0;
 }
 
 #define AT(field) .off = offsetof(ScoreOpts, field)
@@ -61,12 +60,12 @@ static const OptRow rows[] = {
     {.kind = OPT_SECTION, .help = "options:"},
     {.name = "--metrics", .alias = "-m", .kind = OPT_PARSE, AT(metrics), .parse = parse_metrics,
      .choices = "bleu, chrf or bleu,chrf", .arg = "LIST", .help = "bleu, chrf or bleu,chrf (default: both)"},
-    {.name = "--tokenize", .alias = "-tok", .kind = OPT_PARSE, AT(bo.tok), .parse = parse_tokenizer,
+    {.name = "--tokenize", .alias = "-tok", .kind = OPT_PARSE, AT(tok), .parse = parse_tokenizer,
      .choices = "13a, none or intl", .arg = "T",
      .help = "BLEU's tokenizer: 13a (default), none (split on\n"
              "whitespace only) or intl (punctuation and symbols split\n"
              "off by Unicode category, mteval-v14)"},
-    {.name = "--lowercase", .alias = "-lc", .kind = OPT_TRUE, AT(bo.lowercase),
+    {.name = "--lowercase", .alias = "-lc", .kind = OPT_TRUE, AT(lowercase),
      .help = "case-insensitive BLEU (case:lc), as sacreBLEU's -lc"},
     {.name = "--chrf-lowercase", .kind = OPT_TRUE, AT(chrf_lowercase),
      .help = "case-insensitive chrF, as sacreBLEU's --chrf-lowercase"},
@@ -88,11 +87,11 @@ static const OptTable table = {
             "\n"
             "Scores the lines of HYP against the references: line i of each REF is a\n"
             "reference for line i of HYP, and every file must have as many lines as HYP.\n"
-            "BLEU and chrF are computed, and printed, as sacreBLEU " SACREBLEU_VERSION "'s command line\n"
+            "BLEU and chrF are computed, and printed, as sacreBLEU " S2S_SACREBLEU_VERSION "'s command line\n"
             "does ('sacrebleu REF... -i HYP -m bleu chrf -f text'), signatures included:\n"
             "\n"
-            "    BLEU|nrefs:2|case:mixed|eff:no|tok:13a|smooth:exp|version:" SACREBLEU_VERSION " = 48.5 82.4/50.0/...\n"
-            "  chrF2|nrefs:2|case:mixed|eff:yes|nc:6|nw:0|space:no|version:" SACREBLEU_VERSION " = 59.7\n"
+            "    BLEU|nrefs:2|case:mixed|eff:no|tok:13a|smooth:exp|version:" S2S_SACREBLEU_VERSION " = 48.5 82.4/50.0/...\n"
+            "  chrF2|nrefs:2|case:mixed|eff:yes|nc:6|nw:0|space:no|version:" S2S_SACREBLEU_VERSION " = 59.7\n"
             "\n"
             "Files are UTF-8 text; lines end at '\\n' and trailing whitespace is ignored. An\n"
             "empty reference line is a reference with no words. Invalid UTF-8 or a NUL byte\n"
@@ -103,7 +102,7 @@ static const OptTable table = {
 
 static void parse_args(ScoreOpts *p, int argc, char **argv)
 {
-    *p = (ScoreOpts){.metrics = {true, true}, .width = 1, .bo = {.keep_empty = true}};
+    *p = (ScoreOpts){.metrics = {true, true}, .width = 1, .tok = "13a"};
     p->files = XNEW(const char *, argc > 0 ? argc : 1);
     int seen[sizeof rows / sizeof *rows];
     p->nfiles = opt_parse(&table, p, argc, argv, seen, p->files, argc);
@@ -149,8 +148,9 @@ static void lines_read(Lines *l, const char *path)
         size_t n = nl ? (size_t)(nl - p) : len - start;
         size_t lineno = l->n + 1;
         const char *nul = memchr(p, '\0', n);
-        if (tok_check_utf8(p, nul ? (size_t)(nul - p) : n, &e) != 0)
-            die("%s:%zu: %s", l->name, lineno, e.msg);
+        size_t good = nul ? (size_t)(nul - p) : n, bad = utf8_check(p, good);
+        if (bad < good)
+            die("%s:%zu: invalid UTF-8 at byte %zu", l->name, lineno, bad + 1);
         if (nul)
             die("%s:%zu: NUL byte at byte %zu", l->name, lineno, (size_t)(nul - p) + 1);
         p[n] = '\0'; /* the '\n', or the buffer's terminating NUL */
@@ -199,23 +199,21 @@ typedef struct Result {
     double score;
 } Result;
 
-static void bleu_result(Result *r, const BleuStats *s, const BleuResult *br, bool eff)
+static void bleu_result(Result *r, const s2s_scores *sc)
 {
     r->name = "BLEU";
-    bleu_signature_opts(s, eff, &r->sig);
-    buf_puts(&r->sig, "|version:" SACREBLEU_VERSION);
+    buf_puts(&r->sig, sc->bleu_signature);
     buf_printf(&r->verbose, "%.1f/%.1f/%.1f/%.1f (BP = %.3f ratio = %.3f hyp_len = %lld ref_len = %lld)",
-               br->precisions[0], br->precisions[1], br->precisions[2], br->precisions[3], br->bp,
-               br->ratio, br->sys_len, br->ref_len);
-    r->score = br->score;
+               sc->precisions[0], sc->precisions[1], sc->precisions[2], sc->precisions[3], sc->brevity_penalty,
+               sc->ratio, sc->hyp_len, sc->ref_len);
+    r->score = sc->bleu;
 }
 
-static void chrf_result(Result *r, const ChrfStats *s)
+static void chrf_result(Result *r, const s2s_scores *sc)
 {
     r->name = "chrF2";
-    chrf_signature(s, &r->sig);
-    buf_puts(&r->sig, "|version:" SACREBLEU_VERSION);
-    r->score = chrf_score(s);
+    buf_puts(&r->sig, sc->chrf_signature);
+    r->score = sc->chrf;
 }
 
 static void result_free(Result *r)
@@ -282,59 +280,48 @@ int cmd_score(int argc, char **argv)
     if (f[0].n == 0)
         die("%s: no lines to score", f[0].name);
 
-    Err e;
-    const char **refs = XNEW(const char *, nref);
-    BleuStats bs;
-    ChrfStats cs;
-    bleu_init_opts(&bs, &po.bo);
-    chrf_init(&cs);
-    cs.lowercase = po.chrf_lowercase;
-    cs.keep_empty = true;
+    const s2s_score_options so = {.tokenize = po.tok, .lowercase = po.lowercase, .chrf_lowercase = po.chrf_lowercase};
+    s2s_scores sc;
+    s2s_error err;
     Buf out = {0};
-    for (size_t i = 0; i < f[0].n; i++) {
-        const char *hyp = f[0].line[i];
+    const char **refs = XNEW(const char *, nref);
+    for (size_t i = 0; po.sentence && i < f[0].n; i++) {
+        /* sacreBLEU's -sl: each line scored on its own, its signature with it. */
         for (int k = 0; k < nref; k++)
             refs[k] = f[k + 1].line[i];
-        if (po.sentence) {
-            /* sacreBLEU's -sl: each line scored on its own, its signature with it. */
-            bleu_init_opts(&bs, &po.bo);
-            chrf_free(&cs);
-            cs.lowercase = po.chrf_lowercase;
-            cs.keep_empty = true;
-        }
-        if ((po.metrics.bleu && bleu_add(&bs, hyp, refs, (size_t)nref, &e) != 0) ||
-            (po.metrics.chrf && chrf_add(&cs, hyp, refs, (size_t)nref, &e) != 0))
-            die("%s:%zu: %s", f[0].name, i + 1, e.msg);
-        if (!po.sentence)
-            continue;
+        if (s2s_score_sentence(f[0].line[i], refs, (size_t)nref, &so, &sc, &err) != 0)
+            die("%s:%zu: %s", f[0].name, i + 1, err.message);
         Result r = {0};
         if (po.metrics.bleu) {
-            BleuResult br;
-            bleu_compute(bs.counts, bs.totals, bs.sys_len, bs.ref_len, true, &br);
-            bleu_result(&r, &bs, &br, true);
+            bleu_result(&r, &sc);
             put_text(&out, &r, po.width, 0);
             result_free(&r);
-            bleu_free(&bs);
         }
         if (po.metrics.chrf) {
-            chrf_result(&r, &cs);
+            chrf_result(&r, &sc);
             put_text(&out, &r, po.width, 0);
             result_free(&r);
         }
         if (out.len >= 1 << 16)
             flush_stdout(&out);
     }
+    free(refs);
 
     if (!po.sentence) {
+        /* the references as s2s_score takes them: those of REF r, then of REF r + 1 */
+        const char **all = XNEW(const char *, f[0].n * (size_t)nref);
+        for (int k = 0; k < nref; k++)
+            for (size_t i = 0; i < f[0].n; i++)
+                all[(size_t)k * f[0].n + i] = f[k + 1].line[i];
+        if (s2s_score((const char *const *)f[0].line, f[0].n, all, (size_t)nref, &so, &sc, &err) != 0)
+            die("%s: %s", f[0].name, err.message);
+        free(all);
         Result res[2] = {{0}};
         int n = 0;
-        if (po.metrics.bleu) {
-            BleuResult br;
-            bleu_score(&bs, &br);
-            bleu_result(&res[n++], &bs, &br, false);
-        }
+        if (po.metrics.bleu)
+            bleu_result(&res[n++], &sc);
         if (po.metrics.chrf)
-            chrf_result(&res[n++], &cs);
+            chrf_result(&res[n++], &sc);
         if (po.json) {
             /* one object alone; several as a list, as sacreBLEU prints them */
             if (n > 1)
@@ -364,9 +351,6 @@ int cmd_score(int argc, char **argv)
         die("cannot write to stdout: %s", strerror(errno));
 
     buf_free(&out);
-    bleu_free(&bs);
-    chrf_free(&cs);
-    free(refs);
     for (int k = 0; k < po.nfiles; k++)
         lines_free(&f[k]);
     free(f);

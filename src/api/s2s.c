@@ -590,8 +590,9 @@ static int check_segment(const char *s, Err *e)
     return tok_check_utf8(s, strlen(s), e);
 }
 
-int s2s_score(const char *const *hyps, size_t n, const char *const *refs, size_t nrefs,
-              const s2s_score_options *opts, s2s_scores *out, s2s_error *err)
+/* s2s_score, and with sentence s2s_score_sentence (n 1: BLEU with effective order). */
+static int score(const char *const *hyps, size_t n, const char *const *refs, size_t nrefs,
+                 const s2s_score_options *opts, bool sentence, s2s_scores *out, s2s_error *err)
 {
     s2s_score_options so = opts ? *opts : s2s_score_options_default();
     if (!out)
@@ -638,7 +639,10 @@ int s2s_score(const char *const *hyps, size_t n, const char *const *refs, size_t
     free(r);
     if (rc == 0) {
         BleuResult br;
-        bleu_score(&bs, &br);
+        if (sentence)
+            bleu_compute(bs.counts, bs.totals, bs.sys_len, bs.ref_len, true, &br);
+        else
+            bleu_score(&bs, &br);
         memset(out, 0, sizeof *out);
         out->bleu = br.score;
         for (int k = 0; k < 4; k++)
@@ -649,7 +653,7 @@ int s2s_score(const char *const *hyps, size_t n, const char *const *refs, size_t
         out->ref_len = br.ref_len;
         out->chrf = chrf_score(&cs);
         Buf sig = {0};
-        bleu_signature_opts(&bs, false, &sig);
+        bleu_signature_opts(&bs, sentence, &sig);
         buf_puts(&sig, "|version:" SACREBLEU_VERSION);
         snprintf(out->bleu_signature, sizeof out->bleu_signature, "%s", sig.data);
         buf_clear(&sig);
@@ -664,4 +668,16 @@ int s2s_score(const char *const *hyps, size_t n, const char *const *refs, size_t
         return fail(err, S2S_ERR_INPUT, &e);
     ok(err);
     return 0;
+}
+
+int s2s_score(const char *const *hyps, size_t n, const char *const *refs, size_t nrefs,
+              const s2s_score_options *opts, s2s_scores *out, s2s_error *err)
+{
+    return score(hyps, n, refs, nrefs, opts, false, out, err);
+}
+
+int s2s_score_sentence(const char *hyp, const char *const *refs, size_t nrefs, const s2s_score_options *opts,
+                       s2s_scores *out, s2s_error *err)
+{
+    return score(hyp ? &hyp : NULL, hyp ? 1 : 0, refs, nrefs, opts, true, out, err);
 }

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "eval/scores.h"
 #include "helpers.h"
 #include "model_fixture.h"
 #include "s2s.h"
@@ -577,6 +578,7 @@ Test(api, scores_equal_the_commands)
     cr_expect_eq(s2s_score(hyps, 2, refs, 1, &o, &s, &err), -1);
     cr_expect_str_eq(err.message, "tokenize must be 13a, none or intl, not 'spaces'");
     cr_expect_str_eq(s2s_version(), S2S_VERSION_STRING);
+    cr_expect_str_eq(S2S_SACREBLEU_VERSION, SACREBLEU_VERSION);
     rm_rf(dir);
     free(dir);
     free(h);
