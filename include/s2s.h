@@ -230,6 +230,30 @@ char *s2s_tokenize(const s2s_translator *tr, s2s_side side, const char *text, s2
 char *s2s_detokenize(const s2s_translator *tr, s2s_side side, const char *tokens, s2s_error *err);
 void s2s_string_free(char *s);
 
+/* ---- a tokenizer without a model ---- */
+
+typedef struct s2s_tokenizer s2s_tokenizer;
+
+/* The tokenizer of `s2s tokenize --lang LANG [--lowercase] [--bpe CODES]`: lang an ISO
+   639 code (NULL: "en"), lowercase to fold case, bpe_codes a codes file of `s2s
+   prepare --bpe` or subword-nmt that splits the tokens into subword units (NULL:
+   none). NULL on failure: S2S_ERR_ARGUMENT "'zz' is not an ISO 639 language code",
+   or S2S_ERR_MODEL with the codes file's message. Read-only once made: any number of
+   threads may use it at once. */
+s2s_tokenizer *s2s_tokenizer_new(const char *lang, int lowercase, const char *bpe_codes, s2s_error *err);
+void s2s_tokenizer_free(s2s_tokenizer *t);
+
+/* text[0..len) (it may hold a NUL byte, an error) as `s2s tokenize` writes a line: its
+   tokens (or units) separated by single spaces, "" for a blank text. NULL on failure
+   (S2S_ERR_INPUT "invalid UTF-8 at byte N", "NUL byte at byte N"). Free with
+   s2s_string_free. */
+char *s2s_tokenizer_tokenize(const s2s_tokenizer *t, const char *text, size_t len, s2s_error *err);
+/* The reverse, as `s2s tokenize --detok`: units joined (a token ending in "@@" glued to
+   the next), then the tokens joined into text of the tokenizer's language. */
+char *s2s_tokenizer_detokenize(const s2s_tokenizer *t, const char *tokens, size_t len, s2s_error *err);
+/* Only the units joined, as `s2s tokenize --join`: what the codes split, exactly. */
+char *s2s_join_units(const char *tokens, size_t len, s2s_error *err);
+
 /* ---- the model ---- */
 
 /* What `s2s info` shows of a translator's (first) model file. Owned by the translator. */

@@ -1,4 +1,5 @@
-/* s2s tokenize: tokenizes (or detokenizes) stdin line by line. */
+/* s2s tokenize: tokenizes (or detokenizes) stdin line by line, through the library's
+   interface (include/s2s.h). */
 #include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -10,24 +11,33 @@
 #include "base/file.h"
 #include "base/opt.h"
 #include "commands.h"
-#include "text/bpe.h"
-#include "text/tokenize.h"
+#include "s2s.h"
 
 typedef struct TokenizeArgs {
-    TokOpts to;
+    const char *lang;
+    bool keep_case;
     bool detok, join;
     const char *codes;
 } TokenizeArgs;
 
+static int parse_lang(const char *v, void *field)
+{
+    char code[4];
+    if (s2s_language_code(v, code) != 0)
+        return -1;
+    *(const char **)field = v;
+    return 0;
+}
+
 #define AT(field) .off = offsetof(TokenizeArgs, field)
 
 static const OptRow rows[] = {
-    {.name = "--lang", .kind = OPT_PARSE, AT(to.lang), .parse = cmd_opt_lang, .choices = "an ISO 639 language code",
+    {.name = "--lang", .kind = OPT_PARSE, AT(lang), .parse = parse_lang, .choices = "an ISO 639 language code",
      .arg = "CODE",
      .help = "an ISO 639 code (default en): fr splits elisions (j'ai -> j' ai);\n"
              "languages other than en and fr get the generic rules (docs/cli/tokenize.md)"},
-    {.name = "--lowercase", .kind = OPT_FALSE, AT(to.keep_case), .help = "fold case (as s2s prepare --lowercase)"},
-    {.name = "--keep-case", .kind = OPT_TRUE, AT(to.keep_case), .help = "keep case (the default)"},
+    {.name = "--lowercase", .kind = OPT_FALSE, AT(keep_case), .help = "fold case (as s2s prepare --lowercase)"},
+    {.name = "--keep-case", .kind = OPT_TRUE, AT(keep_case), .help = "keep case (the default)"},
     {.name = "--bpe", .kind = OPT_STR, AT(codes), .arg = "CODES",
      .help = "then split each token into subword units with the BPE merges of\n"
              "CODES (a codes file of s2s prepare --bpe or subword-nmt), \"@@\"\n"
@@ -88,10 +98,9 @@ static ssize_t read_line(FILE *fp, char **line, size_t *cap)
 
 int cmd_tokenize(int argc, char **argv)
 {
-    TokenizeArgs args = {.to = {LANG_EN, true}};
+    TokenizeArgs args = {.lang = "en", .keep_case = true};
     int seen[sizeof rows / sizeof *rows];
     opt_parse(&table, &args, argc, argv, seen, NULL, 0);
-    TokOpts to = args.to;
     bool detok = args.detok, join = args.join;
     const char *codes = args.codes;
 
@@ -99,11 +108,11 @@ int cmd_tokenize(int argc, char **argv)
         die_usage("tokenize: --detok and --join exclude each other");
     if ((detok || join) && codes)
         die_usage("tokenize: --bpe segments tokenized text; --%s takes no codes", detok ? "detok" : "join");
-    Bpe *bpe = NULL;
-    Err e;
-    if (codes && bpe_load(&bpe, codes, &e) != 0)
-        die_err(&e);
-    Buf out = {0}, units = {0};
+    s2s_error err;
+    s2s_tokenizer *tok = s2s_tokenizer_new(args.lang, !args.keep_case, codes, &err);
+    if (!tok)
+        die("%s", err.message);
+    Buf out = {0};
     char *line = NULL;
     size_t cap = 0;
     ssize_t got;
@@ -124,21 +133,15 @@ int cmd_tokenize(int argc, char **argv)
             s += 3;
             len -= 3;
         }
-        int rc = detok || join ? tok_check_utf8(s, len, &e) : 0;
-        if (rc == 0 && join) {
-            bpe_join(s, len, &out);
-        } else if (rc == 0 && detok) {
-            buf_clear(&units);
-            bpe_join(s, len, &units);
-            if (units.len)
-                detok_line(units.data, units.len, to.lang, &out);
-        } else if (rc == 0) {
-            rc = bpe_tok_line(bpe, s, len, &to, &out, &e) < 0 ? -1 : 0;
-        }
-        if (rc < 0) {
+        char *got_line = join ? s2s_join_units(s, len, &err)
+                         : detok ? s2s_tokenizer_detokenize(tok, s, len, &err)
+                                 : s2s_tokenizer_tokenize(tok, s, len, &err);
+        if (!got_line) {
             flush_out(&out);
-            die("<stdin>:%ld: %s", lineno, e.msg);
+            die("<stdin>:%ld: %s", lineno, err.message);
         }
+        buf_puts(&out, got_line);
+        s2s_string_free(got_line);
         buf_putc(&out, '\n');
         if (out.len >= 1 << 16)
             flush_out(&out);
@@ -147,8 +150,7 @@ int cmd_tokenize(int argc, char **argv)
         die("cannot read stdin: %s", strerror(errno));
     flush_out(&out);
     buf_free(&out);
-    buf_free(&units);
-    bpe_free(bpe);
+    s2s_tokenizer_free(tok);
     free(line);
     if (fflush(stdout) != 0 || ferror(stdout))
         die("cannot write to stdout: %s", strerror(errno));

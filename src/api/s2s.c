@@ -681,3 +681,96 @@ int s2s_score_sentence(const char *hyp, const char *const *refs, size_t nrefs, c
 {
     return score(hyp ? &hyp : NULL, hyp ? 1 : 0, refs, nrefs, opts, true, out, err);
 }
+
+struct s2s_tokenizer {
+    TokOpts to;
+    Bpe *bpe;
+};
+
+s2s_tokenizer *s2s_tokenizer_new(const char *lang, int lowercase, const char *bpe_codes, s2s_error *err)
+{
+    Lang l = LANG_EN;
+    if (lang && lang_parse(lang, &l) != 0) {
+        char m[160];
+        snprintf(m, sizeof m, "'%.100s' is not an ISO 639 language code", lang);
+        fail_msg(err, S2S_ERR_ARGUMENT, m);
+        return NULL;
+    }
+    s2s_tokenizer *t = XCNEW(s2s_tokenizer, 1);
+    t->to = (TokOpts){l, !lowercase};
+    Err e;
+    if (bpe_codes && bpe_load(&t->bpe, bpe_codes, &e) != 0) {
+        free(t);
+        fail(err, S2S_ERR_MODEL, &e);
+        return NULL;
+    }
+    ok(err);
+    return t;
+}
+
+void s2s_tokenizer_free(s2s_tokenizer *t)
+{
+    if (!t)
+        return;
+    bpe_free(t->bpe);
+    free(t);
+}
+
+/* text, checked as tokenize and the joins check their input: 0, or -1 with err set. */
+static int check_text(const void *owner, const char *text, size_t len, s2s_error *err)
+{
+    if (!owner || !text)
+        return fail_msg(err, S2S_ERR_ARGUMENT, !owner ? "no tokenizer" : "no text");
+    Err e;
+    if (tok_check_utf8(text, len, &e) != 0)
+        return fail(err, S2S_ERR_INPUT, &e);
+    const char *nul = memchr(text, '\0', len);
+    if (nul) {
+        err_set(&e, "NUL byte at byte %zu", (size_t)(nul - text) + 1);
+        return fail(err, S2S_ERR_INPUT, &e);
+    }
+    return 0;
+}
+
+static char *take(Buf *b, s2s_error *err)
+{
+    ok(err);
+    return b->data ? buf_take(b) : xstrdup("");
+}
+
+char *s2s_tokenizer_tokenize(const s2s_tokenizer *t, const char *text, size_t len, s2s_error *err)
+{
+    if (!t || !text) {
+        fail_msg(err, S2S_ERR_ARGUMENT, !t ? "no tokenizer" : "no text");
+        return NULL;
+    }
+    Buf out = {0};
+    Err e;
+    if (bpe_tok_line(t->bpe, text, len, &t->to, &out, &e) < 0) {
+        buf_free(&out);
+        fail(err, S2S_ERR_INPUT, &e);
+        return NULL;
+    }
+    return take(&out, err);
+}
+
+char *s2s_tokenizer_detokenize(const s2s_tokenizer *t, const char *tokens, size_t len, s2s_error *err)
+{
+    if (check_text(t, tokens, len, err) != 0)
+        return NULL;
+    Buf units = {0}, out = {0};
+    bpe_join(tokens, len, &units);
+    if (units.len)
+        detok_line(units.data, units.len, t->to.lang, &out);
+    buf_free(&units);
+    return take(&out, err);
+}
+
+char *s2s_join_units(const char *tokens, size_t len, s2s_error *err)
+{
+    if (check_text("", tokens, len, err) != 0)
+        return NULL;
+    Buf out = {0};
+    bpe_join(tokens, len, &out);
+    return take(&out, err);
+}

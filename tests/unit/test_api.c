@@ -746,3 +746,41 @@ Test(api, a_batch_names_its_texts_in_errors)
     cr_expect_str_eq(err.message, "no batch");
     s2s_translator_free(tr);
 }
+
+/* A tokenizer without a model: `s2s tokenize`'s tokens (tests/cli/test_tokenize.c
+   checks the command's exact output), its errors as values. */
+Test(api, a_tokenizer_without_a_model)
+{
+    s2s_error err;
+    s2s_tokenizer *fr = s2s_tokenizer_new("fra", 0, NULL, &err), *lc = s2s_tokenizer_new("fr", 1, NULL, &err);
+    cr_assert(fr && lc, "%s", err.message);
+    const char *text = "J'ai un CHAT.";
+    char *a = s2s_tokenizer_tokenize(fr, text, strlen(text), &err), *b = s2s_tokenizer_tokenize(lc, text, strlen(text), &err);
+    cr_expect_str_eq(a, "J' ai un CHAT .");
+    cr_expect_str_eq(b, "j' ai un chat .");
+    char *c = s2s_tokenizer_detokenize(fr, b, strlen(b), &err);
+    cr_expect_str_eq(c, "j'ai un chat.");
+    char *d = s2s_join_units("cha@@ tons", 10, &err);
+    cr_expect_str_eq(d, "chatons");
+    char *e = s2s_tokenizer_tokenize(fr, " \t", 2, &err);
+    cr_expect_str_eq(e, "");
+    s2s_string_free(a);
+    s2s_string_free(b);
+    s2s_string_free(c);
+    s2s_string_free(d);
+    s2s_string_free(e);
+    cr_expect_null(s2s_tokenizer_tokenize(fr, "bad \xff", 5, &err));
+    cr_expect_eq(err.code, S2S_ERR_INPUT);
+    cr_expect_str_eq(err.message, "invalid UTF-8 at byte 5");
+    cr_expect_null(s2s_join_units("a\0b", 3, &err));
+    cr_expect_str_eq(err.message, "NUL byte at byte 2");
+    cr_expect_null(s2s_tokenizer_new("zz", 0, NULL, &err));
+    cr_expect_eq(err.code, S2S_ERR_ARGUMENT);
+    cr_expect_str_eq(err.message, "'zz' is not an ISO 639 language code");
+    cr_expect_null(s2s_tokenizer_new(NULL, 0, "/nonexistent/codes", &err));
+    cr_expect_eq(err.code, S2S_ERR_MODEL);
+    cr_expect_str_eq(err.message, "/nonexistent/codes: cannot open: No such file or directory");
+    s2s_tokenizer_free(fr);
+    s2s_tokenizer_free(lc);
+    s2s_tokenizer_free(NULL);
+}
