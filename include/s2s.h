@@ -272,9 +272,22 @@ typedef struct s2s_model_info {
                                  (attention_layer, 1..this), 0 for a recurrent model */
     int attention_heads;      /* their heads (s2s_batch.attention_head), 0 for a
                                  recurrent model */
+    int tensors;              /* the model's tensors (s2s_translator_tensor) */
 } s2s_model_info;
 
 const s2s_model_info *s2s_translator_info(const s2s_translator *tr);
+
+/* One tensor of a model, as `s2s info --tensors` lists it. */
+typedef struct s2s_tensor {
+    const char *name;  /* as PyTorch's state_dict names it: "encoder.layers.0.ff.0.weight" */
+    int ndim;          /* 1 or 2 */
+    int shape[2];      /* shape[1] 0 when ndim is 1 */
+    long long size;    /* values */
+} s2s_tensor;
+
+/* Tensor i (0 <= i < info->tensors, in the file's order) of the translator's (first)
+   model into *out (name owned by the translator): 0, or -1 when i is out of range. */
+int s2s_translator_tensor(const s2s_translator *tr, int i, s2s_tensor *out);
 
 /* ---- languages ---- */
 

@@ -1,4 +1,4 @@
-/* s2s info: what a model file holds. */
+/* s2s info: what a model file holds, through the library's interface (include/s2s.h). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,7 +10,7 @@
 #include "base/json.h"
 #include "base/opt.h"
 #include "commands.h"
-#include "model/file.h"
+#include "s2s.h"
 
 static const OptRow rows[] = {
     {.kind = OPT_SECTION, .help = "options:"},
@@ -129,48 +129,49 @@ int cmd_info(int argc, char **argv)
     if (!path)
         die_usage("info: missing MODEL argument (see 's2s info --help')");
 
-    Err e;
-    ModelFile mf;
-    if (model_file_load(&mf, path, false, &e) != 0)
-        die_err(&e);
+    /* loaded as translate loads it (every check), its weights left as they are */
+    s2s_translator_options lo = s2s_translator_options_default();
+    lo.precision = S2S_PRECISION_F32;
+    lo.threads = 1;
+    s2s_error err;
+    s2s_translator *tr = s2s_translator_load(&path, 1, &lo, &err);
+    if (!tr)
+        die("%s", err.message);
     struct stat st;
     if (stat(path, &st) != 0)
         die("%s: %s", path, strerror(errno));
 
-    const Model *m = &mf.model;
-    const TextConfig *t = &mf.text;
+    const s2s_model_info *m = s2s_translator_info(tr);
     Buf o = {0};
     buf_printf(&o, "file: %s\nsize: %lld bytes\n", path, (long long)st.st_size);
-    buf_printf(&o, "direction: %s (%s to %s)\nkeep_case: %s\n", t->dir.name,
-               t->dir.src.code, t->dir.tgt.code,
-               t->keep_case ? "true" : "false");
-    buf_printf(&o, "vocabulary: source %zu, target %zu\n", vocab_size(mf.src), vocab_size(mf.tgt));
-    if (mf.bpe[0] || mf.bpe[1]) {
+    buf_printf(&o, "direction: %s (%s to %s)\nkeep_case: %s\n", m->direction, m->source_lang, m->target_lang,
+               m->keep_case ? "true" : "false");
+    buf_printf(&o, "vocabulary: source %lld, target %lld\n", m->source_vocab, m->target_vocab);
+    if (m->source_merges || m->target_merges) {
         buf_puts(&o, "bpe:");
         for (int s = 0; s < 2; s++) {
+            long long merges = s ? m->target_merges : m->source_merges;
             buf_puts(&o, s ? ", target " : " source ");
-            if (mf.bpe[s])
-                buf_printf(&o, "%zu merges", bpe_merges(mf.bpe[s]));
+            if (merges)
+                buf_printf(&o, "%lld merges", merges);
             else
                 buf_puts(&o, "words");
         }
         buf_putc(&o, '\n');
     }
-    buf_printf(&o, "parameters: %zu (%d tensors)\n", m->layout.total, m->layout.n);
+    buf_printf(&o, "parameters: %lld (%d tensors)\n", m->parameters, m->tensors);
 
     /* Every key of s2s.config, from the same writer the file uses. */
-    Buf cj = {0};
-    model_config_json(&m->cfg, t, &cj);
+    Err e;
     Json doc;
-    if (json_parse(&doc, cj.data, cj.len, &e) != 0)
-        BUG("model_config_json wrote invalid JSON: %s", e.msg);
+    if (json_parse(&doc, m->config_json, strlen(m->config_json), &e) != 0)
+        BUG("the library wrote an invalid s2s.config: %s", e.msg);
     buf_puts(&o, "config:\n");
     put_members(&o, doc.root, 2, true);
     json_free(&doc);
-    buf_free(&cj);
 
     /* s2s.history was checked when the file was loaded. */
-    if (json_parse(&doc, mf.history, strlen(mf.history), &e) != 0)
+    if (json_parse(&doc, m->history_json, strlen(m->history_json), &e) != 0)
         BUG("s2s.history was checked on load: %s", e.msg);
     if (doc.root->type == JSON_OBJECT && json_len(doc.root) > 0) {
         buf_puts(&o, "history:\n");
@@ -184,20 +185,20 @@ int cmd_info(int argc, char **argv)
 
     if (tensors) {
         buf_puts(&o, "tensors:\n");
-        for (int i = 0; i < m->layout.n; i++) {
-            const ParamInfo *p = &m->layout.info[i];
+        s2s_tensor t;
+        for (int i = 0; s2s_translator_tensor(tr, i, &t) == 0; i++) {
             char shape[48];
-            if (p->ndim == 1)
-                snprintf(shape, sizeof shape, "[%d]", p->shape[0]);
+            if (t.ndim == 1)
+                snprintf(shape, sizeof shape, "[%d]", t.shape[0]);
             else
-                snprintf(shape, sizeof shape, "[%d, %d]", p->shape[0], p->shape[1]);
-            buf_printf(&o, "  %-32s %-14s %zu\n", p->name, shape, p->size);
+                snprintf(shape, sizeof shape, "[%d, %d]", t.shape[0], t.shape[1]);
+            buf_printf(&o, "  %-32s %-14s %lld\n", t.name, shape, t.size);
         }
     }
 
     if (fwrite(o.data, 1, o.len, stdout) != o.len || fflush(stdout) != 0)
         die("cannot write to stdout: %s", strerror(errno));
     buf_free(&o);
-    model_file_free(&mf);
+    s2s_translator_free(tr);
     return 0;
 }

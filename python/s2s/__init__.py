@@ -125,6 +125,7 @@ class _ModelInfo(ctypes.Structure):
         ("history_json", ctypes.c_char_p),
         ("attention_layers", ctypes.c_int),
         ("attention_heads", ctypes.c_int),
+        ("tensors", ctypes.c_int),
     ]
 
 

@@ -148,6 +148,7 @@ static void fill_info(s2s_translator *tr)
         .attention_layers = model_attention_layers(&tr->use.model),
     };
     tr->info.attention_heads = tr->info.attention_layers ? m->cfg.heads : 0;
+    tr->info.tensors = m->layout.n;
 }
 
 s2s_translator *s2s_translator_load(const char *const *paths, int npaths,
@@ -244,6 +245,17 @@ void s2s_translator_free(s2s_translator *tr)
 }
 
 const s2s_model_info *s2s_translator_info(const s2s_translator *tr) { return tr ? &tr->info : NULL; }
+
+int s2s_translator_tensor(const s2s_translator *tr, int i, s2s_tensor *out)
+{
+    const ParamLayout *l = tr ? &tr->files[0].model.layout : NULL;
+    if (!l || !out || i < 0 || i >= l->n)
+        return -1;
+    const ParamInfo *p = &l->info[i];
+    *out = (s2s_tensor){.name = p->name, .ndim = p->ndim, .shape = {p->shape[0], p->ndim > 1 ? p->shape[1] : 0},
+                        .size = (long long)p->size};
+    return 0;
+}
 
 /* The per-call options: the translator's, or o's decoding fields. */
 static s2s_translator_options call_options(const s2s_translator *tr, const s2s_translator_options *o)

@@ -344,6 +344,22 @@ Test(api, two_models_in_one_process_do_not_disturb_each_other)
     cr_expect_eq(s2s_translator_info(a)->attention_heads, 0);
     cr_expect_eq(s2s_translator_info(b)->attention_layers, 1);
     cr_expect_eq(s2s_translator_info(b)->attention_heads, 2);
+    /* its tensors, in the file's order, as PyTorch names them (tests/recorded/tf.s2s:
+       34 tensors, the first the source embedding, the last the output bias) */
+    s2s_tensor t;
+    cr_expect_eq(s2s_translator_info(b)->tensors, 34);
+    cr_assert_eq(s2s_translator_tensor(b, 0, &t), 0);
+    cr_expect_str_eq(t.name, "src_emb.weight");
+    cr_expect(t.ndim == 2 && t.shape[0] == 227 && t.shape[1] == 16 && t.size == 3632);
+    cr_assert_eq(s2s_translator_tensor(b, 33, &t), 0);
+    cr_expect_str_eq(t.name, "out.proj.bias");
+    cr_expect(t.ndim == 1 && t.shape[0] == 237 && t.shape[1] == 0 && t.size == 237);
+    cr_expect_eq(s2s_translator_tensor(b, 34, &t), -1);
+    cr_expect_eq(s2s_translator_tensor(b, -1, &t), -1);
+    long long sum = 0;
+    for (int i = 0; s2s_translator_tensor(b, i, &t) == 0; i++)
+        sum += t.size;
+    cr_expect_eq(sum, s2s_translator_info(b)->parameters);
     s2s_translator_free(b32);
     s2s_translator_free(a);
     s2s_translator_free(b);
