@@ -216,6 +216,37 @@ char *s2s_attention_svg(const s2s_attention *a, const char *title);
    from 0 to 1). NULL when a has no tokens. Free with s2s_string_free. */
 char *s2s_attention_text(const s2s_attention *a);
 
+/* ---- evaluating ---- */
+
+typedef struct s2s_evaluation s2s_evaluation;
+
+/* What `s2s eval` does with a test set: the file tsv (lines "SOURCE<TAB>REFERENCE" in
+   the model's direction; further columns ignored) read, its distinct sources translated
+   once each with the translator's options or opts (a source holding JSON with the
+   constraints option), scored by corpus BLEU and chrF2 against every reference of their
+   source, the references' perplexity under the model (not for an ensemble), and with
+   by_length the same by source length (1-8, 9-15, 16-30, >30 words). NULL on failure:
+   S2S_ERR_INPUT "TSV:LINE: ..." for a file that cannot be read or a line that cannot
+   be translated. */
+s2s_evaluation *s2s_evaluate(const s2s_translator *tr, const char *tsv, int by_length,
+                             const s2s_translator_options *opts, s2s_error *err);
+void s2s_evaluation_free(s2s_evaluation *ev);
+
+/* The report as `s2s eval` prints it: its text block, or with json its JSON object on
+   one line (each ending in a newline). Owned by ev. */
+const char *s2s_evaluation_report(const s2s_evaluation *ev, int json);
+/* The translation of every line of the file (that of its source), one a line, as
+   `s2s eval -o FILE` writes them. Owned by ev. */
+const char *s2s_evaluation_translations(const s2s_evaluation *ev);
+
+/* The evaluation's figures. */
+typedef struct s2s_evaluation_figures {
+    double bleu, chrf;        /* corpus BLEU and chrF2, 0..100 */
+    double perplexity;        /* of the references; 0 for an ensemble or no token */
+    long long lines, sources; /* lines of the file, distinct sources */
+} s2s_evaluation_figures;
+s2s_evaluation_figures s2s_evaluation_get(const s2s_evaluation *ev);
+
 /* ---- tokens ---- */
 
 typedef enum s2s_side { S2S_SOURCE = 0, S2S_TARGET = 1 } s2s_side;

@@ -14,7 +14,7 @@
 set -eu
 cd "$(dirname "$0")/.."
 LAYERS="base text,nn,eval model data decode api train,serve"
-LIBRARY_USERS="src/serve src/cmd_serve.c src/cmd_translate.c src/cmd_repl.c src/cmd_lineedit.c src/cmd_score.c src/cmd_tokenize.c src/cmd_info.c"
+LIBRARY_USERS="src/serve src/cmd_serve.c src/cmd_translate.c src/cmd_repl.c src/cmd_lineedit.c src/cmd_score.c src/cmd_tokenize.c src/cmd_info.c src/cmd_eval.c src/cmd_search.c"
 
 for d in src/*/; do
     m=$(basename "$d")

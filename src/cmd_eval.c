@@ -12,13 +12,9 @@
 #include "base/file.h"
 #include "base/opt.h"
 #include "base/safetensors.h"
-#include "cmd_decode.h"
+#include "cmd_search.h"
 #include "commands.h"
-#include "nn/linalg.h"
-#include "decode/constraints.h"
-#include "decode/evaluate.h"
-#include "model/file.h"
-#include "text/corpus.h"
+#include "s2s.h"
 
 typedef struct EvalOpts {
     const char *model, *tsv; /* model: the first of models */
@@ -109,77 +105,37 @@ int cmd_eval(int argc, char **argv)
 {
     EvalOpts po;
     parse_args(&po, argc, argv);
-    DecodeModels dm;
-    decode_start(&po.d, po.models, po.nmodels, po.tsv, &dm);
     Err e;
-    ModelFile mf = dm.use;
-    Corpus c;
-    CorpusOpts co = corpus_opts_pairs(mf.text.dir); /* source<TAB>target */
-    if (corpus_read(&c, po.tsv, &co, &e) != 0)
+    /* the output is never the test set or a model file */
+    const char **inputs = XNEW(const char *, po.nmodels + 1);
+    for (int i = 0; i < po.nmodels; i++)
+        inputs[i] = po.models[i];
+    inputs[po.nmodels] = po.tsv;
+    if (po.d.output && file_check_text_output(po.d.output, "-o", inputs, (size_t)po.nmodels + 1, &e) != 0)
         die_err(&e);
+    free(inputs);
 
-    /* --constraints and --glossary: each source's text and constraints */
-    char **texts = NULL;
-    size_t *tlens = NULL;
-    TranslateCons *cons = NULL;
-    Glossary *gl = NULL;
-    if (po.glossary) {
-        TokOpts so = text_src_opts(&mf.text);
-        if (glossary_load(po.glossary, &so, po.glossary_ignore_case, &gl, &e) != 0)
-            die_err(&e);
-    }
-    if (po.constraints || gl) {
-        size_t n = c.n ? c.n : 1;
-        texts = XNEW(char *, n);
-        tlens = XNEW(size_t, n);
-        cons = XCNEW(TranslateCons, n);
-        for (size_t i = 0; i < c.n; i++) {
-            const Pair *p = &c.pairs[i];
-            if (!po.constraints) {
-                texts[i] = xstrndup(p->src, p->src_len);
-                tlens[i] = p->src_len;
-            } else if (cons_parse_line(p->src, p->src_len, &texts[i], &tlens[i], &cons[i], &e) != 0) {
-                die("%s:%zu: %s", po.tsv, p->line, e.msg);
-            }
-            if (gl)
-                glossary_apply(gl, texts[i], tlens[i], &cons[i]);
-        }
-    }
-    Evaluation ev;
-    const EvalNames names = {po.tsv, po.models, dm.n};
-    const TranslateOpts to = decode_translate_opts(&po.d);
-    if (evaluate_run(&ev, &mf, &names, &c, &to, (const char *const *)texts, tlens, cons, &e) != 0)
-        die_err(&e);
-    ev.precision = precision_names[decode_precision(&po.d)];
-    if (po.by_length && evaluate_by_length(&ev, &c, &e) != 0)
-        die_err(&e);
+    s2s_translator_options o = po.d.o;
+    o.constraints = po.constraints;
+    o.glossary = po.glossary;
+    o.glossary_ignore_case = po.glossary_ignore_case;
+    s2s_error err;
+    s2s_translator *tr = s2s_translator_load(po.models, po.nmodels, &o, &err);
+    if (!tr)
+        die("%s", err.message);
+    s2s_evaluation *ev = s2s_evaluate(tr, po.tsv, po.by_length, NULL, &err);
+    if (!ev)
+        die("%s", err.message);
     if (po.d.output) {
-        Buf o = {0};
-        evaluate_hyps(&ev, &o);
-        if (atomic_write(po.d.output, o.data, o.len, &e) != 0)
+        const char *hyps = s2s_evaluation_translations(ev);
+        if (atomic_write(po.d.output, hyps, strlen(hyps), &e) != 0)
             die_err(&e);
-        buf_free(&o);
     }
-    Buf text = {0};
-    if (po.json)
-        evaluate_json(&ev, &text);
-    else
-        evaluate_text(&ev, &text);
-    if (fwrite(text.data, 1, text.len, stdout) != text.len || fflush(stdout) != 0)
+    const char *report = s2s_evaluation_report(ev, po.json);
+    if (fputs(report, stdout) == EOF || fflush(stdout) != 0)
         die("cannot write to stdout: %s", strerror(errno));
-
-    buf_free(&text);
-    evaluate_free(&ev);
-    for (size_t i = 0; cons && i < c.n; i++) {
-        translate_cons_free(&cons[i]);
-        free(texts[i]);
-    }
-    free(cons);
-    free(texts);
-    free(tlens);
-    glossary_free(gl);
-    corpus_free(&c);
-    decode_models_free(&dm);
+    s2s_evaluation_free(ev);
+    s2s_translator_free(tr);
     free(po.models);
     return 0;
 }

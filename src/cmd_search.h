@@ -1,4 +1,4 @@
-/* The decoding options that `translate`, `eval` and `serve` share (src/cmd_decode.c),
+/* The decoding options that `translate`, `eval` and `serve` share (src/cmd_search.c),
    in the library's terms (include/s2s.h): the rows of their tables and one default, so
    that the three spell, bound and default them alike. */
 #ifndef S2S_CMD_SEARCH_H

@@ -1,6 +1,5 @@
 /* The subcommands, one file each (src/cmd_NAME.c). argv[0] is the subcommand name.
-   The decoding options that translate, eval and serve share: cmd_search.h; the model
-   files translate and eval decode with: cmd_decode.h. */
+   The decoding options that translate, eval and serve share: cmd_search.h. */
 #ifndef S2S_COMMANDS_H
 #define S2S_COMMANDS_H
 

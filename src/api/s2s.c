@@ -13,6 +13,7 @@
 #include "base/err.h"
 #include "decode/align.h"
 #include "decode/constraints.h"
+#include "decode/evaluate.h"
 #include "decode/translate.h"
 #include "eval/bleu.h"
 #include "eval/chrf.h"
@@ -23,6 +24,7 @@
 #include "nn/linalg.h"
 #include "nn/quant.h"
 #include "text/bpe.h"
+#include "text/corpus.h"
 #include "text/lang.h"
 #include "text/tokenize.h"
 
@@ -37,6 +39,7 @@ struct s2s_translator {
     s2s_translator_options opts; /* glossary: NULL (the file was read at load) */
     s2s_model_info info;
     char *config_json;
+    char **paths;      /* (n) the files as given, for reports */
 };
 
 struct s2s_result {
@@ -187,6 +190,9 @@ s2s_translator *s2s_translator_load(const char *const *paths, int npaths,
         model_set_precision(&tr->files[i].model, precision_of(o.precision));
         tr->members[i] = tr->files[i].model;
     }
+    tr->paths = XNEW(char *, npaths);
+    for (int i = 0; i < npaths; i++)
+        tr->paths[i] = xstrdup(paths[i]);
     tr->use = tr->files[0];
     if (npaths > 1)
         model_ensemble_init(&tr->use.model, tr->members, npaths);
@@ -238,6 +244,9 @@ void s2s_translator_free(s2s_translator *tr)
         model_file_free(&tr->files[i]);
     }
     glossary_free(tr->glossary);
+    for (int i = 0; tr->paths && i < tr->n; i++)
+        free(tr->paths[i]);
+    free(tr->paths);
     free(tr->files);
     free(tr->members);
     free(tr->config_json);
@@ -491,6 +500,139 @@ int s2s_result_attention(const s2s_result *r, int i, s2s_attention *a)
                          .source = (const char *const *)t->src, .output = (const char *const *)t->tgt,
                          .weights = t->w};
     return 0;
+}
+
+struct s2s_evaluation {
+    Evaluation ev;
+    char *text, *json, *hyps;
+    s2s_evaluation_figures figures;
+};
+
+static const char *const precision_label[] = {[S2S_PRECISION_INT8] = "int8", [S2S_PRECISION_BF16] = "bf16",
+                                              [S2S_PRECISION_F32] = "f32"};
+
+s2s_evaluation *s2s_evaluate(const s2s_translator *tr, const char *tsv, int by_length,
+                             const s2s_translator_options *opts, s2s_error *err)
+{
+    if (!tr || !tsv) {
+        fail_msg(err, S2S_ERR_ARGUMENT, !tr ? "no translator" : "no file");
+        return NULL;
+    }
+    s2s_translator_options o = call_options(tr, opts);
+    if (check_options(&o, err) != 0)
+        return NULL;
+    if (o.nbest != 1 || o.attention) {
+        fail_msg(err, S2S_ERR_ARGUMENT, "an evaluation takes nbest 1 and no attention");
+        return NULL;
+    }
+    const TranslateOpts to = {.batch = o.batch, .max_len = o.max_len, .beam = o.beam, .nbest = 1,
+                              .alpha = o.length_penalty, .replace_unk = o.replace_unk != 0,
+                              .split = o.split != 0, .copy_numbers = o.copy_numbers != 0};
+    Err e;
+    Corpus c;
+    CorpusOpts co = corpus_opts_pairs(tr->use.text.dir); /* source<TAB>target */
+    if (corpus_read(&c, tsv, &co, &e) != 0) {
+        fail(err, S2S_ERR_INPUT, &e);
+        return NULL;
+    }
+    /* the constraints option and the glossary: each line's text and constraints */
+    char **texts = NULL;
+    size_t *tlens = NULL;
+    TranslateCons *cons = NULL;
+    int rc = 0;
+    if (o.constraints || tr->glossary) {
+        size_t n = c.n ? c.n : 1;
+        texts = XCNEW(char *, n);
+        tlens = XNEW(size_t, n);
+        cons = XCNEW(TranslateCons, n);
+        for (size_t i = 0; i < c.n && rc == 0; i++) {
+            const Pair *p = &c.pairs[i];
+            Err ce;
+            if (!o.constraints) {
+                texts[i] = xstrndup(p->src, p->src_len);
+                tlens[i] = p->src_len;
+            } else if (cons_parse_line(p->src, p->src_len, &texts[i], &tlens[i], &cons[i], &ce) != 0) {
+                rc = err_set(&e, "%s:%zu: %s", tsv, p->line, ce.msg);
+                break;
+            }
+            if (tr->glossary)
+                glossary_apply(tr->glossary, texts[i], tlens[i], &cons[i]);
+        }
+    }
+    s2s_evaluation *r = NULL;
+    if (rc == 0) {
+        r = XCNEW(s2s_evaluation, 1);
+        const EvalNames names = {tsv, (const char *const *)tr->paths, tr->n};
+        /* evaluate_run reads the model and the vocabularies only (s2s.h "Threads") */
+        rc = evaluate_run(&r->ev, (ModelFile *)&tr->use, &names, &c, &to, (const char *const *)texts, tlens, cons,
+                          &e);
+        if (rc == 0) {
+            r->ev.precision = precision_label[tr->opts.precision];
+            if (by_length)
+                rc = evaluate_by_length(&r->ev, &c, &e);
+            Buf b = {0};
+            evaluate_text(&r->ev, &b);
+            r->text = buf_take(&b);
+            evaluate_json(&r->ev, &b);
+            r->json = buf_take(&b);
+            evaluate_hyps(&r->ev, &b);
+            r->hyps = b.data ? buf_take(&b) : xstrdup("");
+            r->figures = (s2s_evaluation_figures){.bleu = r->ev.scores.bleu.score, .chrf = r->ev.scores.chrf,
+                                                  .perplexity = r->ev.have_ppl ? r->ev.ppl : 0,
+                                                  .lines = (long long)r->ev.lines,
+                                                  .sources = (long long)r->ev.sources};
+        } else {
+            free(r);
+            r = NULL;
+        }
+        if (rc != 0 && r) {
+            s2s_evaluation_free(r);
+            r = NULL;
+        }
+    }
+    /* the texts and constraints are the Evaluation's until here */
+    if (r) {
+        r->ev.text = NULL;
+        r->ev.text_len = NULL;
+        r->ev.cons = NULL;
+    }
+    for (size_t i = 0; cons && i < c.n; i++) {
+        translate_cons_free(&cons[i]);
+        free(texts[i]);
+    }
+    free(cons);
+    free(texts);
+    free(tlens);
+    corpus_free(&c);
+    if (!r) {
+        fail(err, S2S_ERR_INPUT, &e);
+        return NULL;
+    }
+    ok(err);
+    return r;
+}
+
+void s2s_evaluation_free(s2s_evaluation *ev)
+{
+    if (!ev)
+        return;
+    evaluate_free(&ev->ev);
+    free(ev->text);
+    free(ev->json);
+    free(ev->hyps);
+    free(ev);
+}
+
+const char *s2s_evaluation_report(const s2s_evaluation *ev, int json)
+{
+    return !ev ? NULL : json ? ev->json : ev->text;
+}
+
+const char *s2s_evaluation_translations(const s2s_evaluation *ev) { return ev ? ev->hyps : NULL; }
+
+s2s_evaluation_figures s2s_evaluation_get(const s2s_evaluation *ev)
+{
+    return ev ? ev->figures : (s2s_evaluation_figures){0};
 }
 
 char *s2s_attention_svg(const s2s_attention *a, const char *title)

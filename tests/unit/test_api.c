@@ -800,3 +800,52 @@ Test(api, a_tokenizer_without_a_model)
     s2s_tokenizer_free(lc);
     s2s_tokenizer_free(NULL);
 }
+
+/* s2s_evaluate: `s2s eval`'s report and translations (tests/cli/test_eval.c checks the
+   command's figures by hand), its figures, its errors. */
+Test(api, an_evaluation_of_a_test_set)
+{
+    char *dir = tmpdir_new();
+    char *tsv = strf("%s/t.tsv", dir);
+    write_file(tsv, "I have a cat.\tJ'ai un chat.\nI have a cat.\tJ'ai une chatte.\nWhere is the book?\tOù est le livre ?\n");
+    s2s_translator *tr = load(RNN, NULL);
+    s2s_error err;
+    s2s_evaluation *ev = s2s_evaluate(tr, tsv, 1, NULL, &err);
+    cr_assert(ev, "%s", err.message);
+    s2s_evaluation_figures f = s2s_evaluation_get(ev);
+    cr_expect_eq(f.lines, 3);
+    cr_expect_eq(f.sources, 2);
+    cr_expect(f.bleu > 0 && f.bleu <= 100 && f.chrf > 0 && f.perplexity > 1);
+    const char *json = s2s_evaluation_report(ev, 1), *text = s2s_evaluation_report(ev, 0);
+    const char *jb = strstr(json, "\"bleu\": "), *jc = strstr(json, "\"chrf\": ");
+    cr_assert(jb && jc, "%s", json);
+    cr_expect_eq(strtod(jb + 8, NULL), f.bleu);
+    cr_expect_eq(strtod(jc + 8, NULL), f.chrf);
+    cr_expect(strstr(json, "\"lines\": 3, \"sources\": 2"), "%s", json);
+    cr_expect(strstr(text, "by source length") && strstr(text, "\n1-8                3 "), "%s", text);
+    /* a translation a line: the two lines of one source the same */
+    const char *hyps = s2s_evaluation_translations(ev);
+    const char *nl1 = strchr(hyps, '\n'), *nl2 = nl1 ? strchr(nl1 + 1, '\n') : NULL;
+    cr_assert(nl1 && nl2 && strchr(nl2 + 1, '\n') && !strchr(strchr(nl2 + 1, '\n') + 1, '\n'), "%s", hyps);
+    cr_expect_eq(nl1 - hyps, nl2 - nl1 - 1);
+    cr_expect(strncmp(hyps, nl1 + 1, (size_t)(nl1 - hyps)) == 0);
+    s2s_evaluation_free(ev);
+    /* errors */
+    char *missing = strf("%s/none.tsv", dir);
+    cr_expect_null(s2s_evaluate(tr, missing, 0, NULL, &err));
+    cr_expect_eq(err.code, S2S_ERR_INPUT);
+    char *msg = strf("%s: cannot open: No such file or directory", missing);
+    cr_expect_str_eq(err.message, msg);
+    s2s_translator_options o = s2s_translator_options_default();
+    o.nbest = 2;
+    cr_expect_null(s2s_evaluate(tr, tsv, 0, &o, &err));
+    cr_expect_eq(err.code, S2S_ERR_ARGUMENT);
+    cr_expect_str_eq(err.message, "an evaluation takes nbest 1 and no attention");
+    s2s_evaluation_free(NULL);
+    s2s_translator_free(tr);
+    free(msg);
+    free(missing);
+    free(tsv);
+    rm_rf(dir);
+    free(dir);
+}
