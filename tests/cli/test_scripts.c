@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "base/json.h"
 #include "helpers.h"
@@ -296,4 +297,65 @@ Test(scripts, plot_training_minutes_draws_several_logs)
     free(copy);
     free(png);
     trained_free(&t);
+}
+
+/* scripts/check-layers.sh on a tree of its own: a command or a server file that
+   reaches a module below the header, directly or through a commands header, is named;
+   the trainer's commands may; the tree as it stands passes. */
+Test(scripts, check_layers_keeps_the_commands_on_the_header)
+{
+    RunResult r = RUN_PROG(NULL, "scripts/check-layers.sh");
+    cr_expect_eq(r.status, 0, "%s%s", r.out, r.err);
+    cr_expect(strstr(r.out, "check-layers: the layers hold; through include/s2s.h alone: src/serve/ and every command but"),
+              "%s", r.out);
+    run_free(&r);
+
+    char *dir = tmpdir_new();
+    const char *dirs[] = {"scripts", "src", "src/base", "src/decode", "src/serve", "include"};
+    for (size_t i = 0; i < sizeof dirs / sizeof *dirs; i++) {
+        char *d = strf("%s/%s", dir, dirs[i]);
+        cr_assert_eq(mkdir(d, 0755), 0, "%s", d);
+        free(d);
+    }
+    char *script = strf("%s/scripts/check-layers.sh", dir), *text = slurp("scripts/check-layers.sh", NULL);
+    write_file(script, text);
+    cr_assert_eq(chmod(script, 0755), 0);
+    const char *files[][2] = {
+        {"include/s2s.h", "/* the header */\n"},
+        {"src/base/buf.h", "/* base */\n"},
+        {"src/decode/beam.h", "#include \"base/buf.h\"\n"},
+        {"src/serve/server.c", "#include \"base/buf.h\"\n#include \"s2s.h\"\n"},
+        {"src/cmd_translate.c", "#include \"cmd_search.h\"\n#include \"serve/server.h\"\n"},
+        {"src/cmd_search.h", "#include \"s2s.h\"\n#include \"decode/beam.h\"\n"},
+        {"src/cmd_score.c", "#include \"decode/beam.h\"\n"},
+        {"src/cmd_train.c", "#include \"decode/beam.h\"\n"},
+        {"src/serve/server.h", "#include \"s2s.h\"\n"},
+    };
+    for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+        char *p = strf("%s/%s", dir, files[i][0]);
+        write_file(p, files[i][1]);
+        free(p);
+    }
+    r = RUN_PROG(NULL, script);
+    cr_expect_eq(r.status, 1);
+    const char *note = " (the library's users include base/ and include/s2s.h only)\n";
+    char *want = strf("src/cmd_score.c: includes src/decode/beam.h%s"
+                      "src/cmd_search.h: includes src/decode/beam.h%s",
+                      note, note);
+    cr_expect_str_eq(r.out, want);
+    free(want);
+    run_free(&r);
+    /* the commands header mended: what reached decode/ through it passes too */
+    char *p = strf("%s/src/cmd_search.h", dir), *q = strf("%s/src/cmd_score.c", dir);
+    write_file(p, "#include \"s2s.h\"\n");
+    write_file(q, "#include \"cmd_search.h\"\n");
+    r = RUN_PROG(NULL, script);
+    cr_expect_eq(r.status, 0, "%s", r.out);
+    run_free(&r);
+    free(p);
+    free(q);
+    free(text);
+    free(script);
+    rm_rf(dir);
+    free(dir);
 }
