@@ -27,9 +27,11 @@ __all__ = [
     "Attention",
     "Constraints",
     "Error",
+    "Evaluation",
     "Hypothesis",
     "ModelInfo",
     "Scores",
+    "Tokenizer",
     "Translation",
     "Translator",
     "language_code",
@@ -184,6 +186,15 @@ _declare(
 )
 _declare("s2s_attention_svg", _P, ctypes.POINTER(_Attention), ctypes.c_char_p)
 _declare("s2s_language_code", ctypes.c_int, ctypes.c_char_p, ctypes.c_char_p)
+_declare("s2s_tokenizer_new", _P, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, _ERR)
+_declare("s2s_tokenizer_free", None, _P)
+_declare("s2s_tokenizer_tokenize", _P, _P, ctypes.c_char_p, ctypes.c_size_t, _ERR)
+_declare("s2s_tokenizer_detokenize", _P, _P, ctypes.c_char_p, ctypes.c_size_t, _ERR)
+_declare("s2s_join_units", _P, ctypes.c_char_p, ctypes.c_size_t, _ERR)
+_declare("s2s_evaluate", _P, _P, ctypes.c_char_p, ctypes.c_int, ctypes.POINTER(_Options), _ERR)
+_declare("s2s_evaluation_free", None, _P)
+_declare("s2s_evaluation_report", ctypes.c_char_p, _P, ctypes.c_int)
+_declare("s2s_evaluation_translations", ctypes.c_char_p, _P)
 _declare("s2s_language_name", ctypes.c_char_p, ctypes.c_char_p)
 _declare("s2s_result_free", None, _P)
 _declare("s2s_result_count", ctypes.c_int, _P)
@@ -336,6 +347,58 @@ class Scores:
     chrf: float
     bleu_signature: str
     chrf_signature: str
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """What `s2s eval` reports of a test set: text (its text block), json (its JSON
+    object, parsed), translations (one per line of the file)."""
+
+    text: str
+    json: Dict[str, Any]
+    translations: List[str]
+
+
+def _take_string(p: Optional[int], err: _Error) -> str:
+    if not p:
+        _raise(err)
+    try:
+        return ctypes.string_at(p).decode()
+    finally:
+        _lib.s2s_string_free(p)
+
+
+class Tokenizer:
+    """The tokenizer of `s2s tokenize --lang LANG [--lowercase] [--bpe CODES]`, without a
+    model. Raises Error (ERR_ARGUMENT for a language code, ERR_MODEL for codes that
+    cannot be read)."""
+
+    def __init__(self, lang: str = "en", *, lowercase: bool = False, bpe: Optional[Union[str, os.PathLike]] = None):
+        err = _Error()
+        codes = os.fsencode(bpe) if bpe is not None else None
+        self._t = _lib.s2s_tokenizer_new(_encode(lang), int(lowercase), codes, ctypes.byref(err))
+        if not self._t:
+            _raise(err)
+
+    def close(self) -> None:
+        if getattr(self, "_t", None):
+            _lib.s2s_tokenizer_free(self._t)
+            self._t = None
+
+    def __del__(self) -> None:
+        self.close()
+
+    def tokenize(self, text: str) -> List[str]:
+        """text's tokens (subword units with bpe), as `s2s tokenize` writes them."""
+        b = _encode(text)
+        err = _Error()
+        return _take_string(_lib.s2s_tokenizer_tokenize(self._t, b, len(b), ctypes.byref(err)), err).split()
+
+    def detokenize(self, tokens: Union[str, Sequence[str]]) -> str:
+        """The text of tokens, as `s2s tokenize --detok`."""
+        b = _encode(tokens if isinstance(tokens, str) else " ".join(tokens))
+        err = _Error()
+        return _take_string(_lib.s2s_tokenizer_detokenize(self._t, b, len(b), ctypes.byref(err)), err)
 
 
 # The options of Translator and translate: the names of the C fields; None leaves the
@@ -541,6 +604,29 @@ class Translator:
             return ctypes.string_at(p).decode()
         finally:
             _lib.s2s_string_free(p)
+
+    def evaluate(self, tsv: Union[str, os.PathLike], *, by_length: bool = False, **options: Any) -> Evaluation:
+        """`s2s eval` of the test set tsv (source<TAB>reference lines) with this
+        translator (options as translate's). Raises Error."""
+        tr = self._handle()
+        o = _Options.from_buffer_copy(self._options)
+        for name, value in options.items():
+            if name not in _CALL_OPTIONS:
+                raise TypeError(f"unknown option '{name}' (a call takes {', '.join(_CALL_OPTIONS)})")
+            if value is not None:
+                setattr(o, name, value)
+        err = _Error()
+        ev = _lib.s2s_evaluate(tr, os.fsencode(tsv), int(by_length), ctypes.byref(o), ctypes.byref(err))
+        if not ev:
+            _raise(err)
+        try:
+            return Evaluation(
+                text=_lib.s2s_evaluation_report(ev, 0).decode(),
+                json=json.loads(_lib.s2s_evaluation_report(ev, 1).decode()),
+                translations=_lib.s2s_evaluation_translations(ev).decode().splitlines(),
+            )
+        finally:
+            _lib.s2s_evaluation_free(ev)
 
     @property
     def info(self) -> ModelInfo:

@@ -124,6 +124,27 @@ class TranslateTest(unittest.TestCase):
             self.assertEqual(t[0].attention.svg(f"line 1: I have a cat. \u2192 {t[0].text}"), want)
             self.assertIsNone(t[1].attention.svg("empty"))
 
+    def test_tokenizer_and_evaluation_equal_the_commands(self):
+        t = s2s.Tokenizer("fr", lowercase=True)
+        self.assertEqual(t.tokenize("J'ai un CHAT."), run("tokenize", "--lang", "fr", "--lowercase", stdin="J'ai un CHAT.\n").stdout.split())
+        self.assertEqual(t.detokenize(["j'", "ai", "un", "chat", "."]), "j'ai un chat.")
+        with self.assertRaises(s2s.Error) as cm:
+            s2s.Tokenizer("zz")
+        self.assertEqual(cm.exception.message, "'zz' is not an ISO 639 language code")
+        with tempfile.TemporaryDirectory() as d:
+            tsv = os.path.join(d, "t.tsv")
+            with open(tsv, "w", encoding="utf-8") as f:
+                f.write("I have a cat.\tJ'ai un chat.\nWhere is the book?\tOù est le livre ?\n")
+            with s2s.Translator(RNN) as tr:
+                ev = tr.evaluate(tsv, by_length=True)
+            # the same report, but for the decoding time
+            def untimed(text):
+                return [line for line in text.splitlines() if not line.startswith("decoding:")]
+
+            self.assertEqual(untimed(ev.text), untimed(run("eval", RNN, tsv, "--by-length").stdout))
+            self.assertEqual(ev.translations, cli_translate(RNN, texts=["I have a cat.", "Where is the book?"]).splitlines())
+            self.assertEqual(ev.json["lines"], 2)
+
     def test_language_codes_and_names(self):
         self.assertEqual(s2s.language_code("deu"), "de")
         self.assertEqual(s2s.language_code("kab"), "kab")
