@@ -15,7 +15,7 @@ install copies, under D/P (P defaults to /usr/local, D to nothing):
   share/man/man1/*.1                     the pages in DIR (scripts/gen-man.sh), with
                                          @DOCDIR@ replaced by P/share/doc/s2s
   share/bash-completion/completions/s2s  FILE (scripts/gen-completion.sh)
-  share/doc/s2s/                         README.md and docs/ of the source tree, and
+  share/doc/s2s/                         README.md, LICENSE and docs/ of the source tree, and
                                          MANIFEST: the files installed, a path a line
 and with --lib, from LIBDIR (make lib), into L (default P/lib):
   libs2s.so.X.Y.Z, libs2s.so.X, libs2s.so  the shared library and its two links
@@ -192,6 +192,7 @@ if [ -n "$python" ]; then
     done
 fi
 put "$here/README.md" "$docdir/README.md" 644
+put "$here/LICENSE" "$docdir/LICENSE" 644
 while IFS= read -r f; do
     put "$here/$f" "$docdir/$f" 644
 done < <(cd "$here" && find docs -type f | LC_ALL=C sort)

@@ -125,7 +125,7 @@ Test(install, pages_completion_install_and_uninstall)
     int ncmd = command_list(cmds, 32);
     cr_assert_geq(ncmd, 9);
     const char *const fixed[] = {"bin/s2s", "share/man/man1/s2s.1", "share/bash-completion/completions/s2s",
-                                 "share/doc/s2s/README.md", "share/doc/s2s/docs/cli/train.md",
+                                 "share/doc/s2s/README.md", "share/doc/s2s/LICENSE", "share/doc/s2s/docs/cli/train.md",
                                  "share/doc/s2s/docs/development.md", NULL};
     for (int i = 0; fixed[i]; i++) {
         char *p = strf("%s/usr/%s", root, fixed[i]);
