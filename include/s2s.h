@@ -67,6 +67,7 @@ typedef enum s2s_status {
                              cannot join an ensemble; a glossary that cannot be read */
     S2S_ERR_INPUT = 3,    /* a text that cannot be translated, scored or tokenized
                              (invalid UTF-8, a NUL byte, too long, a bad constraint) */
+    S2S_ERR_OUTPUT = 4,   /* a file or directory that cannot be written */
 } s2s_status;
 
 typedef struct s2s_error {
@@ -319,6 +320,16 @@ typedef struct s2s_tensor {
 /* Tensor i (0 <= i < info->tensors, in the file's order) of the translator's (first)
    model into *out (name owned by the translator): 0, or -1 when i is out of range. */
 int s2s_translator_tensor(const s2s_translator *tr, int i, s2s_tensor *out);
+
+/* ---- exporting ---- */
+
+/* The translator's model written to the directory dir in CTranslate2's format (a
+   TransformerSpec in float32, with its vocabularies; docs/cli/export.md). dir must not
+   exist or be an empty directory: the files are written beside it and renamed into
+   place once complete, so a failure leaves dir as it was. 0, or -1 with err set:
+   S2S_ERR_ARGUMENT for an ensemble or a recurrent model, S2S_ERR_OUTPUT when dir cannot
+   be written. */
+int s2s_export_ctranslate2(const s2s_translator *tr, const char *dir, s2s_error *err);
 
 /* ---- languages ---- */
 

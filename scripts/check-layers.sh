@@ -15,8 +15,8 @@ cd "$(dirname "$0")/.."
 LAYERS="base text,nn,eval model data decode api train,serve"
 # The files that call the modules below the header: the program's start (main.c: the
 # BLAS threads, for every command) and the trainer's commands, for which the header
-# has no functions (preparing, training, averaging, exporting).
-MODULE_USERS="src/main.c src/cmd_opts.c src/cmd_prepare.c src/cmd_train.c src/cmd_average.c src/cmd_export.c"
+# has no functions (preparing, training, averaging models and training states).
+MODULE_USERS="src/main.c src/cmd_opts.c src/cmd_prepare.c src/cmd_train.c src/cmd_average.c"
 
 for d in src/*/; do
     m=$(basename "$d")

@@ -1,4 +1,5 @@
-/* s2s export: a model file in another engine's format (CTranslate2's). */
+/* s2s export: a model file in another engine's format (CTranslate2's), through the
+   library's interface (include/s2s.h). */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -7,8 +8,7 @@
 #include "base/err.h"
 #include "base/opt.h"
 #include "commands.h"
-#include "model/ct2_export.h"
-#include "model/file.h"
+#include "s2s.h"
 
 typedef struct ExportArgs {
     bool ctranslate2;
@@ -61,15 +61,19 @@ int cmd_export(int argc, char **argv)
     }
     const char *model = pos[0], *dir = pos[1];
     free(pos);
-    Err e = {0};
-    ModelFile mf;
-    if (model_file_load(&mf, model, false, &e) != 0)
-        die_err(&e);
-    if (ct2_export(&mf, model, dir, &e) != 0) {
-        model_file_free(&mf);
-        die_err(&e);
+    /* loaded as translate loads it (every check), its weights left as they are */
+    s2s_translator_options lo = s2s_translator_options_default();
+    lo.precision = S2S_PRECISION_F32;
+    lo.threads = 1;
+    s2s_error err;
+    s2s_translator *tr = s2s_translator_load(&model, 1, &lo, &err);
+    if (!tr)
+        die("%s", err.message);
+    if (s2s_export_ctranslate2(tr, dir, &err) != 0) {
+        s2s_translator_free(tr);
+        die("%s", err.message);
     }
     printf("%s: %s in CTranslate2's format (TransformerSpec, float32)\n", dir, model);
-    model_file_free(&mf);
+    s2s_translator_free(tr);
     return 0;
 }

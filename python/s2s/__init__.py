@@ -40,6 +40,7 @@ __all__ = [
     "score",
     "ERR_ARGUMENT",
     "ERR_MODEL",
+    "ERR_OUTPUT",
     "ERR_INPUT",
 ]
 
@@ -49,6 +50,7 @@ __version__ = "0.2.0"
 ERR_ARGUMENT = 1
 ERR_MODEL = 2
 ERR_INPUT = 3
+ERR_OUTPUT = 4
 
 _PRECISIONS = {"int8": 0, "bf16": 1, "f32": 2}
 _SIDES = {"source": 0, "target": 1}
@@ -193,6 +195,7 @@ _declare("s2s_tokenizer_detokenize", _P, _P, ctypes.c_char_p, ctypes.c_size_t, _
 _declare("s2s_join_units", _P, ctypes.c_char_p, ctypes.c_size_t, _ERR)
 _declare("s2s_evaluate", _P, _P, ctypes.c_char_p, ctypes.c_int, ctypes.POINTER(_Options), _ERR)
 _declare("s2s_evaluation_free", None, _P)
+_declare("s2s_export_ctranslate2", ctypes.c_int, _P, ctypes.c_char_p, _ERR)
 _declare("s2s_evaluation_report", ctypes.c_char_p, _P, ctypes.c_int)
 _declare("s2s_evaluation_translations", ctypes.c_char_p, _P)
 _declare("s2s_language_name", ctypes.c_char_p, ctypes.c_char_p)
@@ -627,6 +630,14 @@ class Translator:
             )
         finally:
             _lib.s2s_evaluation_free(ev)
+
+    def export_ctranslate2(self, directory: Union[str, os.PathLike]) -> None:
+        """Writes the model to directory (absent or empty) in CTranslate2's format, as
+        `s2s export --ctranslate2`. Raises Error (ERR_ARGUMENT for an ensemble or a
+        recurrent model, ERR_OUTPUT when directory cannot be written)."""
+        err = _Error()
+        if _lib.s2s_export_ctranslate2(self._handle(), os.fsencode(directory), ctypes.byref(err)) != 0:
+            _raise(err)
 
     @property
     def info(self) -> ModelInfo:

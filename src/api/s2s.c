@@ -18,6 +18,7 @@
 #include "eval/bleu.h"
 #include "eval/chrf.h"
 #include "eval/scores.h"
+#include "model/ct2_export.h"
 #include "model/ensemble.h"
 #include "model/file.h"
 #include "model/match.h"
@@ -707,6 +708,19 @@ char *s2s_detokenize(const s2s_translator *tr, s2s_side side, const char *tokens
 }
 
 void s2s_string_free(char *s) { free(s); }
+
+int s2s_export_ctranslate2(const s2s_translator *tr, const char *dir, s2s_error *err)
+{
+    if (!tr || !dir)
+        return fail_msg(err, S2S_ERR_ARGUMENT, !tr ? "no translator" : "no directory");
+    if (tr->n > 1)
+        return fail_msg(err, S2S_ERR_ARGUMENT, "an ensemble cannot be exported: CTranslate2 has no such model");
+    Err e;
+    if (ct2_export(&tr->files[0], tr->paths[0], dir, &e) != 0)
+        return fail(err, model_attention_layers(&tr->files[0].model) ? S2S_ERR_OUTPUT : S2S_ERR_ARGUMENT, &e);
+    ok(err);
+    return 0;
+}
 
 int s2s_language_code(const char *s, char code[4])
 {

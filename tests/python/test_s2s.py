@@ -145,6 +145,19 @@ class TranslateTest(unittest.TestCase):
             self.assertEqual(ev.translations, cli_translate(RNN, texts=["I have a cat.", "Where is the book?"]).splitlines())
             self.assertEqual(ev.json["lines"], 2)
 
+    def test_export_equals_the_command(self):
+        with tempfile.TemporaryDirectory() as d:
+            a, b = os.path.join(d, "a"), os.path.join(d, "b")
+            run("export", "--ctranslate2", TF, a)
+            with s2s.Translator(TF) as tr:
+                tr.export_ctranslate2(b)
+                with self.assertRaises(s2s.Error) as cm:
+                    tr.export_ctranslate2(b)
+                self.assertEqual(cm.exception.code, s2s.ERR_OUTPUT)
+            for name in ("model.bin", "config.json"):
+                with open(os.path.join(a, name), "rb") as fa, open(os.path.join(b, name), "rb") as fb:
+                    self.assertEqual(fa.read(), fb.read(), name)
+
     def test_language_codes_and_names(self):
         self.assertEqual(s2s.language_code("deu"), "de")
         self.assertEqual(s2s.language_code("kab"), "kab")

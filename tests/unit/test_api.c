@@ -849,3 +849,47 @@ Test(api, an_evaluation_of_a_test_set)
     rm_rf(dir);
     free(dir);
 }
+
+/* s2s_export_ctranslate2: the directory `s2s export --ctranslate2` writes (the same
+   bytes), and its refusals as values. */
+Test(api, an_export_to_ctranslate2)
+{
+    char *dir = tmpdir_new();
+    char *a = strf("%s/a", dir), *b = strf("%s/b", dir);
+    RunResult r = RUN_S2S(NULL, "export", "--ctranslate2", TF, a);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    run_free(&r);
+    s2s_translator *tf = load(TF, NULL), *rnn = load(RNN, NULL);
+    s2s_error err;
+    cr_assert_eq(s2s_export_ctranslate2(tf, b, &err), 0, "%s", err.message);
+    const char *files[] = {"model.bin", "config.json", "source_vocabulary.json", "target_vocabulary.json"};
+    for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+        char *pa = strf("%s/%s", a, files[i]), *pb = strf("%s/%s", b, files[i]);
+        size_t na, nb;
+        char *da = slurp(pa, &na), *db = slurp(pb, &nb);
+        cr_assert(da && db, "%s", files[i]);
+        cr_expect(na == nb && memcmp(da, db, na) == 0, "%s differs", files[i]);
+        free(da);
+        free(db);
+        free(pa);
+        free(pb);
+    }
+    cr_expect_eq(s2s_export_ctranslate2(tf, b, &err), -1);
+    cr_expect_eq(err.code, S2S_ERR_OUTPUT);
+    char *want = strf("%s: exists and is not an empty directory; nothing written; choose another DIR", b);
+    cr_expect_str_eq(err.message, want);
+    free(want);
+    char *c = strf("%s/c", dir);
+    cr_expect_eq(s2s_export_ctranslate2(rnn, c, &err), -1);
+    cr_expect_eq(err.code, S2S_ERR_ARGUMENT);
+    cr_expect_str_eq(err.message, RNN ": a recurrent model: CTranslate2 has no such model kind; only a Transformer "
+                                      "can be exported");
+    cr_expect(!file_exists(c));
+    s2s_translator_free(tf);
+    s2s_translator_free(rnn);
+    free(a);
+    free(b);
+    free(c);
+    rm_rf(dir);
+    free(dir);
+}
