@@ -363,6 +363,7 @@ class Evaluation:
 
 
 def _take_string(p: Optional[int], err: _Error) -> str:
+    """The library's string p (freed here), or err raised when p is NULL."""
     if not p:
         _raise(err)
     try:
@@ -506,16 +507,21 @@ class Translator:
             raise Error(ERR_ARGUMENT, "the translator was closed")
         return self._tr
 
-    def _call(
-        self, texts: Sequence[str], overrides: Dict[str, Any], given: Optional[Sequence[Optional[Constraints]]] = None
-    ) -> List[Translation]:
-        tr = self._handle()
+    def _options_with(self, overrides: Dict[str, Any]) -> _Options:
+        """The translator's options, with those of a call (None: unchanged)."""
         o = _Options.from_buffer_copy(self._options)
         for name, value in overrides.items():
             if name not in _CALL_OPTIONS:
                 raise TypeError(f"unknown option '{name}' (a call takes {', '.join(_CALL_OPTIONS)})")
             if value is not None:
                 setattr(o, name, value)
+        return o
+
+    def _call(
+        self, texts: Sequence[str], overrides: Dict[str, Any], given: Optional[Sequence[Optional[Constraints]]] = None
+    ) -> List[Translation]:
+        tr = self._handle()
+        o = self._options_with(overrides)
         arr = _strings(texts, "text")
         err = _Error()
         if given is None:
@@ -600,24 +606,13 @@ class Translator:
         if nul >= 0:
             raise Error(ERR_INPUT, f"NUL byte at byte {nul + 1}")
         err = _Error()
-        p = getattr(_lib, fn)(tr, _SIDES[side], b, ctypes.byref(err))
-        if not p:
-            _raise(err)
-        try:
-            return ctypes.string_at(p).decode()
-        finally:
-            _lib.s2s_string_free(p)
+        return _take_string(getattr(_lib, fn)(tr, _SIDES[side], b, ctypes.byref(err)), err)
 
     def evaluate(self, tsv: Union[str, os.PathLike], *, by_length: bool = False, **options: Any) -> Evaluation:
         """`s2s eval` of the test set tsv (source<TAB>reference lines) with this
         translator (options as translate's). Raises Error."""
         tr = self._handle()
-        o = _Options.from_buffer_copy(self._options)
-        for name, value in options.items():
-            if name not in _CALL_OPTIONS:
-                raise TypeError(f"unknown option '{name}' (a call takes {', '.join(_CALL_OPTIONS)})")
-            if value is not None:
-                setattr(o, name, value)
+        o = self._options_with(options)
         err = _Error()
         ev = _lib.s2s_evaluate(tr, os.fsencode(tsv), int(by_length), ctypes.byref(o), ctypes.byref(err))
         if not ev:

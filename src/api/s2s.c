@@ -286,6 +286,15 @@ static s2s_translator_options call_options(const s2s_translator *tr, const s2s_t
     return c;
 }
 
+/* The decoder's options of o. */
+static TranslateOpts translate_opts(const s2s_translator_options *o)
+{
+    return (TranslateOpts){.batch = o->batch, .max_len = o->max_len, .beam = o->beam, .nbest = o->nbest,
+                           .alpha = o->length_penalty, .replace_unk = o->replace_unk != 0,
+                           .attention = o->attention != 0, .split = o->split != 0,
+                           .copy_numbers = o->copy_numbers != 0, .attention_layer = o->attention_layer};
+}
+
 /* TranslateCons of one text: copies of c's strings (c NULL or empty: none). */
 static void cons_copy(const s2s_constraints *c, TranslateCons *out)
 {
@@ -298,6 +307,25 @@ static void cons_copy(const s2s_constraints *c, TranslateCons *out)
     for (int k = 0; k < na; k++)
         out->avoid[out->navoid++] = xstrdup(c->avoid[k]);
     out->prefix = c && c->prefix ? xstrdup(c->prefix) : NULL;
+}
+
+/* One text as decoding takes it: with json (the constraints option) read as a JSON
+   object into its text and constraints, else copied with the constraints given (NULL:
+   none); the glossary's terms added. 0, or -1 with ce set (the JSON's fault). */
+static int text_cons(const s2s_translator *tr, bool json, const s2s_constraints *given, const char *text,
+                     size_t len, char **own, size_t *own_len, TranslateCons *c, Err *ce)
+{
+    if (!json) {
+        *own = xstrndup(text, len);
+        *own_len = len;
+        if (given)
+            cons_copy(given, c);
+    } else if (cons_parse_line(text, len, own, own_len, c, ce) != 0) {
+        return -1;
+    }
+    if (tr->glossary)
+        glossary_apply(tr->glossary, *own, *own_len, c);
+    return 0;
 }
 
 /* A text's given constraints, checked: 0, or -1 with m set. */
@@ -370,11 +398,8 @@ static s2s_result *translate(const s2s_translator *tr, const s2s_batch *b, const
         fail_msg(err, S2S_ERR_ARGUMENT, "constraints given apart need plain texts: the constraints option must be 0");
         return NULL;
     }
-    TranslateOpts to = {.batch = o.batch, .max_len = o.max_len, .beam = o.beam, .nbest = o.nbest,
-                        .alpha = o.length_penalty, .replace_unk = o.replace_unk != 0,
-                        .attention = o.attention != 0, .split = o.split != 0,
-                        .copy_numbers = o.copy_numbers != 0, .attention_layer = o.attention_layer,
-                        .attention_head = b->attention_head};
+    TranslateOpts to = translate_opts(&o);
+    to.attention_head = b->attention_head;
 
     /* The JSON texts of the constraints option, the constraints given apart, and the
        glossary's terms, as `s2s translate` reads them (cmd_translate.c). */
@@ -394,17 +419,9 @@ static s2s_result *translate(const s2s_translator *tr, const s2s_batch *b, const
         for (int i = 0; i < n && rc == 0; i++) {
             size_t len = b->lengths ? b->lengths[i] : strlen(texts[i]);
             Err ce;
-            if (!o.constraints) {
-                own[i] = xstrndup(texts[i], len);
-                own_lens[i] = len;
-                if (given)
-                    cons_copy(&given[i], &cons[i]);
-            } else if (cons_parse_line(texts[i], len, &own[i], &own_lens[i], &cons[i], &ce) != 0) {
+            if (text_cons(tr, o.constraints, given ? &given[i] : NULL, texts[i], len, &own[i], &own_lens[i],
+                          &cons[i], &ce) != 0)
                 rc = err_set(&e, "%s:%ld: %s", name, first + i, ce.msg);
-                break;
-            }
-            if (tr->glossary)
-                glossary_apply(tr->glossary, own[i], own_lens[i], &cons[i]);
         }
         lines = (const char *const *)own;
         lens = own_lens;
@@ -526,9 +543,7 @@ s2s_evaluation *s2s_evaluate(const s2s_translator *tr, const char *tsv, int by_l
         fail_msg(err, S2S_ERR_ARGUMENT, "an evaluation takes nbest 1 and no attention");
         return NULL;
     }
-    const TranslateOpts to = {.batch = o.batch, .max_len = o.max_len, .beam = o.beam, .nbest = 1,
-                              .alpha = o.length_penalty, .replace_unk = o.replace_unk != 0,
-                              .split = o.split != 0, .copy_numbers = o.copy_numbers != 0};
+    const TranslateOpts to = translate_opts(&o);
     Err e;
     Corpus c;
     CorpusOpts co = corpus_opts_pairs(tr->use.text.dir); /* source<TAB>target */
@@ -549,15 +564,8 @@ s2s_evaluation *s2s_evaluate(const s2s_translator *tr, const char *tsv, int by_l
         for (size_t i = 0; i < c.n && rc == 0; i++) {
             const Pair *p = &c.pairs[i];
             Err ce;
-            if (!o.constraints) {
-                texts[i] = xstrndup(p->src, p->src_len);
-                tlens[i] = p->src_len;
-            } else if (cons_parse_line(p->src, p->src_len, &texts[i], &tlens[i], &cons[i], &ce) != 0) {
+            if (text_cons(tr, o.constraints, NULL, p->src, p->src_len, &texts[i], &tlens[i], &cons[i], &ce) != 0)
                 rc = err_set(&e, "%s:%zu: %s", tsv, p->line, ce.msg);
-                break;
-            }
-            if (tr->glossary)
-                glossary_apply(tr->glossary, texts[i], tlens[i], &cons[i]);
         }
     }
     s2s_evaluation *r = NULL;
