@@ -453,16 +453,24 @@ int cmd_translate(int argc, char **argv)
     s2s_translator_options o = po.d.o;
     o.nbest = po.d.o.nbest ? po.d.o.nbest : 1;
     o.constraints = po.constraints;
-    /* the glossary after the models and the attention layer, as their errors come */
-    s2s_translator *tr = load(&po, &o);
-    check_attention_layer(&po, s2s_translator_info(tr));
-    if (po.attention_layer || po.glossary_path) {
-        s2s_translator_free(tr);
-        o.attention_layer = po.attention_layer;
-        o.glossary = po.glossary_path;
-        o.glossary_ignore_case = po.glossary_ignore_case;
-        tr = load(&po, &o);
+    o.attention_layer = po.attention_layer;
+    o.glossary = po.glossary_path;
+    o.glossary_ignore_case = po.glossary_ignore_case;
+    s2s_error err;
+    s2s_translator *tr = s2s_translator_load(po.models, po.nmodels, &o, &err);
+    if (!tr && err.code == S2S_ERR_ARGUMENT && po.attention_layer) {
+        /* a layer the model lacks: said in the command's words, from the model's */
+        s2s_translator_options plain = o;
+        plain.attention_layer = 0;
+        plain.glossary = NULL;
+        plain.glossary_ignore_case = 0;
+        s2s_translator *t0 = load(&po, &plain);
+        check_attention_layer(&po, s2s_translator_info(t0));
+        s2s_translator_free(t0);
     }
+    if (!tr)
+        die("%s", err.message);
+    check_attention_layer(&po, s2s_translator_info(tr));
     o.attention = po.show_attention || po.svg_dir;
     if (po.svg_dir && dir_ensure(po.svg_dir, &e) != 0)
         die_err(&e);
