@@ -377,11 +377,20 @@ typedef struct s2s_scores {
 int s2s_score(const char *const *hyps, size_t n, const char *const *refs, size_t nrefs,
               const s2s_score_options *opts, s2s_scores *out, s2s_error *err);
 
+/* The metrics of s2s_score_metrics and s2s_score_sentence, or'ed. */
+#define S2S_METRIC_BLEU 1
+#define S2S_METRIC_CHRF 2
+
+/* s2s_score with only the metrics asked (S2S_METRIC_BLEU, S2S_METRIC_CHRF or both);
+   the fields of the other are 0 and its signature "". */
+int s2s_score_metrics(const char *const *hyps, size_t n, const char *const *refs, size_t nrefs,
+                      const s2s_score_options *opts, int metrics, s2s_scores *out, s2s_error *err);
+
 /* One hypothesis scored alone against refs[0..nrefs), as `s2s score --sentence`
    (sacreBLEU's -sl) scores each line: BLEU with effective order (its signature says
-   eff:yes) and chrF2. Errors as s2s_score's. */
+   eff:yes) and chrF2, those of metrics. Errors as s2s_score's. */
 int s2s_score_sentence(const char *hyp, const char *const *refs, size_t nrefs, const s2s_score_options *opts,
-                       s2s_scores *out, s2s_error *err);
+                       int metrics, s2s_scores *out, s2s_error *err);
 
 #ifdef __cplusplus
 }

@@ -281,6 +281,7 @@ int cmd_score(int argc, char **argv)
         die("%s: no lines to score", f[0].name);
 
     const s2s_score_options so = {.tokenize = po.tok, .lowercase = po.lowercase, .chrf_lowercase = po.chrf_lowercase};
+    const int metrics = (po.metrics.bleu ? S2S_METRIC_BLEU : 0) | (po.metrics.chrf ? S2S_METRIC_CHRF : 0);
     s2s_scores sc;
     s2s_error err;
     Buf out = {0};
@@ -289,7 +290,7 @@ int cmd_score(int argc, char **argv)
         /* sacreBLEU's -sl: each line scored on its own, its signature with it. */
         for (int k = 0; k < nref; k++)
             refs[k] = f[k + 1].line[i];
-        if (s2s_score_sentence(f[0].line[i], refs, (size_t)nref, &so, &sc, &err) != 0)
+        if (s2s_score_sentence(f[0].line[i], refs, (size_t)nref, &so, metrics, &sc, &err) != 0)
             die("%s:%zu: %s", f[0].name, i + 1, err.message);
         Result r = {0};
         if (po.metrics.bleu) {
@@ -313,7 +314,7 @@ int cmd_score(int argc, char **argv)
         for (int k = 0; k < nref; k++)
             for (size_t i = 0; i < f[0].n; i++)
                 all[(size_t)k * f[0].n + i] = f[k + 1].line[i];
-        if (s2s_score((const char *const *)f[0].line, f[0].n, all, (size_t)nref, &so, &sc, &err) != 0)
+        if (s2s_score_metrics((const char *const *)f[0].line, f[0].n, all, (size_t)nref, &so, metrics, &sc, &err) != 0)
             die("%s: %s", f[0].name, err.message);
         free(all);
         Result res[2] = {{0}};

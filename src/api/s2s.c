@@ -768,9 +768,12 @@ static int check_segment(const char *s, Err *e)
 
 /* s2s_score, and with sentence s2s_score_sentence (n 1: BLEU with effective order). */
 static int score(const char *const *hyps, size_t n, const char *const *refs, size_t nrefs,
-                 const s2s_score_options *opts, bool sentence, s2s_scores *out, s2s_error *err)
+                 const s2s_score_options *opts, int metrics, bool sentence, s2s_scores *out, s2s_error *err)
 {
     s2s_score_options so = opts ? *opts : s2s_score_options_default();
+    if (metrics < 1 || metrics > (S2S_METRIC_BLEU | S2S_METRIC_CHRF))
+        return fail_msg(err, S2S_ERR_ARGUMENT, "metrics must be S2S_METRIC_BLEU, S2S_METRIC_CHRF or both");
+    const bool bleu = metrics & S2S_METRIC_BLEU, chrf = metrics & S2S_METRIC_CHRF;
     if (!out)
         return fail_msg(err, S2S_ERR_ARGUMENT, "no s2s_scores to fill");
     if (n == 0 || !hyps)
@@ -809,33 +812,37 @@ static int score(const char *const *hyps, size_t n, const char *const *refs, siz
     for (size_t i = 0; i < n && rc == 0; i++) {
         for (size_t k = 0; k < nrefs; k++)
             r[k] = refs[k * n + i];
-        if (bleu_add(&bs, hyps[i], r, nrefs, &se) != 0 || chrf_add(&cs, hyps[i], r, nrefs, &se) != 0)
+        if ((bleu && bleu_add(&bs, hyps[i], r, nrefs, &se) != 0) || (chrf && chrf_add(&cs, hyps[i], r, nrefs, &se) != 0))
             rc = err_set(&e, "hypothesis %zu: %s", i + 1, se.msg);
     }
     free(r);
     if (rc == 0) {
-        BleuResult br;
-        if (sentence)
-            bleu_compute(bs.counts, bs.totals, bs.sys_len, bs.ref_len, true, &br);
-        else
-            bleu_score(&bs, &br);
         memset(out, 0, sizeof *out);
-        out->bleu = br.score;
-        for (int k = 0; k < 4; k++)
-            out->precisions[k] = br.precisions[k];
-        out->brevity_penalty = br.bp;
-        out->ratio = br.ratio;
-        out->hyp_len = br.sys_len;
-        out->ref_len = br.ref_len;
-        out->chrf = chrf_score(&cs);
         Buf sig = {0};
-        bleu_signature_opts(&bs, sentence, &sig);
-        buf_puts(&sig, "|version:" SACREBLEU_VERSION);
-        snprintf(out->bleu_signature, sizeof out->bleu_signature, "%s", sig.data);
-        buf_clear(&sig);
-        chrf_signature(&cs, &sig);
-        buf_puts(&sig, "|version:" SACREBLEU_VERSION);
-        snprintf(out->chrf_signature, sizeof out->chrf_signature, "%s", sig.data);
+        if (bleu) {
+            BleuResult br;
+            if (sentence)
+                bleu_compute(bs.counts, bs.totals, bs.sys_len, bs.ref_len, true, &br);
+            else
+                bleu_score(&bs, &br);
+            out->bleu = br.score;
+            for (int k = 0; k < 4; k++)
+                out->precisions[k] = br.precisions[k];
+            out->brevity_penalty = br.bp;
+            out->ratio = br.ratio;
+            out->hyp_len = br.sys_len;
+            out->ref_len = br.ref_len;
+            bleu_signature_opts(&bs, sentence, &sig);
+            buf_puts(&sig, "|version:" SACREBLEU_VERSION);
+            snprintf(out->bleu_signature, sizeof out->bleu_signature, "%s", sig.data);
+        }
+        if (chrf) {
+            out->chrf = chrf_score(&cs);
+            buf_clear(&sig);
+            chrf_signature(&cs, &sig);
+            buf_puts(&sig, "|version:" SACREBLEU_VERSION);
+            snprintf(out->chrf_signature, sizeof out->chrf_signature, "%s", sig.data);
+        }
         buf_free(&sig);
     }
     bleu_free(&bs);
@@ -849,13 +856,19 @@ static int score(const char *const *hyps, size_t n, const char *const *refs, siz
 int s2s_score(const char *const *hyps, size_t n, const char *const *refs, size_t nrefs,
               const s2s_score_options *opts, s2s_scores *out, s2s_error *err)
 {
-    return score(hyps, n, refs, nrefs, opts, false, out, err);
+    return score(hyps, n, refs, nrefs, opts, S2S_METRIC_BLEU | S2S_METRIC_CHRF, false, out, err);
+}
+
+int s2s_score_metrics(const char *const *hyps, size_t n, const char *const *refs, size_t nrefs,
+                      const s2s_score_options *opts, int metrics, s2s_scores *out, s2s_error *err)
+{
+    return score(hyps, n, refs, nrefs, opts, metrics, false, out, err);
 }
 
 int s2s_score_sentence(const char *hyp, const char *const *refs, size_t nrefs, const s2s_score_options *opts,
-                       s2s_scores *out, s2s_error *err)
+                       int metrics, s2s_scores *out, s2s_error *err)
 {
-    return score(hyp ? &hyp : NULL, hyp ? 1 : 0, refs, nrefs, opts, true, out, err);
+    return score(hyp ? &hyp : NULL, hyp ? 1 : 0, refs, nrefs, opts, metrics, true, out, err);
 }
 
 struct s2s_tokenizer {

@@ -893,3 +893,31 @@ Test(api, an_export_to_ctranslate2)
     rm_rf(dir);
     free(dir);
 }
+
+/* s2s_score_metrics computes the metrics asked alone: each the same as s2s_score's,
+   the other 0 with no signature. */
+Test(api, the_metrics_asked_alone)
+{
+    const char *hyps[] = {"The cat sat on the mat.", "A dog barked."};
+    const char *refs[] = {"The cat sat down on the mat.", "The dog barked."};
+    s2s_scores both, b, c;
+    s2s_error err;
+    cr_assert_eq(s2s_score(hyps, 2, refs, 1, NULL, &both, &err), 0, "%s", err.message);
+    cr_assert_eq(s2s_score_metrics(hyps, 2, refs, 1, NULL, S2S_METRIC_BLEU, &b, &err), 0, "%s", err.message);
+    cr_assert_eq(s2s_score_metrics(hyps, 2, refs, 1, NULL, S2S_METRIC_CHRF, &c, &err), 0, "%s", err.message);
+    cr_expect_eq(b.bleu, both.bleu);
+    cr_expect_str_eq(b.bleu_signature, both.bleu_signature);
+    cr_expect_eq(b.chrf, 0);
+    cr_expect_str_eq(b.chrf_signature, "");
+    cr_expect_eq(c.chrf, both.chrf);
+    cr_expect_str_eq(c.chrf_signature, both.chrf_signature);
+    cr_expect_eq(c.bleu, 0);
+    cr_expect_str_eq(c.bleu_signature, "");
+    cr_expect_eq(s2s_score_metrics(hyps, 2, refs, 1, NULL, 0, &b, &err), -1);
+    cr_expect_eq(err.code, S2S_ERR_ARGUMENT);
+    cr_expect_str_eq(err.message, "metrics must be S2S_METRIC_BLEU, S2S_METRIC_CHRF or both");
+    /* one line alone: BLEU with effective order, as --sentence */
+    cr_assert_eq(s2s_score_sentence(hyps[0], refs, 1, NULL, S2S_METRIC_BLEU | S2S_METRIC_CHRF, &b, &err), 0);
+    cr_expect(strstr(b.bleu_signature, "|eff:yes|"), "%s", b.bleu_signature);
+    cr_expect(b.bleu > 0 && b.chrf > 0);
+}
