@@ -9,9 +9,9 @@
 # exits 1 when any target did.
 # With FUZZ_CORPUS=DIR, each target's corpus is DIR/TARGET instead: made from the seeds
 # the first time and kept (and grown) from one run to the next, so that runs of a target
-# add up; the seeds are read beside it every time. The line then also gives the
-# processor seconds the run used (user + system), which is what adds up on a shared
-# machine, where wall seconds do not.
+# add up; the seeds are read beside it every time. Each line also gives the processor
+# seconds the run used (user + system), which is what adds up on a shared machine, where
+# wall seconds do not.
 set -eu
 cd "$(dirname "$0")/.."
 [ $# -ge 1 ] || { echo "usage: scripts/fuzz.sh SECONDS [TARGET...]" >&2; exit 2; }
