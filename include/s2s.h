@@ -1,7 +1,8 @@
 /*
  * s2s.h: the s2s library, libs2s (shared: libs2s.so.0; static: libs2s.a; pkg-config
- * name s2s). One header is the whole public interface: what `s2s translate`, `s2s score`,
- * `s2s tokenize` and `s2s info` do, for a program.
+ * name s2s). One header is the whole public interface: what `s2s translate`, `s2s eval`,
+ * `s2s score`, `s2s tokenize`, `s2s info` and `s2s export` do, for a program; those
+ * commands and `s2s serve` are built on it.
  *
  *   s2s_translator  a loaded model file, or an ensemble of several, with its decoding
  *                   options: s2s_translator_load / s2s_translator_free
@@ -12,8 +13,12 @@
  *                   attention of one head
  *   s2s_attention_svg, s2s_attention_text  a text's attention drawn as an SVG
  *                   document, or as a text heatmap
+ *   s2s_evaluate    a test set translated and scored, as `s2s eval` reports it
  *   s2s_score       corpus BLEU and chrF2 of hypotheses against references, as sacreBLEU
- *   s2s_tokenize, s2s_detokenize, s2s_translator_info
+ *                   (s2s_score_metrics, s2s_score_sentence)
+ *   s2s_tokenize, s2s_detokenize, s2s_translator_info, s2s_translator_tensor
+ *   s2s_tokenizer   tokenizing without a model
+ *   s2s_export_ctranslate2  the model in CTranslate2's format
  *   s2s_language_code, s2s_language_name  ISO 639 codes and the languages' names
  *
  * Conventions. Every *_load or function that returns an allocated object has its *_free
