@@ -7,6 +7,7 @@
 
 #include "base/err.h"
 #include "base/opt.h"
+#include "cmd_search.h"
 #include "commands.h"
 #include "s2s.h"
 
@@ -61,14 +62,8 @@ int cmd_export(int argc, char **argv)
     }
     const char *model = pos[0], *dir = pos[1];
     free(pos);
-    /* loaded as translate loads it (every check), its weights left as they are */
-    s2s_translator_options lo = s2s_translator_options_default();
-    lo.precision = S2S_PRECISION_F32;
-    lo.threads = 1;
+    s2s_translator *tr = cmd_load_as_stored(model);
     s2s_error err;
-    s2s_translator *tr = s2s_translator_load(&model, 1, &lo, &err);
-    if (!tr)
-        die("%s", err.message);
     if (s2s_export_ctranslate2(tr, dir, &err) != 0) {
         s2s_translator_free(tr);
         die("%s", err.message);

@@ -9,6 +9,7 @@
 #include "base/err.h"
 #include "base/json.h"
 #include "base/opt.h"
+#include "cmd_search.h"
 #include "commands.h"
 #include "s2s.h"
 
@@ -129,14 +130,7 @@ int cmd_info(int argc, char **argv)
     if (!path)
         die_usage("info: missing MODEL argument (see 's2s info --help')");
 
-    /* loaded as translate loads it (every check), its weights left as they are */
-    s2s_translator_options lo = s2s_translator_options_default();
-    lo.precision = S2S_PRECISION_F32;
-    lo.threads = 1;
-    s2s_error err;
-    s2s_translator *tr = s2s_translator_load(&path, 1, &lo, &err);
-    if (!tr)
-        die("%s", err.message);
+    s2s_translator *tr = cmd_load_as_stored(path);
     struct stat st;
     if (stat(path, &st) != 0)
         die("%s: %s", path, strerror(errno));

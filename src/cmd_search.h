@@ -21,6 +21,10 @@ extern const char *const decode_precision_names[3];
 /* Their defaults: s2s_translator_options_default's, threads 0. */
 DecodeArgs decode_args_default(void);
 
+/* The model file path loaded as translate loads it (every check), its weights left as
+   stored (f32, one thread): what info and export read. Dies with the library's message. */
+s2s_translator *cmd_load_as_stored(const char *path);
+
 /* Their rows in the option table (base/opt.h) of a command whose options struct T
    holds them as the member d. */
 #define DECODE_OPTION_ROWS(T, d)                                                                           \
