@@ -1,5 +1,6 @@
-/* Fuzz target: the tokenizer (tok_line) for English and French, with and without
-   keep_case, and the detokenizer (detok_line) on what it produced. */
+/* Fuzz target: the tokenizer (tok_line) for English, French and a language without
+   rules of its own (German: the generic rules), with and without keep_case, and the
+   detokenizer (detok_line) on what it produced. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -33,8 +34,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const char *s = (const char *)data;
     Err ue;
     int valid = tok_check_utf8(s, size, &ue) == 0;
-    for (int k = 0; k < 4; k++) {
-        TokOpts o = {.lang = k & 1 ? LANG_FR : LANG_EN, .keep_case = k >= 2};
+    static const Lang langs[3] = {LANG_EN, LANG_FR, {"de"}};
+    for (int k = 0; k < 6; k++) {
+        TokOpts o = {.lang = langs[k % 3], .keep_case = k >= 3};
         Buf out = {0};
         buf_puts(&out, "x");
         Err e;
