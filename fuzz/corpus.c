@@ -1,14 +1,19 @@
 /* Fuzz target: the sentence-pair corpus reader (corpus_parse), strict and with
-   skip_bad, in both directions, and source grouping on what it accepts. */
+   skip_bad, in both directions, with and without allow_empty, and source grouping on
+   what it accepts. */
 #include <stdlib.h>
 
 #include "fuzz.h"
 #include "text/corpus.h"
 #include "base/utf8.h"
 
-static void check_corpus(const Corpus *c)
+static void check_corpus(const Corpus *c, const CorpusOpts *o)
 {
-    CHECK(c->n > 0 && c->n <= c->lines);
+    if (c->n == 0) { /* accepted only as an empty file: no pairs, no bad lines */
+        CHECK(o->allow_empty && c->bad == 0 && c->blank == c->lines);
+        return;
+    }
+    CHECK(c->n <= c->lines);
     CHECK(c->n + c->blank + c->bad == c->lines);
     CHECK(c->n_first_bad <= CORPUS_BAD_KEEP && c->n_first_bad <= c->bad);
     for (size_t i = 0; i < c->n_first_bad; i++) {
@@ -40,13 +45,15 @@ static void check_corpus(const Corpus *c)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    for (int skip = 0; skip < 2; skip++) {
+    for (int k = 0; k < 4; k++) {
+        bool skip = k & 1;
         Corpus c;
         CorpusOpts o = corpus_opts_tatoeba(skip ? direction_make(LANG_FR, LANG_EN) : DIRECTION_EN_FR);
         o.skip_bad = skip;
+        o.allow_empty = k >= 2;
         Err e;
         if (corpus_parse(&c, "fuzz.tsv", fuzz_cstr(data, size), size, &o, &e) == 0) {
-            check_corpus(&c);
+            check_corpus(&c, &o);
             corpus_free(&c);
         } else {
             fuzz_check_msg(&e, "fuzz.tsv");
