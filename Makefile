@@ -51,6 +51,14 @@ TEST_SRC := $(sort $(filter-out tests/gradcheck/% tests/mpi/% tests/library/%,$(
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 TEST_BIN := $(BUILD)/s2s-tests
 
+# The fuzz targets (fuzz/NAME.c; `make fuzz` below builds them with libFuzzer). Each is
+# also linked by $(CC), in this build's flags, with fuzz/replay.c into
+# $(BUILD)/fuzz-replay/NAME, which runs the target's checks on fixed inputs: the tests
+# (tests/cli/test_fuzz_seeds.c) replay every committed seed of fuzz/seeds/NAME with it,
+# under ASan and UBSan in `make asan`.
+FUZZ_TARGETS ?= corpus gz_corpus tokenize vocab json model_file bpe ids serve_request constraints serve_form parallel
+REPLAY_BIN   := $(FUZZ_TARGETS:%=$(BUILD)/fuzz-replay/%)
+
 # Gradient checks: the engine and model sources (float in libs2s.a) are compiled a
 # second time with real = double into $(BUILD)/double/ and linked, with the base
 # objects and tests/gradcheck/, into a second Criterion binary.
@@ -149,6 +157,11 @@ BENCH_FLOPS_OBJ := $(BUILD)/bench/flops.o
 $(TEST_BIN): $(TEST_OBJ) $(BENCH_FLOPS_OBJ) $(BUILD)/libs2s.a
 	$(CC) -o $@ $^ -lcriterion $(LDLIBS_ALL)
 
+$(BUILD)/fuzz-replay/%: $(BUILD)/fuzz/%.o $(BUILD)/fuzz/replay.o $(BUILD)/libs2s.a
+	@mkdir -p $(dir $@)
+	$(CC) -o $@ $^ $(LDLIBS_ALL)
+.SECONDARY: $(FUZZ_TARGETS:%=$(BUILD)/fuzz/%.o) $(BUILD)/fuzz/replay.o
+
 $(GC_BIN): $(GC_OBJ) $(BASE_OBJ)
 	$(CC) -o $@ $^ -lcriterion $(LDLIBS_ALL)
 
@@ -158,7 +171,7 @@ $(GC_BIN): $(GC_OBJ) $(BASE_OBJ)
 # clang and is not part of the tests; this checks every fuzz/*.c with $(CC) alone).
 # The library tests (tests/cli/test_library.c) run `make install` into a staging tree with
 # this build's BUILD, BIN, OPT and SAN; lib and man are made first, so that it only copies.
-test: $(BIN) $(TEST_BIN) $(GC_BIN) lib man fuzz-syntax
+test: $(BIN) $(TEST_BIN) $(GC_BIN) $(REPLAY_BIN) lib man fuzz-syntax
 	scripts/check-layers.sh
 	$(GC_BIN) -j2
 	S2S=./$(BIN) PYTHON=$(PYTHON) S2S_BUILD=$(BUILD) S2S_OPT="$(OPT)" S2S_SAN="$(SAN)" $(TEST_BIN) -j2
@@ -257,7 +270,6 @@ bench: $(BIN) $(BENCH_BIN)
 # prints executions, exec/s, coverage and findings per target; FUZZ_TARGETS picks some.
 # `make fuzz-seeds` regenerates the model files of fuzz/seeds/model_file/.
 FUZZ_CC      ?= /usr/bin/clang
-FUZZ_TARGETS ?= corpus gz_corpus tokenize vocab json model_file bpe ids serve_request constraints serve_form parallel
 FUZZ_SECONDS ?= 60
 FUZZ_SAN     := -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer \
                 -fno-sanitize-recover=undefined
@@ -291,4 +303,4 @@ $(BUILD)/fuzz-make-seeds: $(BUILD)/fuzz/make_seeds.o $(BUILD)/libs2s.a
 clean:
 	rm -rf build $(BIN)
 
--include $(LIB_OBJ:.o=.d) $(PIC_OBJ:.o=.d) $(MPI_TEST_SRC:%.c=$(BUILD)/%.d) $(TEST_OBJ:.o=.d) $(BENCH_OBJ:.o=.d) $(GC_OBJ:.o=.d) $(BUILD)/src/main.d $(FUZZ_OBJ:.o=.d)
+-include $(LIB_OBJ:.o=.d) $(PIC_OBJ:.o=.d) $(MPI_TEST_SRC:%.c=$(BUILD)/%.d) $(TEST_OBJ:.o=.d) $(BENCH_OBJ:.o=.d) $(GC_OBJ:.o=.d) $(BUILD)/src/main.d $(FUZZ_OBJ:.o=.d) $(BUILD)/fuzz/replay.d
