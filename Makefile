@@ -56,7 +56,7 @@ TEST_BIN := $(BUILD)/s2s-tests
 # $(BUILD)/fuzz-replay/NAME, which runs the target's checks on fixed inputs: the tests
 # (tests/cli/test_fuzz_seeds.c) replay every committed seed of fuzz/seeds/NAME with it,
 # under ASan and UBSan in `make asan`.
-FUZZ_TARGETS ?= corpus gz_corpus tokenize vocab json model_file bpe ids serve_request constraints serve_form parallel
+FUZZ_TARGETS ?= corpus gz_corpus tokenize vocab json model_file bpe ids serve_request constraints serve_form parallel state
 REPLAY_BIN   := $(FUZZ_TARGETS:%=$(BUILD)/fuzz-replay/%)
 
 # Gradient checks: the engine and model sources (float in libs2s.a) are compiled a

@@ -17,14 +17,14 @@ cd "$(dirname "$0")/.."
 [ $# -ge 1 ] || { echo "usage: scripts/fuzz.sh SECONDS [TARGET...]" >&2; exit 2; }
 secs=$1
 shift
-[ $# -ge 1 ] || set -- corpus gz_corpus tokenize vocab json model_file bpe ids serve_request constraints serve_form parallel
+[ $# -ge 1 ] || set -- corpus gz_corpus tokenize vocab json model_file bpe ids serve_request constraints serve_form parallel state
 status=0
 for t in "$@"; do
     bin=build/fuzz/fuzz-$t
     [ -x "$bin" ] || { echo "fuzz: $bin is missing (run make fuzz)" >&2; exit 2; }
     [ -d "fuzz/seeds/$t" ] || { echo "fuzz: no seeds in fuzz/seeds/$t" >&2; exit 2; }
     case $t in
-        model_file) max_len=65536 ;;
+        model_file | state) max_len=65536 ;;
         *) max_len=4096 ;;
     esac
     dict=

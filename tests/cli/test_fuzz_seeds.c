@@ -42,6 +42,7 @@ SEEDS_TEST(serve_request)
 SEEDS_TEST(constraints)
 SEEDS_TEST(serve_form)
 SEEDS_TEST(parallel)
+SEEDS_TEST(state)
 
 Test(fuzz_seeds, replay_names_a_path_it_cannot_read)
 {
