@@ -218,8 +218,9 @@ static int state_matches(const Trainer *t, const StFile *f, const char *path, Er
     int rc = 0;
     if (!meta_equals(f, "s2s.config", &cfg)) {
         const char *was = st_meta(f, "s2s.config");
+        char shown[1024]; /* the file's own text, escaped (and cut if longer than a configuration) */
         rc = err_set(e, "%s: --resume with a different model configuration: the run used %s", path,
-                     was ? was : "(none)");
+                     was ? json_show(shown, sizeof shown, was, strlen(was)) : "(none)");
     } else if (!meta_equals(f, "s2s.vocab.src", &vs) || !meta_equals(f, "s2s.vocab.tgt", &vt)) {
         rc = err_set(e, "%s: --resume with different data: the vocabularies of %s differ from the run's",
                      path, t->o->data);
@@ -412,8 +413,9 @@ int train_saved_opts(const char *model, TrainOpts *out, char **data, Err *e)
     if (st_read_meta(path, keys, 3, meta, e) != 0)
         goto out;
     if (!meta[0] || strcmp(meta[0], TRAIN_FORMAT_STATE) != 0) {
+        char shown[96]; /* the file's own text, escaped and cut: the message stays one line */
         err_set(e, "%s: not an s2s training state (format '%s', expected '%s')", path,
-                meta[0] ? meta[0] : "none", TRAIN_FORMAT_STATE);
+                meta[0] ? json_show(shown, sizeof shown, meta[0], strlen(meta[0])) : "none", TRAIN_FORMAT_STATE);
         goto out;
     }
     cfg = meta[1];

@@ -1086,3 +1086,27 @@ Test(train, the_recipe_shares_the_embeddings_of_a_small_corpus_alone)
     free(dir);
 #undef TINY_TF
 }
+
+/* Found by the state fuzz target: the format a foreign MODEL.state names was quoted
+   as it was, so that one with a line break made the refusal two lines. It is quoted
+   escaped; nothing is written. */
+Test(train, resume_quotes_a_foreign_state_format_on_one_line)
+{
+    char *dir = tmpdir_new(), *model = strf("%s/m.s2s", dir), *state = strf("%s.state", model);
+    float x = 0;
+    StTensor t = {.name = "x", .dtype = ST_F32, .ndim = 1, .shape = {1}, .data = &x};
+    const char *keys[] = {ST_KEY_FORMAT}, *vals[] = {"s2s-state-1\nsecond line"};
+    Err e;
+    cr_assert_eq(st_write(state, &t, 1, keys, vals, 1, &e), 0, "%s", e.msg);
+    char *before = dir_snapshot(dir);
+    RunResult r = RUN_S2S(NULL, "train", "--resume", "-o", model);
+    char *want = strf("s2s: %s: not an s2s training state (format 's2s-state-1\\x0asecond line', "
+                      "expected 's2s-state-1')\n", state);
+    expect_fail(&r, 1, want);
+    char *after = dir_snapshot(dir);
+    cr_expect_str_eq(after, before);
+    free(want); free(before); free(after);
+    free(state); free(model);
+    rm_rf(dir);
+    free(dir);
+}
