@@ -95,10 +95,8 @@ int main(int argc, char **argv)
         CHECK(direction_parse(seeds[i].dir, &t.dir) == 0);
         write_seed(argv[1], seeds[i].name, &c, vs, vt, &t, 1 + i);
     }
-    vocab_free(vs);
-    vocab_free(vt);
 
-    /* The Transformer: one joint vocabulary and its codes, and two vocabularies of words. */
+    /* The Transformer: one joint vocabulary and its codes, or the two vocabularies of words above. */
     static const char codes[] = "#version: 0.2\nc a\nca t</w>\nu n</w>\n";
     Bpe *bpe;
     Err e;
@@ -115,8 +113,6 @@ int main(int argc, char **argv)
         {"transformer_post_sinusoidal_joint_bpe", NORM_POST, POS_SINUSOIDAL, 1, true},
         {"transformer2_pre_learned_tied", NORM_PRE, POS_LEARNED, 2, false},
     };
-    vs = vocab_of("a\ncat\n.");
-    vt = vocab_of("un\nchat\n.\nl'");
     for (size_t i = 0; i < sizeof tfs / sizeof tfs[0]; i++) {
         ModelConfig c = model_config_transformer();
         c.layers = tfs[i].layers;
