@@ -6,7 +6,8 @@
 # (build/fuzz/run/TARGET/log) and any crash, leak or timeout input
 # (build/fuzz/run/TARGET/crash-*, leak-*, timeout-*, oom-*) there. Prints one line a
 # target: executions, executions per second, coverage and whether it found anything;
-# exits 1 when any target did.
+# exits 1 when any target did. A target stopped by SIGINT before its time (libFuzzer
+# exits 72) is reported as interrupted, not as a finding.
 # With FUZZ_CORPUS=DIR, each target's corpus is DIR/TARGET instead: made from the seeds
 # the first time and kept (and grown) from one run to the next, so that runs of a target
 # add up; the seeds are read beside it every time. Each line also gives the processor
@@ -53,7 +54,9 @@ for t in "$@"; do
     cov=$(grep -o 'cov: [0-9]* ft: [0-9]*' "$run/log" | tail -n 1)
     found=$(find "$run" -maxdepth 1 -type f \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' \
         -o -name 'oom-*' -o -name 'slow-unit-*' \) | sort | tr '\n' ' ')
-    if [ "$rc" -ne 0 ] || [ -n "$found" ]; then
+    if [ "$rc" -eq 72 ] && [ -z "$found" ]; then
+        verdict="interrupted (exit 72), nothing found"   # libFuzzer's exit on SIGINT
+    elif [ "$rc" -ne 0 ] || [ -n "$found" ]; then
         status=1
         verdict="FOUND (exit $rc): ${found:-see $run/log}"
     else
